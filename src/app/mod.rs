@@ -1,0 +1,28 @@
+//! The console's state machine: `update(&mut App, Event, now) -> Vec<Command>`; the event loop
+//! that feeds it lives in `run`.
+
+use crate::fleet::{ScrapeReport, Ts};
+
+/// Everything that can happen to the console.
+#[derive(Debug, Clone)]
+pub enum Event {
+    /// A worker finished a scrape.
+    Scrape(ScrapeReport),
+    /// A key was pressed.
+    Key(crossterm::event::KeyEvent),
+    /// The terminal was resized.
+    Resize { width: u16, height: u16 },
+    /// Periodic clock tick (status ages, staleness).
+    Tick,
+    /// SIGTERM / SIGHUP / Ctrl-C outside raw mode: leave now.
+    Shutdown,
+}
+
+/// What the state machine asks the event loop to do.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Command {
+    Quit,
+}
+
+/// Time used by `update` and `draw`.
+pub type Now = Ts;

@@ -1,0 +1,1 @@
+//! Configuration: the TOML file model, its validation, and the resolved `Config`.

@@ -1,0 +1,19 @@
+//! PURE. Fleet state: scrape targets, the engines they export, tiered history, derived signals
+//! (counter rates with reset detection, windowed quantiles from bucket deltas) and staleness.
+//! Time is always passed in (`Ts`, seconds since the Unix epoch), never read from a clock.
+
+pub mod error;
+pub mod history;
+pub mod signals;
+pub mod state;
+
+pub use error::ScrapeError;
+pub use history::{History, Series};
+pub use signals::{QuantileWindow, Signals};
+pub use state::{
+    EngineState, EngineStatus, Fleet, FleetSettings, ScrapePayload, ScrapeReport, StatusCounts,
+    TargetId, TargetSpec, TargetState,
+};
+
+/// Seconds since the Unix epoch.
+pub type Ts = f64;

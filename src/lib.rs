@@ -1,0 +1,14 @@
+//! kvtop: a terminal operations console for vLLM inference fleets.
+//!
+//! PURE modules (`metrics`, `engine`, `fleet`) take data and time and return data; they import no
+//! tokio, reqwest, crossterm or ratatui. I/O lives in `sources`, `sim` and `app`; drawing in `ui`.
+
+pub mod app;
+pub mod config;
+pub mod engine;
+pub mod fleet;
+pub mod metrics;
+pub mod sim;
+pub mod sources;
+pub mod theme;
+pub mod ui;

@@ -1,0 +1,1 @@
+//! I/O workers: scraping engines' `/metrics` endpoints.

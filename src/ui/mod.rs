@@ -1,0 +1,1 @@
+//! Drawing: `draw(frame, &App, now)`; views and widgets.
