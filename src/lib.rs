@@ -4,11 +4,14 @@
 //! tokio, reqwest, crossterm or ratatui. I/O lives in `sources`, `sim` and `app`; drawing in `ui`.
 
 pub mod app;
+pub mod clock;
 pub mod config;
 pub mod engine;
 pub mod fleet;
+pub mod logging;
 pub mod metrics;
 pub mod sim;
 pub mod sources;
+pub mod terminal;
 pub mod theme;
 pub mod ui;

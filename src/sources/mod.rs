@@ -1,1 +1,8 @@
-//! I/O workers: scraping engines' `/metrics` endpoints.
+//! I/O workers: scraping engines' `/metrics` endpoints. Each worker owns its target, sends owned
+//! [`crate::fleet::ScrapeReport`]s to the app loop and never touches the console's state.
+
+pub mod decode;
+pub mod scrape;
+
+pub use decode::decode_payload;
+pub use scrape::{ScrapeSettings, ScrapeTarget, Scrapers, build_client, scrape_once};

@@ -1,0 +1,130 @@
+//! The event loop: input, scrape results, clock ticks and signals in; frames out.
+//!
+//! It owns the [`App`] and is the only place that calls `update` and `draw`. A frame is drawn
+//! only when the state is dirty, and at most `max_fps` times a second, so an idle console
+//! writes nothing and a busy one stays within a small byte budget.
+
+use std::io;
+use std::time::Duration;
+
+use crossterm::event::{Event as TermEvent, EventStream, KeyEventKind};
+use futures_util::StreamExt;
+use tokio::signal::unix::{SignalKind, signal};
+use tokio::sync::mpsc;
+use tokio::time::{Instant, MissedTickBehavior};
+
+use super::state::App;
+use super::update::update;
+use super::{Command, Event};
+use crate::clock::unix_now;
+use crate::terminal::ConsoleTerminal;
+
+/// Most events folded into the state before a frame is considered.
+const MAX_EVENTS_PER_BATCH: usize = 4096;
+
+/// Why the loop ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExitReason {
+    /// The user quit (q, Ctrl-C).
+    User,
+    /// SIGTERM or SIGINT.
+    Terminated,
+    /// SIGHUP: the SSH session or the terminal went away.
+    HangUp,
+    /// The input stream ended or failed.
+    InputClosed,
+}
+
+/// Run the console until the user quits or a signal arrives.
+pub async fn run(
+    app: &mut App,
+    terminal: &mut ConsoleTerminal,
+    mut events: mpsc::Receiver<Event>,
+    max_fps: u32,
+) -> io::Result<ExitReason> {
+    let frame_interval = Duration::from_secs_f64(1.0 / f64::from(max_fps.clamp(1, 60)));
+    let mut input = EventStream::new();
+    let mut sigterm = signal(SignalKind::terminate())?;
+    let mut sighup = signal(SignalKind::hangup())?;
+    let mut sigint = signal(SignalKind::interrupt())?;
+
+    // Ticks land just after each wall-clock second, so the header clock changes once per tick.
+    let now = unix_now();
+    let to_next_second = Duration::from_secs_f64(1.0 - now.fract() + 0.005);
+    let mut ticker = tokio::time::interval_at(Instant::now() + to_next_second, Duration::from_secs(1));
+    ticker.set_missed_tick_behavior(MissedTickBehavior::Skip);
+
+    draw(app, terminal)?;
+    let mut last_frame = Instant::now();
+
+    loop {
+        let frame_due = last_frame + frame_interval;
+        let exit = tokio::select! {
+            biased;
+            _ = sigterm.recv() => Some(ExitReason::Terminated),
+            _ = sigint.recv() => Some(ExitReason::Terminated),
+            _ = sighup.recv() => Some(ExitReason::HangUp),
+            term = input.next() => match term {
+                Some(Ok(ev)) => handle_terminal_event(app, ev),
+                Some(Err(err)) => {
+                    tracing::warn!(%err, "terminal input failed");
+                    Some(ExitReason::InputClosed)
+                }
+                None => Some(ExitReason::InputClosed),
+            },
+            first = events.recv() => match first {
+                Some(ev) => {
+                    let mut quit = apply(app, ev);
+                    // Fold everything already queued before drawing once.
+                    let mut folded = 1;
+                    while !quit && folded < MAX_EVENTS_PER_BATCH {
+                        match events.try_recv() {
+                            Ok(ev) => quit = apply(app, ev),
+                            Err(_) => break,
+                        }
+                        folded += 1;
+                    }
+                    quit.then_some(ExitReason::User)
+                }
+                // Every worker is gone; keep the console up for the user.
+                None => {
+                    std::future::pending::<()>().await;
+                    None
+                }
+            },
+            _ = ticker.tick() => apply(app, Event::Tick).then_some(ExitReason::User),
+            _ = tokio::time::sleep_until(frame_due), if app.dirty => None,
+        };
+        if let Some(reason) = exit {
+            return Ok(reason);
+        }
+        if app.dirty && Instant::now() >= last_frame + frame_interval {
+            draw(app, terminal)?;
+            last_frame = Instant::now();
+        }
+    }
+}
+
+fn handle_terminal_event(app: &mut App, ev: TermEvent) -> Option<ExitReason> {
+    let event = match ev {
+        TermEvent::Key(key) if key.kind != KeyEventKind::Release => Event::Key(key),
+        TermEvent::Resize(width, height) => Event::Resize { width, height },
+        // Focus changes and pastes do not change what is shown.
+        _ => return None,
+    };
+    apply(app, event).then_some(ExitReason::User)
+}
+
+/// Fold one event into the state; true when the state machine asks to quit.
+fn apply(app: &mut App, event: Event) -> bool {
+    update(app, event, unix_now())
+        .into_iter()
+        .any(|command| command == Command::Quit)
+}
+
+fn draw(app: &mut App, terminal: &mut ConsoleTerminal) -> io::Result<()> {
+    let now = unix_now();
+    terminal.draw(|frame| crate::ui::draw(frame, app, now))?;
+    app.dirty = false;
+    Ok(())
+}

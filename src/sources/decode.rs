@@ -1,0 +1,97 @@
+//! Turning a response body into a [`ScrapePayload`]: parse, map engines and GPUs.
+
+use crate::engine::{extract_engines, extract_gpus};
+use crate::fleet::{ScrapeError, ScrapePayload};
+use crate::metrics::parse;
+
+/// Parse a body and map it. A body that holds no sample at all but does hold malformed lines
+/// (an HTML error page, a JSON document, random bytes) is not a metrics payload.
+pub fn decode_payload(body: &[u8]) -> Result<ScrapePayload, ScrapeError> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Err(ScrapeError::Empty);
+    }
+    // Invalid UTF-8 is replaced rather than rejected: the rest of the payload stays usable.
+    let text = String::from_utf8_lossy(body);
+    let expo = parse(&text);
+    if expo.samples.is_empty() && expo.malformed > 0 {
+        return Err(ScrapeError::NotMetrics(describe_non_metrics(&text)));
+    }
+    Ok(ScrapePayload {
+        engines: extract_engines(&expo),
+        gpus: extract_gpus(&expo),
+        samples: expo.samples.len(),
+        malformed: expo.malformed,
+        first_error: expo.errors.first().cloned(),
+        bytes: body.len(),
+    })
+}
+
+/// A short description of what came back instead of metrics.
+fn describe_non_metrics(text: &str) -> String {
+    let start = text.trim_start();
+    let lower: String = start
+        .chars()
+        .take(64)
+        .collect::<String>()
+        .to_ascii_lowercase();
+    if lower.starts_with("<!doctype html") || lower.starts_with("<html") || lower.starts_with('<') {
+        return "an HTML page".into();
+    }
+    if lower.starts_with('{') || lower.starts_with('[') {
+        return "a JSON document".into();
+    }
+    let first_line: String = start
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .chars()
+        .filter(|c| !c.is_control())
+        .take(40)
+        .collect();
+    format!("no sample lines (starts with {first_line:?})")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn whitespace_only_body_is_empty() {
+        assert_eq!(decode_payload(b"  \n\n"), Err(ScrapeError::Empty));
+        assert_eq!(decode_payload(b""), Err(ScrapeError::Empty));
+    }
+
+    #[test]
+    fn html_is_not_metrics() {
+        let err = decode_payload(b"<!DOCTYPE html>\n<html><body>502 Bad Gateway</body></html>\n");
+        assert_eq!(err, Err(ScrapeError::NotMetrics("an HTML page".into())));
+    }
+
+    #[test]
+    fn json_is_not_metrics() {
+        let err = decode_payload(b"{\"status\":\"error\"}\n");
+        assert_eq!(err, Err(ScrapeError::NotMetrics("a JSON document".into())));
+    }
+
+    #[test]
+    fn payload_counts_samples_and_malformed_lines() {
+        let body = b"# TYPE vllm:num_requests_running gauge\n\
+vllm:num_requests_running{model_name=\"m\",engine=\"0\"} 3\n\
+this is not a metric line\n";
+        let payload = decode_payload(body).expect("metrics payload");
+        assert_eq!(payload.samples, 1);
+        assert_eq!(payload.malformed, 1);
+        assert_eq!(payload.engines.len(), 1);
+        assert_eq!(payload.engines[0].running, Some(3.0));
+        assert_eq!(payload.bytes, body.len());
+    }
+
+    #[test]
+    fn invalid_utf8_does_not_lose_the_payload() {
+        let mut body = b"vllm:num_requests_waiting{model_name=\"m\"} 7\n".to_vec();
+        body.extend_from_slice(b"junk \xff\xfe line\n");
+        let payload = decode_payload(&body).expect("metrics payload");
+        assert_eq!(payload.engines[0].waiting, Some(7.0));
+        assert_eq!(payload.malformed, 1);
+    }
+}

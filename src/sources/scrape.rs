@@ -1,0 +1,259 @@
+//! Scrape workers: one tokio task per target, all targets concurrently each interval.
+//!
+//! Every scrape is bounded in time (the per-target timeout covers connect, headers and body)
+//! and in size (the body cap applies to the decompressed stream, so a gzip bomb stops at the
+//! cap). A slow or hung target only ever delays itself.
+
+use std::time::Duration;
+
+use reqwest::header::{ACCEPT, AUTHORIZATION, HeaderValue};
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+use tokio::time::{Instant, MissedTickBehavior};
+
+use super::decode::decode_payload;
+use crate::app::Event;
+use crate::clock::unix_now;
+use crate::fleet::{ScrapeError, ScrapePayload, ScrapeReport, TargetId};
+
+/// What the Accept header asks for: the plain text format, which every exporter serves.
+const ACCEPT_TEXT: &str = "text/plain;version=0.0.4;q=1,*/*;q=0.1";
+
+/// One endpoint to scrape.
+#[derive(Clone)]
+pub struct ScrapeTarget {
+    pub id: TargetId,
+    pub url: String,
+    pub bearer_token: Option<String>,
+}
+
+impl std::fmt::Debug for ScrapeTarget {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ScrapeTarget")
+            .field("id", &self.id)
+            .field("url", &self.url)
+            .field(
+                "bearer_token",
+                &self.bearer_token.as_ref().map(|_| "<redacted>"),
+            )
+            .finish()
+    }
+}
+
+/// How every target is scraped.
+#[derive(Debug, Clone)]
+pub struct ScrapeSettings {
+    pub interval: Duration,
+    /// Bound on one whole scrape (connect, headers and body).
+    pub timeout: Duration,
+    /// Bound on the decompressed body.
+    pub body_limit: usize,
+    pub user_agent: String,
+}
+
+/// The HTTP client shared by every worker.
+pub fn build_client(settings: &ScrapeSettings) -> Result<reqwest::Client, reqwest::Error> {
+    reqwest::Client::builder()
+        .user_agent(settings.user_agent.clone())
+        .gzip(true)
+        .connect_timeout(settings.timeout)
+        .redirect(reqwest::redirect::Policy::limited(5))
+        .pool_max_idle_per_host(2)
+        .pool_idle_timeout(Duration::from_secs(90))
+        .tcp_nodelay(true)
+        .no_proxy()
+        .build()
+}
+
+/// Scrape one target once, within the timeout and the body cap.
+pub async fn scrape_once(
+    client: &reqwest::Client,
+    target: &ScrapeTarget,
+    settings: &ScrapeSettings,
+) -> Result<ScrapePayload, ScrapeError> {
+    let fetch = fetch_body(client, target, settings.body_limit);
+    let body = match tokio::time::timeout(settings.timeout, fetch).await {
+        Ok(result) => result?,
+        Err(_) => {
+            return Err(ScrapeError::Timeout {
+                after_ms: settings.timeout.as_millis() as u64,
+            });
+        }
+    };
+    decode_payload(&body)
+}
+
+async fn fetch_body(
+    client: &reqwest::Client,
+    target: &ScrapeTarget,
+    limit: usize,
+) -> Result<Vec<u8>, ScrapeError> {
+    let mut request = client
+        .get(&target.url)
+        .header(ACCEPT, HeaderValue::from_static(ACCEPT_TEXT));
+    if let Some(token) = &target.bearer_token {
+        let value = HeaderValue::from_str(&format!("Bearer {token}"))
+            .map_err(|_| ScrapeError::Other("bearer token is not a valid header value".into()))?;
+        request = request.header(AUTHORIZATION, value);
+    }
+    let mut response = request.send().await.map_err(classify)?;
+    let status = response.status();
+    if !status.is_success() {
+        return Err(ScrapeError::Http {
+            status: status.as_u16(),
+            reason: status.canonical_reason().map(str::to_owned),
+        });
+    }
+    let mut body = Vec::with_capacity(
+        response
+            .content_length()
+            .map_or(64 * 1024, |n| n as usize)
+            .min(limit),
+    );
+    while let Some(chunk) = response.chunk().await.map_err(classify)? {
+        if body.len() + chunk.len() > limit {
+            return Err(ScrapeError::TooLarge { limit });
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
+}
+
+/// Map a transport error onto the reasons the console shows.
+fn classify(err: reqwest::Error) -> ScrapeError {
+    if err.is_timeout() {
+        return ScrapeError::Timeout { after_ms: 0 };
+    }
+    if err.is_redirect() {
+        return ScrapeError::Other("too many redirects".into());
+    }
+    if let Some(io) = find_io_error(&err) {
+        return match io.kind() {
+            std::io::ErrorKind::ConnectionRefused => ScrapeError::Refused,
+            std::io::ErrorKind::ConnectionReset | std::io::ErrorKind::UnexpectedEof => {
+                ScrapeError::Body("connection reset".into())
+            }
+            _ => ScrapeError::Connect(io.to_string()),
+        };
+    }
+    if err.is_connect() {
+        return ScrapeError::Connect(root_cause(&err));
+    }
+    if err.is_body() || err.is_decode() {
+        return ScrapeError::Body(root_cause(&err));
+    }
+    ScrapeError::Other(root_cause(&err))
+}
+
+fn find_io_error<'e>(err: &'e (dyn std::error::Error + 'static)) -> Option<&'e std::io::Error> {
+    let mut source: Option<&'e (dyn std::error::Error + 'static)> = Some(err);
+    while let Some(e) = source {
+        if let Some(io) = e.downcast_ref::<std::io::Error>() {
+            return Some(io);
+        }
+        source = e.source();
+    }
+    None
+}
+
+fn root_cause(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut current = err;
+    while let Some(next) = current.source() {
+        current = next;
+    }
+    current.to_string()
+}
+
+/// The running scrape workers. Dropping it stops them.
+pub struct Scrapers {
+    client: reqwest::Client,
+    settings: ScrapeSettings,
+    events: mpsc::Sender<Event>,
+    workers: Vec<(TargetId, JoinHandle<()>)>,
+}
+
+impl Scrapers {
+    /// Start one worker per target. Start times are spread over the first interval so a
+    /// large fleet is not scraped in one burst.
+    pub fn start(
+        client: reqwest::Client,
+        settings: ScrapeSettings,
+        targets: Vec<ScrapeTarget>,
+        events: mpsc::Sender<Event>,
+    ) -> Self {
+        let mut scrapers = Scrapers {
+            client,
+            settings,
+            events,
+            workers: Vec::with_capacity(targets.len()),
+        };
+        let count = targets.len().max(1) as u32;
+        for (i, target) in targets.into_iter().enumerate() {
+            let offset = scrapers
+                .settings
+                .interval
+                .mul_f64(f64::from(i as u32) / f64::from(count));
+            scrapers.spawn(target, offset);
+        }
+        scrapers
+    }
+
+    /// Start scraping one more target now.
+    pub fn add(&mut self, target: ScrapeTarget) {
+        self.spawn(target, Duration::ZERO);
+    }
+
+    /// Stop scraping a target.
+    pub fn remove(&mut self, id: TargetId) {
+        self.workers.retain(|(worker_id, handle)| {
+            if *worker_id == id {
+                handle.abort();
+                false
+            } else {
+                true
+            }
+        });
+    }
+
+    pub fn len(&self) -> usize {
+        self.workers.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.workers.is_empty()
+    }
+
+    fn spawn(&mut self, target: ScrapeTarget, offset: Duration) {
+        let id = target.id;
+        let client = self.client.clone();
+        let settings = self.settings.clone();
+        let events = self.events.clone();
+        let handle = tokio::spawn(async move {
+            let mut ticker = tokio::time::interval_at(Instant::now() + offset, settings.interval);
+            ticker.set_missed_tick_behavior(MissedTickBehavior::Delay);
+            loop {
+                ticker.tick().await;
+                let started = Instant::now();
+                let outcome = scrape_once(&client, &target, &settings).await;
+                let report = ScrapeReport {
+                    target: target.id,
+                    at: unix_now(),
+                    took: started.elapsed().as_secs_f64(),
+                    outcome,
+                };
+                if events.send(Event::Scrape(report)).await.is_err() {
+                    break; // the console is gone
+                }
+            }
+        });
+        self.workers.push((id, handle));
+    }
+}
+
+impl Drop for Scrapers {
+    fn drop(&mut self) {
+        for (_, handle) in &self.workers {
+            handle.abort();
+        }
+    }
+}

@@ -1,0 +1,61 @@
+//! Entering and leaving the full-screen terminal, on every exit path.
+//!
+//! `restore()` is idempotent and ignores errors: it runs from the normal exit path, from the
+//! panic hook and after SIGTERM/SIGHUP, when the terminal may already be gone.
+
+use std::io::{self, BufWriter, Stdout, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crossterm::{cursor, execute, terminal};
+use ratatui::Terminal;
+use ratatui::backend::CrosstermBackend;
+
+/// The terminal the console draws on. Output is buffered so a frame leaves in one write.
+pub type ConsoleTerminal = Terminal<CrosstermBackend<BufWriter<Stdout>>>;
+
+static ACTIVE: AtomicBool = AtomicBool::new(false);
+
+/// Switch to raw mode and the alternate screen, with the cursor hidden.
+pub fn enter() -> io::Result<ConsoleTerminal> {
+    install_panic_hook();
+    terminal::enable_raw_mode()?;
+    ACTIVE.store(true, Ordering::SeqCst);
+    let mut stdout = io::stdout();
+    if let Err(err) = execute!(stdout, terminal::EnterAlternateScreen, cursor::Hide) {
+        restore();
+        return Err(err);
+    }
+    let backend = CrosstermBackend::new(BufWriter::with_capacity(64 * 1024, io::stdout()));
+    match Terminal::new(backend) {
+        Ok(t) => Ok(t),
+        Err(err) => {
+            restore();
+            Err(err)
+        }
+    }
+}
+
+/// Give the terminal back: leave the alternate screen, show the cursor, leave raw mode.
+pub fn restore() {
+    if !ACTIVE.swap(false, Ordering::SeqCst) {
+        return;
+    }
+    let mut stdout = io::stdout();
+    let _ = execute!(stdout, terminal::LeaveAlternateScreen, cursor::Show);
+    let _ = stdout.flush();
+    let _ = terminal::disable_raw_mode();
+}
+
+/// Restore the terminal before the default panic message is printed, so it is readable.
+fn install_panic_hook() {
+    static INSTALLED: AtomicBool = AtomicBool::new(false);
+    if INSTALLED.swap(true, Ordering::SeqCst) {
+        return;
+    }
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        restore();
+        tracing::error!(%info, "panic");
+        previous(info);
+    }));
+}

@@ -1,0 +1,176 @@
+//! An HTTP/1.1 server on 127.0.0.1 that misbehaves on purpose, one behaviour per listener.
+
+use std::io::Write;
+use std::time::Duration;
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+/// How the server answers every request.
+#[derive(Debug, Clone)]
+pub enum Behaviour {
+    /// 200 with this body.
+    Ok(Vec<u8>),
+    /// 200 with this body gzip-compressed (Content-Encoding: gzip).
+    Gzip(Vec<u8>),
+    /// This status and a short body.
+    Status(u16),
+    /// Accept the connection, read the request, never answer.
+    Hang,
+    /// Send headers, then one body byte per interval, forever.
+    Slowloris(Duration),
+    /// Send headers and part of the body, then reset the connection.
+    ResetMidBody,
+    /// Redirect to itself forever.
+    RedirectLoop,
+}
+
+/// A running misbehaving server. Dropping it stops accepting.
+pub struct BadServer {
+    pub url: String,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for BadServer {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl BadServer {
+    pub async fn start(behaviour: Behaviour) -> BadServer {
+        let listener = TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind 127.0.0.1:0");
+        let addr = listener.local_addr().expect("local addr");
+        let url = format!("http://{addr}/metrics");
+        let task = tokio::spawn(async move {
+            loop {
+                let Ok((stream, _)) = listener.accept().await else {
+                    return;
+                };
+                let behaviour = behaviour.clone();
+                tokio::spawn(async move {
+                    let _ = serve(stream, behaviour).await;
+                });
+            }
+        });
+        BadServer { url, task }
+    }
+}
+
+/// A URL on which nothing listens (connection refused).
+pub fn refused_url() -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    drop(listener);
+    format!("http://127.0.0.1:{port}/metrics")
+}
+
+/// gzip-compress bytes.
+pub fn gzip(data: &[u8]) -> Vec<u8> {
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    enc.write_all(data).expect("gzip");
+    enc.finish().expect("gzip")
+}
+
+async fn read_request(stream: &mut TcpStream) -> std::io::Result<()> {
+    let mut buf = [0u8; 4096];
+    let mut seen = Vec::new();
+    loop {
+        let n = stream.read(&mut buf).await?;
+        if n == 0 {
+            return Ok(());
+        }
+        seen.extend_from_slice(&buf[..n]);
+        if seen.windows(4).any(|w| w == b"\r\n\r\n") {
+            return Ok(());
+        }
+    }
+}
+
+async fn serve(mut stream: TcpStream, behaviour: Behaviour) -> std::io::Result<()> {
+    read_request(&mut stream).await?;
+    match behaviour {
+        Behaviour::Ok(body) => respond(&mut stream, 200, &[], &body).await,
+        Behaviour::Gzip(body) => {
+            respond(
+                &mut stream,
+                200,
+                &[("Content-Encoding", "gzip")],
+                &gzip(&body),
+            )
+            .await
+        }
+        Behaviour::Status(code) => respond(&mut stream, code, &[], b"error\n").await,
+        Behaviour::Hang => {
+            tokio::time::sleep(Duration::from_secs(3600)).await;
+            Ok(())
+        }
+        Behaviour::Slowloris(every) => {
+            stream
+                .write_all(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 1000000\r\n\r\n")
+                .await?;
+            loop {
+                stream.write_all(b"#").await?;
+                tokio::time::sleep(every).await;
+            }
+        }
+        Behaviour::ResetMidBody => {
+            stream
+                .write_all(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 100000\r\n\r\nvllm:num_requests_running{model_name=\"m\"} 1\n")
+                .await?;
+            stream.flush().await?;
+            let std = stream.into_std()?;
+            // SO_LINGER 0 makes close() send RST instead of FIN.
+            let socket = socket2_linger_zero(&std);
+            drop(std);
+            socket
+        }
+        Behaviour::RedirectLoop => {
+            respond(&mut stream, 302, &[("Location", "/metrics")], b"").await
+        }
+    }
+}
+
+fn socket2_linger_zero(stream: &std::net::TcpStream) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let linger = libc::linger {
+        l_onoff: 1,
+        l_linger: 0,
+    };
+    // SAFETY: a valid fd and a correctly sized linger struct.
+    let rc = unsafe {
+        libc::setsockopt(
+            stream.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_LINGER,
+            (&linger as *const libc::linger).cast(),
+            std::mem::size_of::<libc::linger>() as libc::socklen_t,
+        )
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+async fn respond(
+    stream: &mut TcpStream,
+    code: u16,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> std::io::Result<()> {
+    let mut head = format!(
+        "HTTP/1.1 {code} X\r\nContent-Type: text/plain; version=0.0.4\r\nContent-Length: {}\r\nConnection: close\r\n",
+        body.len()
+    );
+    for (k, v) in headers {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    head.push_str("\r\n");
+    stream.write_all(head.as_bytes()).await?;
+    stream.write_all(body).await?;
+    stream.shutdown().await
+}
