@@ -13,8 +13,8 @@ pub struct CheckReport {
     pub path: PathBuf,
     /// What it resolved to (defaults included).
     pub config: Config,
-    /// Every key the file sets, as key paths (`scrape.interval`, `targets[0].url`), in file
-    /// order within each table.
+    /// Every key the file sets, as key paths (`scrape.interval`, `targets[0].url`), sorted by
+    /// key within each table.
     pub keys_set: Vec<String>,
 }
 

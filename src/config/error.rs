@@ -60,7 +60,7 @@ pub enum ConfigError {
     Theme {
         origin: Origin,
         key: String,
-        source: ThemeError,
+        source: Box<ThemeError>,
     },
 
     /// `init` found a file already there and was not told to overwrite it.

@@ -78,7 +78,7 @@ pub fn check_file(path: &Path) -> Result<CheckReport, ConfigError> {
         return Err(ConfigError::Theme {
             origin: file_origin(path, &text, &map, &key),
             key: key.to_string(),
-            source,
+            source: Box::new(source),
         });
     }
     Ok(CheckReport {

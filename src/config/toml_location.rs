@@ -145,7 +145,8 @@ impl<'i> TomlMap<'i> {
         Some(if span.is_empty() { key_span } else { span })
     }
 
-    /// Every key path set in the document, tables included, in document order of tables.
+    /// Every leaf key path set in the document (keys sorted within each table, array items in
+    /// order).
     pub fn leaf_paths(&self) -> Vec<KeyPath> {
         let mut out = Vec::new();
         collect_leaves(self.root.get_ref(), &KeyPath::default(), &mut out);
