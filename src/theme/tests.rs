@@ -2,6 +2,7 @@
 
 use ratatui::style::{Color, Modifier, Style};
 
+use super::load::BUILTIN_THEMES;
 use super::*;
 
 fn user_dir_with(files: &[(&str, &str)]) -> tempfile::TempDir {
