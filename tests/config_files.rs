@@ -259,12 +259,8 @@ fn timeout_longer_than_the_interval_is_rejected() {
 
 #[test]
 fn broken_toml_shows_line_and_column() {
-    let (path, result) = {
-        let (dir, path, result) =
-            load_text("[scrape]\ninterval = \"1s\"\n[display\ntheme = \"light\"\n");
-        drop(dir);
-        (path, result)
-    };
+    let (_dir, path, result) =
+        load_text("[scrape]\ninterval = \"1s\"\n[display\ntheme = \"light\"\n");
     let err = result.expect_err("syntax error");
     let ConfigError::Syntax { at, .. } = &err else {
         panic!("expected a syntax error, got {err:?}");
