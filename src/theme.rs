@@ -1,7 +1,27 @@
 //! Colour themes: `themes/*.toml` embedded at build time plus a user themes directory.
 //! Every style the UI uses is a named slot here, so a theme file can set each one.
+//!
+//! A theme file (`themes/NAME.toml`, or `NAME.toml` in the user themes directory, which wins
+//! over a built-in of the same name):
+//! ```toml
+//! extends = "default"          # optional; slots not set here come from this theme
+//! monochrome = false           # optional; true = no colour, the UI marks levels by text too
+//! [styles]
+//! header = { fg = "black", bg = "cyan", modifiers = ["bold"] }
+//! ```
+//! A slot set in a file replaces the inherited style as a whole. Slot keys are the `Theme`
+//! field names, with the chart series as `series1` … `series4`.
+
+mod error;
+mod file;
+mod load;
+mod style_spec;
 
 use ratatui::style::Style;
+
+pub use error::ThemeError;
+pub use file::SLOT_NAMES;
+pub use load::{available_theme_names, load_theme};
 
 /// Resolved styles for every element the UI draws.
 #[derive(Debug, Clone, PartialEq)]
@@ -107,3 +127,27 @@ impl Theme {
         }
     }
 }
+
+/// Names of the built-in themes.
+pub fn builtin_theme_names() -> &'static [&'static str] {
+    &["default", "light", "high-contrast", "mono"]
+}
+
+/// True when the `NO_COLOR` environment variable is set and non-empty (<https://no-color.org>):
+/// callers then use the `mono` theme whatever is configured.
+pub fn no_color_requested() -> bool {
+    std::env::var_os("NO_COLOR").is_some_and(|value| !value.is_empty())
+}
+
+/// True for names made of ASCII letters, digits, `-` and `_` (so a name can never reach
+/// outside the themes directory).
+pub fn is_valid_theme_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
+#[cfg(test)]
+mod tests;

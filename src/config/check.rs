@@ -1,0 +1,88 @@
+//! `kvtop check` / `kvtop config check`: what a config file resolved to, for a human.
+
+use std::fmt;
+use std::path::PathBuf;
+
+use super::resolved::Config;
+use super::units::{format_duration, format_size};
+
+/// The result of checking a config file that loaded cleanly.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CheckReport {
+    /// The file checked.
+    pub path: PathBuf,
+    /// What it resolved to (defaults included).
+    pub config: Config,
+    /// Every key the file sets, as key paths (`scrape.interval`, `targets[0].url`), sorted by
+    /// key within each table.
+    pub keys_set: Vec<String>,
+}
+
+impl CheckReport {
+    /// Number of configured targets.
+    pub fn target_count(&self) -> usize {
+        self.config.targets.len()
+    }
+}
+
+impl fmt::Display for CheckReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let c = &self.config;
+        let d = format_duration;
+        writeln!(f, "{}: OK", self.path.display())?;
+        match c.targets.len() {
+            0 => writeln!(
+                f,
+                "  targets: none (add [[targets]] or pass URLs on the command line)"
+            )?,
+            n => {
+                writeln!(f, "  targets: {n}")?;
+                for target in &c.targets {
+                    let auth = if target.bearer_token.is_some() {
+                        "  (bearer token)"
+                    } else {
+                        ""
+                    };
+                    writeln!(f, "    {}  {}{auth}", target.name, target.url)?;
+                }
+            }
+        }
+        writeln!(
+            f,
+            "  scrape:  interval {}, timeout {}, body limit {}, user agent {:?}",
+            d(c.interval),
+            d(c.timeout),
+            format_size(c.body_limit as u64),
+            c.user_agent
+        )?;
+        writeln!(
+            f,
+            "  display: theme {}, window {}, range {}, max {} fps",
+            c.theme,
+            c.window.label(),
+            d(c.range),
+            c.max_fps
+        )?;
+        writeln!(
+            f,
+            "  history: full resolution {}, retention {}, coarse step {}",
+            d(c.history.full_resolution),
+            d(c.history.retention),
+            d(c.history.coarse_step)
+        )?;
+        match &c.log_file {
+            Some(file) => writeln!(
+                f,
+                "  log:     level {}, file {}",
+                c.log_level,
+                file.display()
+            )?,
+            None => writeln!(f, "  log:     level {}, no log file", c.log_level)?,
+        }
+        if self.keys_set.is_empty() {
+            write!(f, "  the file sets nothing: all defaults")
+        } else {
+            write!(f, "  set in the file: {}", self.keys_set.join(", "))
+        }
+    }
+}
