@@ -486,3 +486,258 @@ fn render_v0(out: &mut String, engine: &EngineModel, model_id: &str) {
         generation_tps,
     );
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::{BTreeMap, BTreeSet};
+
+    use super::*;
+    use crate::sim::fleet::{LLAMA_8B, Scenario, engine_params};
+    use crate::sim::gpu::H100_SXM;
+    use crate::sim::sampling::Sampler;
+
+    const V1_FIXTURE: &str = include_str!(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/synthetic-v1-3models-prometheus_client.txt"
+    ));
+    const V0_FIXTURE: &str = include_str!(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/v0.4-v0.5-era-metrics.txt"
+    ));
+    const MODEL: &str = "meta-llama/Llama-3.1-8B-Instruct";
+    /// V1 families we add beyond the fixture (vLLM 0.10.2's new ITL name).
+    const V1_EXTRA: &[&str] = &[
+        "vllm:inter_token_latency_seconds",
+        "vllm:inter_token_latency_seconds_created",
+    ];
+
+    fn body(version: SimVersion, seconds: f64) -> String {
+        let mut s = Sampler::new(1);
+        let params = engine_params(&LLAMA_8B, &H100_SXM, Scenario::KvPressure, version, &mut s);
+        let mut engine = EngineModel::new(params, 7, 1_800_000_000.0);
+        engine.advance(seconds);
+        let mut out = String::new();
+        render(&mut out, &engine, MODEL);
+        out
+    }
+
+    /// `# HELP` texts and `# TYPE`s by family name, for names starting with `prefix`.
+    fn declared(text: &str, prefix: &str) -> BTreeMap<String, (String, String)> {
+        let mut help = BTreeMap::new();
+        let mut kind = BTreeMap::new();
+        for line in text.lines() {
+            if let Some(rest) = line.strip_prefix("# HELP ") {
+                let (name, text) = rest.split_once(' ').unwrap_or((rest, ""));
+                help.insert(name.to_owned(), text.to_owned());
+            } else if let Some(rest) = line.strip_prefix("# TYPE ") {
+                let (name, t) = rest.split_once(' ').unwrap_or((rest, ""));
+                kind.insert(name.to_owned(), t.to_owned());
+            }
+        }
+        kind.into_iter()
+            .filter(|(n, _)| n.starts_with(prefix))
+            .map(|(n, t)| {
+                let h = help.get(&n).cloned().unwrap_or_default();
+                (n, (h, t))
+            })
+            .collect()
+    }
+
+    /// Sample lines as (name, labels, value text), labels as (name, value) pairs.
+    fn samples(text: &str) -> Vec<(String, Vec<(String, String)>, String)> {
+        text.lines()
+            .filter(|l| !l.starts_with('#') && !l.is_empty())
+            .map(|l| {
+                let (series, value) = l.rsplit_once(' ').unwrap_or((l, ""));
+                let (name, labels) = match series.split_once('{') {
+                    Some((n, rest)) => (n, rest.trim_end_matches('}')),
+                    None => (series, ""),
+                };
+                let labels = labels
+                    .split("\",")
+                    .filter(|p| !p.is_empty())
+                    .filter_map(|p| p.split_once("=\""))
+                    .map(|(k, v)| (k.to_owned(), v.trim_end_matches('"').to_owned()))
+                    .collect();
+                (name.to_owned(), labels, value.to_owned())
+            })
+            .collect()
+    }
+
+    /// `le` strings of a histogram's buckets for one model, in order.
+    fn bounds(text: &str, histogram: &str, model: &str) -> Vec<String> {
+        let bucket = format!("{histogram}_bucket");
+        samples(text)
+            .into_iter()
+            .filter(|(n, l, _)| {
+                *n == bucket && l.iter().any(|(k, v)| k == "model_name" && v == model)
+            })
+            .filter_map(|(_, l, _)| l.into_iter().find(|(k, _)| k == "le").map(|(_, v)| v))
+            .collect()
+    }
+
+    #[test]
+    fn v1_families_help_and_types_match_vllm() {
+        let ours = declared(&body(SimVersion::V1, 20.0), "vllm:");
+        let reference = declared(V1_FIXTURE, "vllm:");
+        let our_names: BTreeSet<&String> = ours
+            .keys()
+            .filter(|n| !V1_EXTRA.contains(&n.as_str()))
+            .collect();
+        let ref_names: BTreeSet<&String> = reference.keys().collect();
+        assert_eq!(our_names, ref_names);
+        for (name, decl) in &ours {
+            if let Some(expected) = reference.get(name) {
+                assert_eq!(decl, expected, "{name}");
+            }
+        }
+        assert_eq!(
+            ours.get("vllm:inter_token_latency_seconds"),
+            Some(&(
+                "Histogram of inter-token latency in seconds.".to_owned(),
+                "histogram".to_owned()
+            ))
+        );
+        let our_process = declared(&body(SimVersion::V1, 1.0), "process_");
+        let ref_process = declared(V1_FIXTURE, "process_");
+        assert_eq!(our_process, ref_process);
+    }
+
+    #[test]
+    fn v1_bucket_bounds_are_written_like_the_fixture() {
+        let ours = body(SimVersion::V1, 20.0);
+        for histogram in [
+            "vllm:time_to_first_token_seconds",
+            "vllm:time_per_output_token_seconds",
+            "vllm:e2e_request_latency_seconds",
+            "vllm:request_queue_time_seconds",
+            "vllm:request_prefill_time_seconds",
+            "vllm:request_decode_time_seconds",
+            "vllm:request_inference_time_seconds",
+            "vllm:iteration_tokens_total",
+            "vllm:request_prompt_tokens",
+            "vllm:request_generation_tokens",
+            "vllm:request_params_n",
+            "vllm:time_per_prefill_token_request_seconds",
+        ] {
+            let expected = bounds(V1_FIXTURE, histogram, MODEL);
+            assert!(!expected.is_empty(), "{histogram} missing from the fixture");
+            assert_eq!(bounds(&ours, histogram, MODEL), expected, "{histogram}");
+        }
+        assert_eq!(
+            bounds(&ours, "vllm:inter_token_latency_seconds", MODEL),
+            bounds(V1_FIXTURE, "vllm:time_per_output_token_seconds", MODEL)
+        );
+        // Spot checks written out by hand.
+        let ttft = bounds(&ours, "vllm:time_to_first_token_seconds", MODEL);
+        assert_eq!(ttft.first().map(String::as_str), Some("0.001"));
+        assert_eq!(ttft.get(11).map(String::as_str), Some("1.0"));
+        assert_eq!(ttft.last().map(String::as_str), Some("+Inf"));
+        assert_eq!(ttft.len(), 23);
+    }
+
+    #[test]
+    fn v1_labels_are_vllms() {
+        let ours = body(SimVersion::V1, 20.0);
+        for (name, labels, value) in samples(&ours) {
+            assert!(
+                value.parse::<f64>().is_ok() || value == "+Inf",
+                "{name} {value}"
+            );
+            if !name.starts_with("vllm:") {
+                continue;
+            }
+            let keys: Vec<&str> = labels.iter().map(|(k, _)| k.as_str()).collect();
+            if name == "vllm:cache_config_info" {
+                let (_, ref_labels, _) = samples(V1_FIXTURE)
+                    .into_iter()
+                    .find(|(n, _, _)| n == "vllm:cache_config_info")
+                    .unwrap_or_default();
+                let ref_keys: Vec<&str> = ref_labels.iter().map(|(k, _)| k.as_str()).collect();
+                assert_eq!(keys, ref_keys);
+                continue;
+            }
+            let expected: &[&str] = if name.ends_with("_bucket") {
+                &["engine", "le", "model_name"]
+            } else if name.starts_with("vllm:request_success_") {
+                &["engine", "finished_reason", "model_name"]
+            } else {
+                &["engine", "model_name"]
+            };
+            assert_eq!(keys, expected, "{name}");
+            assert!(labels.contains(&("model_name".to_owned(), MODEL.to_owned())));
+            assert!(labels.contains(&("engine".to_owned(), "0".to_owned())));
+        }
+    }
+
+    #[test]
+    fn v1_histogram_series_are_consistent() {
+        let ours = body(SimVersion::V1, 45.0);
+        let all = samples(&ours);
+        for (name, (_, kind)) in declared(&ours, "vllm:") {
+            if kind != "histogram" {
+                continue;
+            }
+            let value_of = |suffix: &str| -> Vec<f64> {
+                all.iter()
+                    .filter(|(n, _, _)| *n == format!("{name}{suffix}"))
+                    .filter_map(|(_, _, v)| v.parse().ok())
+                    .collect()
+            };
+            let buckets = value_of("_bucket");
+            assert!(
+                buckets.windows(2).all(|w| w[0] <= w[1]),
+                "{name} not cumulative"
+            );
+            assert_eq!(buckets.last(), value_of("_count").first(), "{name}");
+        }
+        let first = |n: &str| {
+            all.iter()
+                .find(|(name, _, _)| name == n)
+                .and_then(|(_, _, v)| v.parse::<f64>().ok())
+        };
+        assert!(first("vllm:time_to_first_token_seconds_count") > Some(0.0));
+        assert!(first("vllm:kv_cache_usage_perc") > Some(0.9));
+        assert_eq!(first("vllm:process_start_time_seconds"), None);
+        assert_eq!(first("process_start_time_seconds"), Some(1_800_000_000.0));
+    }
+
+    #[test]
+    fn v1_body_is_a_few_tens_of_kilobytes() {
+        let len = body(SimVersion::V1, 5.0).len();
+        assert!((20_000..80_000).contains(&len), "{len} bytes");
+    }
+
+    #[test]
+    fn v0_families_help_labels_and_buckets_match_the_capture() {
+        let ours_text = body(SimVersion::V0, 30.0);
+        let ours = declared(&ours_text, "vllm:");
+        let reference = declared(V0_FIXTURE, "vllm:");
+        let mut our_names: BTreeSet<&String> = ours.keys().collect();
+        assert!(our_names.remove(&"vllm:gpu_prefix_cache_hit_rate".to_owned()));
+        assert_eq!(our_names, reference.keys().collect::<BTreeSet<_>>());
+        for (name, decl) in &reference {
+            assert_eq!(ours.get(name), Some(decl), "{name}");
+        }
+        let v0_model = "facebook/opt-125m";
+        for histogram in [
+            "vllm:time_to_first_token_seconds",
+            "vllm:time_per_output_token_seconds",
+            "vllm:e2e_request_latency_seconds",
+            "vllm:request_params_n",
+        ] {
+            assert_eq!(
+                bounds(&ours_text, histogram, MODEL),
+                bounds(V0_FIXTURE, histogram, v0_model),
+                "{histogram}"
+            );
+        }
+        for (name, labels, _) in samples(&ours_text) {
+            if name.starts_with("vllm:") && name != "vllm:cache_config_info" {
+                assert!(labels.iter().all(|(k, _)| k != "engine"), "{name}");
+                assert!(labels.iter().any(|(k, _)| k == "model_name"), "{name}");
+            }
+        }
+        assert!(!ours_text.contains("_created"));
+    }
+}

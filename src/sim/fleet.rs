@@ -128,6 +128,8 @@ pub struct NodeSpec {
     pub index: usize,
     /// Node name (`Hostname` label).
     pub name: String,
+    /// Name of the node's dcgm-exporter pod (a DaemonSet pod).
+    pub exporter_pod: String,
     pub gpu: GpuSpec,
     pub gpus: Vec<GpuSlot>,
 }
@@ -155,6 +157,7 @@ pub fn plan(engines: usize, gpus_per_node: usize, version: SimVersion, seed: u64
         .map(|n| NodeSpec {
             index: n,
             name: format!("gpu-node-{n:0width$}"),
+            exporter_pod: format!("dcgm-exporter-{}", k8s_suffix(&mut names)),
             gpu: H100_SXM,
             gpus: (0..gpus_per_node)
                 .map(|g| GpuSlot {
