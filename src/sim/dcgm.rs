@@ -194,4 +194,23 @@ mod tests {
             assert_eq!(series, 2, "{name}");
         }
     }
+    #[test]
+    fn the_kvtop_parser_reads_the_dcgm_body() {
+        let gpu = GpuModel::new(H100_SXM, 0.0);
+        let views: Vec<GpuView<'_>> = (0..8)
+            .map(|i| GpuView {
+                index: i,
+                uuid: "GPU-0",
+                pci_bus_id: "00000000:18:00.0",
+                hostname: "gpu-node-00",
+                pod: None,
+                gpu: &gpu,
+            })
+            .collect();
+        let mut out = String::new();
+        render(&mut out, &views);
+        let expo = crate::metrics::parse(&out);
+        assert_eq!(expo.malformed, 0, "{:?}", expo.errors);
+        assert_eq!(expo.samples.len(), FIELDS.len() * 8);
+    }
 }

@@ -740,4 +740,32 @@ mod tests {
         }
         assert!(!ours_text.contains("_created"));
     }
+    #[test]
+    fn the_kvtop_parser_reads_every_line_of_both_dialects() {
+        use crate::metrics::{MetricType, parse};
+        for version in [SimVersion::V1, SimVersion::V0] {
+            let text = body(version, 40.0);
+            let expo = parse(&text);
+            assert_eq!(expo.malformed, 0, "{version:?}: {:?}", expo.errors);
+            let sample_lines = text.lines().filter(|l| !l.starts_with('#')).count();
+            assert_eq!(expo.samples.len(), sample_lines, "{version:?}");
+            assert_eq!(
+                expo.metric_type("vllm:time_to_first_token_seconds"),
+                Some(MetricType::Histogram)
+            );
+            let running = expo
+                .samples
+                .iter()
+                .find(|s| s.name == "vllm:num_requests_running")
+                .map(|s| (s.label("model_name").map(|m| m.into_owned()), s.value));
+            assert_eq!(running.as_ref().and_then(|r| r.0.as_deref()), Some(MODEL));
+            let big = expo
+                .samples
+                .iter()
+                .find(|s| s.name == "process_virtual_memory_bytes")
+                .map(|s| s.value);
+            // "3.8...e+010" as prometheus_client writes it reads back as a plain number.
+            assert!(big > Some(1e10), "{big:?}");
+        }
+    }
 }
