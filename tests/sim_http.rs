@@ -413,7 +413,9 @@ async fn describe_lists_every_endpoint_with_notes() {
         .find(|l| l.starts_with(&down.name))
         .expect("listed");
     assert!(down_line.contains("connection refused") && down_line.contains(&down.url));
-    assert!(down_line.contains(&down.model) && down_line.contains(&down.node));
+    assert!(down_line.contains(&down.model));
+    let place = format!("{}/gpu{}", down.node, down.gpu.expect("engine GPU"));
+    assert!(down_line.contains(&place), "{down_line}");
     let healthy = by_scenario(&handle, Scenario::Healthy);
     let healthy_line = lines
         .iter()

@@ -543,8 +543,11 @@ mod tests {
             .collect()
     }
 
-    /// Sample lines as (name, labels, value text), labels as (name, value) pairs.
-    fn samples(text: &str) -> Vec<(String, Vec<(String, String)>, String)> {
+    /// A sample line: name, labels as (name, value) pairs, value text.
+    type Line = (String, Vec<(String, String)>, String);
+
+    /// The sample lines of a body.
+    fn samples(text: &str) -> Vec<Line> {
         text.lines()
             .filter(|l| !l.starts_with('#') && !l.is_empty())
             .map(|l| {

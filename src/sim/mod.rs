@@ -73,6 +73,14 @@ pub enum SimError {
     InvalidTimeScale(f64),
     #[error("ports {base}..{base}+{count} do not fit below 65536")]
     PortRange { base: u16, count: usize },
+    #[error(
+        "cannot open {endpoints} listeners: the open-file limit is too low (raise it with `ulimit -n`): {source}"
+    )]
+    FileLimit {
+        endpoints: usize,
+        #[source]
+        source: std::io::Error,
+    },
     #[error("cannot listen on 127.0.0.1:{port}: {source}")]
     Bind {
         port: u16,
@@ -90,6 +98,8 @@ pub struct SimEndpoint {
     pub url: String,
     /// Node the pod runs on.
     pub node: String,
+    /// GPU index on the node, for an engine.
+    pub gpu: Option<u32>,
     /// Served model id for an engine; GPU model for a dcgm-exporter.
     pub model: String,
     /// True when the endpoint refuses connections.
@@ -140,11 +150,18 @@ impl SimHandle {
         let all = self.engines.iter().chain(&self.dcgm);
         let name_w = all.clone().map(|e| e.name.len()).max().unwrap_or(0);
         let model_w = all.clone().map(|e| e.model.len()).max().unwrap_or(0);
-        let node_w = all.clone().map(|e| e.node.len()).max().unwrap_or(0);
+        let place = |e: &SimEndpoint| match e.gpu {
+            Some(gpu) => format!("{}/gpu{gpu}", e.node),
+            None => e.node.clone(),
+        };
+        let place_w = all.clone().map(|e| place(e).len()).max().unwrap_or(0);
         all.map(|e| {
             let line = format!(
-                "{:name_w$}  {:model_w$}  {:node_w$}  {}",
-                e.name, e.model, e.node, e.url
+                "{:name_w$}  {:model_w$}  {:place_w$}  {}",
+                e.name,
+                e.model,
+                place(e),
+                e.url
             );
             match e.scenario.note() {
                 Some(note) => format!("{line}  ({note})"),
@@ -195,7 +212,7 @@ pub async fn start(cfg: SimConfig) -> Result<SimHandle, SimError> {
         let serving = pod.serving;
         let site = Arc::new(EngineSite::new(pod, Arc::clone(&clock)));
         let port = if serving {
-            let listener = bind(port_of(spec.index)).await?;
+            let listener = bind(port_of(spec.index), endpoint_count).await?;
             let port = local_port(&listener);
             let router = server::engine_router(Arc::clone(&site));
             tasks.push(server::spawn_server(listener, router, stop_rx.clone()));
@@ -208,6 +225,7 @@ pub async fn start(cfg: SimConfig) -> Result<SimHandle, SimError> {
             name: spec.pod.clone(),
             url: metrics_url(port),
             node: node_name,
+            gpu: Some(spec.gpu),
             model: spec.model.id.to_owned(),
             down: !serving,
             scenario: spec.scenario,
@@ -227,7 +245,7 @@ pub async fn start(cfg: SimConfig) -> Result<SimHandle, SimError> {
                 ))),
             })
             .collect();
-        let listener = bind(port_of(plan.engines.len() + node.index)).await?;
+        let listener = bind(port_of(plan.engines.len() + node.index), endpoint_count).await?;
         let port = local_port(&listener);
         let site = Arc::new(NodeSite::new(node.clone(), gpus, Arc::clone(&clock)));
         tasks.push(server::spawn_server(
@@ -239,6 +257,7 @@ pub async fn start(cfg: SimConfig) -> Result<SimHandle, SimError> {
             name: node.exporter_pod.clone(),
             url: metrics_url(port),
             node: node.name.clone(),
+            gpu: None,
             model: node.gpu.name.to_owned(),
             down: false,
             scenario: Scenario::Healthy,
@@ -258,10 +277,18 @@ fn metrics_url(port: u16) -> String {
     format!("http://127.0.0.1:{port}/metrics")
 }
 
-async fn bind(port: u16) -> Result<TcpListener, SimError> {
+async fn bind(port: u16, endpoints: usize) -> Result<TcpListener, SimError> {
     TcpListener::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, port)))
         .await
-        .map_err(|source| SimError::Bind { port, source })
+        .map_err(|source| bind_error(port, endpoints, source))
+}
+
+fn bind_error(port: u16, endpoints: usize, source: std::io::Error) -> SimError {
+    if source.raw_os_error() == Some(libc::EMFILE) {
+        SimError::FileLimit { endpoints, source }
+    } else {
+        SimError::Bind { port, source }
+    }
 }
 
 fn local_port(listener: &TcpListener) -> u16 {
@@ -275,7 +302,43 @@ fn refused_port(port: u16) -> Result<u16, SimError> {
     }
     let probe = std::net::TcpListener::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, 0)))
         .map_err(|source| SimError::Bind { port, source })?;
+    // Released at once: connecting to it is refused, as with a pod that is not serving.
     let port = probe.local_addr().map_or(0, |a| a.port());
     drop(probe);
     Ok(port)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn running_out_of_file_descriptors_is_named_as_such() {
+        let emfile = std::io::Error::from_raw_os_error(libc::EMFILE);
+        assert!(matches!(
+            bind_error(8000, 1125, emfile),
+            SimError::FileLimit {
+                endpoints: 1125,
+                ..
+            }
+        ));
+        let in_use = std::io::Error::from(std::io::ErrorKind::AddrInUse);
+        assert!(matches!(
+            bind_error(8000, 3, in_use),
+            SimError::Bind { port: 8000, .. }
+        ));
+    }
+
+    #[test]
+    fn default_config_is_a_small_v1_fleet_in_real_time() {
+        let cfg = SimConfig::default();
+        assert_eq!(cfg.version, SimVersion::V1);
+        assert_eq!(cfg.time_scale, 1.0);
+        assert_eq!(cfg.gpus_per_node, 8);
+        assert!(
+            cfg.engines >= 3,
+            "the default shows the pressured and the down engine"
+        );
+        assert_eq!(cfg.port_base, None);
+    }
 }
