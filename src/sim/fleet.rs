@@ -53,6 +53,12 @@ pub const QWEN_7B: ModelSpec = ModelSpec {
     max_model_len: 32_768,
 };
 
+/// Arrivals per second that overload an engine with [`PRESSURE_REFERENCE_BLOCKS`] KV blocks
+/// (an 8B model on one 80 GB GPU) with long prompts: its cache is full within ~10 s.
+const PRESSURE_ARRIVALS_PER_S: f64 = 14.0;
+/// KV cache size the pressure arrival rate refers to; other sizes scale it proportionally.
+const PRESSURE_REFERENCE_BLOCKS: f64 = 27_000.0;
+
 /// The models of the fleet; engine `i` serves `MODELS[i % 2]`.
 pub const MODELS: [&ModelSpec; 2] = [&LLAMA_8B, &QWEN_7B];
 
@@ -240,9 +246,9 @@ pub fn engine_params(
         },
         Scenario::KvPressure => {
             // Scaled so the cache fills at the same pace whatever its size.
-            let scale = num_gpu_blocks as f64 / 27_000.0;
+            let scale = f64::from(num_gpu_blocks) / PRESSURE_REFERENCE_BLOCKS;
             TrafficProfile {
-                arrival_rate: 14.0 * scale,
+                arrival_rate: PRESSURE_ARRIVALS_PER_S * scale,
                 prompt_median: 3_000.0,
                 prompt_sigma: 0.5,
                 output_median: 600.0,

@@ -14,7 +14,7 @@ use std::collections::VecDeque;
 
 use super::buckets::{self, SimVersion};
 use super::histogram::SimHistogram;
-use super::params::{EngineParams, TrafficProfile};
+use super::params::EngineParams;
 use super::sampling::Sampler;
 
 /// Longest sub-step, simulated seconds.
@@ -29,6 +29,9 @@ const MAX_ARRIVALS_PER_CALL: usize = 20_000;
 const THROUGHPUT_WINDOW_S: f64 = 5.0;
 /// Time constant of the smoothed GPU activity, seconds.
 const ACTIVITY_TAU_S: f64 = 1.0;
+/// Token gaps spread around the step time (sampling, scheduling, interleaved prefill): a
+/// quarter of the tokens at each of these multiples of it, the rest at the step time itself.
+const TOKEN_GAP_SPREAD: [f64; 2] = [0.85, 1.3];
 /// Times closer than this are the same instant.
 const EPSILON_S: f64 = 1e-9;
 
@@ -340,18 +343,15 @@ impl EngineModel {
 
     /// A new request arriving at `at`.
     fn new_request(&mut self, at: f64) -> Request {
-        let t: &TrafficProfile = &self.params.traffic;
-        let (prompt_median, prompt_sigma) = (t.prompt_median, t.prompt_sigma);
-        let (output_median, output_sigma) = (t.output_median, t.output_sigma);
-        let (max_tokens_param, abort_share) = (t.max_tokens, t.abort_share);
+        let t = self.params.traffic;
         let max_len = self.params.max_model_len.max(2);
         let prompt = clamp_tokens(
-            self.sampler.lognormal(prompt_median, prompt_sigma),
+            self.sampler.lognormal(t.prompt_median, t.prompt_sigma),
             max_len - 1,
         );
-        let max_tokens = max_tokens_param.min(max_len - prompt).max(1);
+        let max_tokens = t.max_tokens.min(max_len - prompt).max(1);
         let natural = clamp_tokens(
-            self.sampler.lognormal(output_median, output_sigma),
+            self.sampler.lognormal(t.output_median, t.output_sigma),
             u32::MAX,
         );
         let (mut target, mut reason) = if natural >= max_tokens {
@@ -359,7 +359,7 @@ impl EngineModel {
         } else {
             (natural, FinishReason::Stop)
         };
-        if self.sampler.chance(abort_share) {
+        if self.sampler.chance(t.abort_share) {
             let fraction = self.sampler.uniform();
             target = ((f64::from(target) * fraction).round() as u32).max(1);
             reason = FinishReason::Abort;
@@ -546,10 +546,10 @@ impl EngineModel {
             plan.decoding as f64 + f64::from(plan.prefill_chunk),
             u64::from(steps_u32),
         );
-        // Token gaps vary around the step time (sampling, scheduling, interleaved prefill).
         let quarter = decoded / 4;
-        h.itl.observe_n(plan.step_s * 0.85, quarter);
-        h.itl.observe_n(plan.step_s * 1.3, quarter);
+        for factor in TOKEN_GAP_SPREAD {
+            h.itl.observe_n(plan.step_s * factor, quarter);
+        }
         h.itl.observe_n(plan.step_s, decoded - 2 * quarter);
 
         self.retire_finished();

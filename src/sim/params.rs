@@ -44,7 +44,7 @@ impl Default for PerfProfile {
 }
 
 /// The requests an engine receives.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct TrafficProfile {
     /// Mean arrivals per second (a Poisson process).
     pub arrival_rate: f64,
