@@ -4,6 +4,7 @@
 
 pub mod counter;
 pub mod histogram;
+mod number;
 pub mod parser;
 
 pub use counter::{CounterDelta, counter_delta};

@@ -1,7 +1,14 @@
 //! Zero-copy parser for the Prometheus text format (0.0.4) and the OpenMetrics subset that
 //! prometheus_client emits. Names may contain ':'; label values are unescaped lazily.
+//!
+//! The parser walks the payload line by line on bytes. A sample line borrows its name and label
+//! text from the input; label sets are validated once here and re-scanned on demand by
+//! [`LabelIter`], which allocates only for values that contain escapes. A malformed line is
+//! counted and skipped; nothing in here can fail or panic, whatever the input.
 
 use std::borrow::Cow;
+
+use super::number::{parse_f64, parse_timestamp_ms};
 
 /// The `# TYPE` of a metric family.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -10,6 +17,7 @@ pub enum MetricType {
     Gauge,
     Histogram,
     Summary,
+    /// `untyped` (0.0.4) and `unknown` (OpenMetrics).
     Untyped,
     Info,
     StateSet,
@@ -52,11 +60,270 @@ pub struct LabelIter<'a> {
     pub(crate) rest: &'a str,
 }
 
+/// How many malformed lines keep their [`LineError`]; the rest are only counted.
+pub const MAX_RECORDED_ERRORS: usize = 16;
+
+/// Rough bytes per sample line in real payloads, used to reserve the sample vector once.
+const BYTES_PER_SAMPLE_ESTIMATE: usize = 96;
+
 /// Parse a whole payload. Never fails and never panics: malformed lines are counted in
 /// [`Exposition::malformed`] and skipped.
 pub fn parse(input: &str) -> Exposition<'_> {
-    let _ = input;
-    todo!("metrics::parse")
+    let mut expo = Exposition {
+        samples: Vec::with_capacity(input.len() / BYTES_PER_SAMPLE_ESTIMATE + 1),
+        ..Exposition::default()
+    };
+    let mut rest = input;
+    let mut line_no = 0usize;
+    while !rest.is_empty() {
+        line_no += 1;
+        let (line, next) = rest.split_once('\n').unwrap_or((rest, ""));
+        rest = next;
+        match parse_line(line.trim_ascii()) {
+            Line::Skip => {}
+            Line::Sample(sample) => expo.samples.push(sample),
+            Line::Type(family, metric_type) => expo.types.push((family, metric_type)),
+            Line::Eof => {
+                expo.saw_eof = true;
+                break;
+            }
+            Line::Malformed(reason) => {
+                expo.malformed += 1;
+                if expo.errors.len() < MAX_RECORDED_ERRORS {
+                    expo.errors.push(LineError {
+                        line: line_no,
+                        reason,
+                    });
+                }
+            }
+        }
+    }
+    expo
+}
+
+/// What one trimmed line turned out to be.
+enum Line<'a> {
+    /// Blank line, `# HELP` or another comment.
+    Skip,
+    Sample(Sample<'a>),
+    Type(&'a str, MetricType),
+    Eof,
+    Malformed(&'static str),
+}
+
+fn parse_line(line: &str) -> Line<'_> {
+    match line.as_bytes().first() {
+        None => Line::Skip,
+        Some(b'#') => parse_comment(line),
+        Some(_) => match parse_sample(line) {
+            Ok(sample) => Line::Sample(sample),
+            Err(reason) => Line::Malformed(reason),
+        },
+    }
+}
+
+/// `# HELP ...`, `# TYPE name type`, `# EOF` or a free comment.
+fn parse_comment(line: &str) -> Line<'_> {
+    let body = line.get(1..).unwrap_or_default().trim_ascii_start();
+    let (keyword, rest) = split_word(body);
+    match keyword {
+        "TYPE" => {
+            let (family, rest) = split_word(rest);
+            let (type_word, rest) = split_word(rest);
+            if family.is_empty() || metric_name_end(family.as_bytes()) != family.len() {
+                return Line::Malformed("bad metric name in TYPE line");
+            }
+            if !rest.is_empty() {
+                return Line::Malformed("junk after TYPE");
+            }
+            match metric_type(type_word) {
+                Some(metric_type) => Line::Type(family, metric_type),
+                None => Line::Malformed("unknown metric type"),
+            }
+        }
+        "EOF" if rest.is_empty() => Line::Eof,
+        _ => Line::Skip,
+    }
+}
+
+fn metric_type(word: &str) -> Option<MetricType> {
+    Some(match word {
+        "counter" => MetricType::Counter,
+        "gauge" => MetricType::Gauge,
+        "histogram" => MetricType::Histogram,
+        "summary" => MetricType::Summary,
+        "untyped" | "unknown" => MetricType::Untyped,
+        "info" => MetricType::Info,
+        "stateset" => MetricType::StateSet,
+        "gaugehistogram" => MetricType::GaugeHistogram,
+        _ => return None,
+    })
+}
+
+/// The first whitespace-separated word and the rest with leading whitespace removed.
+fn split_word(text: &str) -> (&str, &str) {
+    match text.find([' ', '\t']) {
+        Some(end) => (
+            text.get(..end).unwrap_or_default(),
+            text.get(end..).unwrap_or_default().trim_ascii_start(),
+        ),
+        None => (text, ""),
+    }
+}
+
+/// `name[{labels}] value [timestamp] [# exemplar]`, already trimmed and not starting with '#'.
+fn parse_sample(line: &str) -> Result<Sample<'_>, &'static str> {
+    let bytes = line.as_bytes();
+    let name_end = metric_name_end(bytes);
+    if name_end == 0 {
+        return Err("bad metric name");
+    }
+    let name = line.get(..name_end).ok_or("bad metric name")?;
+
+    let mut pos = skip_blanks(bytes, name_end);
+    let labels_raw = if bytes.get(pos) == Some(&b'{') {
+        let open = pos + 1;
+        let close = label_set_end(bytes, open)?;
+        pos = close + 1;
+        line.get(open..close).ok_or("bad label set")?
+    } else {
+        pos = name_end;
+        ""
+    };
+
+    let value_start = skip_blanks(bytes, pos);
+    if value_start == bytes.len() {
+        return Err("missing value");
+    }
+    if value_start == pos {
+        return Err("bad character in metric name or label set");
+    }
+    let value_end = token_end(bytes, value_start);
+    let value = line
+        .get(value_start..value_end)
+        .and_then(parse_f64)
+        .ok_or("unparsable value")?;
+
+    let mut timestamp_ms = None;
+    let mut pos = skip_blanks(bytes, value_end);
+    if pos < bytes.len() && bytes.get(pos) != Some(&b'#') {
+        let ts_end = token_end(bytes, pos);
+        timestamp_ms = Some(
+            line.get(pos..ts_end)
+                .and_then(parse_timestamp_ms)
+                .ok_or("junk after value")?,
+        );
+        pos = skip_blanks(bytes, ts_end);
+    }
+    // An OpenMetrics exemplar (` # {labels} value [ts]`) may follow; it is ignored.
+    if pos < bytes.len() && bytes.get(pos) != Some(&b'#') {
+        return Err("junk after timestamp");
+    }
+    Ok(Sample {
+        name,
+        labels_raw,
+        value,
+        timestamp_ms,
+    })
+}
+
+/// Length of the metric name at the start of `bytes` (`[a-zA-Z_:][a-zA-Z0-9_:]*`), 0 if none.
+fn metric_name_end(bytes: &[u8]) -> usize {
+    match bytes.first() {
+        Some(c) if c.is_ascii_alphabetic() || *c == b'_' || *c == b':' => {}
+        _ => return 0,
+    }
+    bytes
+        .iter()
+        .position(|c| !(c.is_ascii_alphanumeric() || *c == b'_' || *c == b':'))
+        .unwrap_or(bytes.len())
+}
+
+/// End of a label name starting at `start` (`[a-zA-Z_][a-zA-Z0-9_]*`); `start` if none.
+fn label_name_end(bytes: &[u8], start: usize) -> usize {
+    match bytes.get(start) {
+        Some(c) if c.is_ascii_alphabetic() || *c == b'_' => {}
+        _ => return start,
+    }
+    let mut i = start + 1;
+    while let Some(c) = bytes.get(i) {
+        if !(c.is_ascii_alphanumeric() || *c == b'_') {
+            break;
+        }
+        i += 1;
+    }
+    i
+}
+
+fn skip_blanks(bytes: &[u8], mut i: usize) -> usize {
+    while let Some(b' ' | b'\t') = bytes.get(i) {
+        i += 1;
+    }
+    i
+}
+
+fn token_end(bytes: &[u8], mut i: usize) -> usize {
+    while let Some(c) = bytes.get(i) {
+        if *c == b' ' || *c == b'\t' {
+            break;
+        }
+        i += 1;
+    }
+    i
+}
+
+/// Validate `name="value", ...}` starting just after `{`; returns the index of the closing `}`.
+fn label_set_end(bytes: &[u8], open: usize) -> Result<usize, &'static str> {
+    let mut i = open;
+    loop {
+        i = skip_blanks(bytes, i);
+        match bytes.get(i) {
+            Some(b'}') => return Ok(i),
+            None => return Err("unterminated label set"),
+            Some(_) => {}
+        }
+        let name_end = label_name_end(bytes, i);
+        if name_end == i {
+            return Err("bad label name");
+        }
+        i = skip_blanks(bytes, name_end);
+        if bytes.get(i) != Some(&b'=') {
+            return Err("missing '=' after label name");
+        }
+        i = skip_blanks(bytes, i + 1);
+        if bytes.get(i) != Some(&b'"') {
+            return Err("label value not quoted");
+        }
+        i = quoted_end(bytes, i + 1)?;
+        i = skip_blanks(bytes, i);
+        match bytes.get(i) {
+            Some(b',') => i += 1,
+            Some(b'}') => return Ok(i),
+            None => return Err("unterminated label set"),
+            Some(_) => return Err("expected ',' or '}' after label value"),
+        }
+    }
+}
+
+/// Scan a label value starting after its opening quote; returns the index after the closing
+/// quote. Only `\\`, `\"` and `\n` are valid escapes.
+fn quoted_end(bytes: &[u8], start: usize) -> Result<usize, &'static str> {
+    let mut i = start;
+    loop {
+        let offset = bytes
+            .get(i..)
+            .and_then(|tail| tail.iter().position(|c| *c == b'"' || *c == b'\\'))
+            .ok_or("unterminated label value")?;
+        i += offset;
+        if bytes.get(i) == Some(&b'"') {
+            return Ok(i + 1);
+        }
+        match bytes.get(i + 1) {
+            Some(b'\\' | b'"' | b'n') => i += 2,
+            Some(_) => return Err("bad escape in label value"),
+            None => return Err("unterminated label value"),
+        }
+    }
 }
 
 impl<'a> Exposition<'a> {
@@ -82,9 +349,466 @@ impl<'a> Sample<'a> {
     }
 }
 
+/// One label as written: name and still-escaped value, plus where the pair starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct RawLabel<'a> {
+    pub name: &'a str,
+    /// The value between the quotes, escapes not resolved. Two raw values are equal exactly
+    /// when their unescaped forms are (the escaping is canonical).
+    pub value: &'a str,
+    /// Bytes from the start of the label's name to the end of the iterated text; with
+    /// `LabelIter::rest` after the call this locates the whole `name="value"` pair.
+    pub tail_len: usize,
+}
+
+impl<'a> LabelIter<'a> {
+    /// The next label without resolving escapes. Stops (returns `None`) at the end or at the
+    /// first thing that is not a well-formed label, so arbitrary text cannot make it panic.
+    pub(crate) fn next_raw(&mut self) -> Option<RawLabel<'a>> {
+        let text = self.rest.trim_start_matches([' ', '\t', ',']);
+        let bytes = text.as_bytes();
+        let name_end = label_name_end(bytes, 0);
+        let eq = skip_blanks(bytes, name_end);
+        let quote = skip_blanks(bytes, eq + 1);
+        let parsed =
+            if name_end > 0 && bytes.get(eq) == Some(&b'=') && bytes.get(quote) == Some(&b'"') {
+                quoted_end(bytes, quote + 1).ok().and_then(|after| {
+                    Some(RawLabel {
+                        name: text.get(..name_end)?,
+                        value: text.get(quote + 1..after - 1)?,
+                        tail_len: text.len(),
+                    })
+                    .zip(text.get(after..))
+                })
+            } else {
+                None
+            };
+        match parsed {
+            Some((label, rest)) => {
+                self.rest = rest;
+                Some(label)
+            }
+            None => {
+                self.rest = "";
+                None
+            }
+        }
+    }
+}
+
+/// Resolve `\\`, `\"` and `\n`; borrows when there is nothing to resolve.
+fn unescape(raw: &str) -> Cow<'_, str> {
+    if !raw.contains('\\') {
+        return Cow::Borrowed(raw);
+    }
+    let mut out = String::with_capacity(raw.len());
+    let mut chars = raw.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('n') => out.push('\n'),
+            Some(other) => out.push(other),
+            None => out.push('\\'),
+        }
+    }
+    Cow::Owned(out)
+}
+
 impl<'a> Iterator for LabelIter<'a> {
     type Item = (&'a str, Cow<'a, str>);
     fn next(&mut self) -> Option<Self::Item> {
-        todo!("LabelIter::next")
+        let label = self.next_raw()?;
+        Some((label.name, unescape(label.value)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn only_sample(input: &str) -> Sample<'_> {
+        let expo = parse(input);
+        assert_eq!(expo.malformed, 0, "{:?}", expo.errors);
+        assert_eq!(expo.samples.len(), 1, "{input:?}");
+        expo.samples[0]
+    }
+
+    fn labels_of<'a>(sample: &Sample<'a>) -> Vec<(&'a str, String)> {
+        sample.labels().map(|(n, v)| (n, v.into_owned())).collect()
+    }
+
+    fn reasons(expo: &Exposition<'_>) -> Vec<(usize, &'static str)> {
+        expo.errors.iter().map(|e| (e.line, e.reason)).collect()
+    }
+
+    #[test]
+    fn plain_sample_without_labels() {
+        let s = only_sample("process_cpu_seconds_total 10.950000000000001\n");
+        assert_eq!(s.name, "process_cpu_seconds_total");
+        assert_eq!(s.labels_raw, "");
+        assert_eq!(s.value, 10.950000000000001);
+        assert_eq!(s.timestamp_ms, None);
+        assert_eq!(s.labels().count(), 0);
+    }
+
+    #[test]
+    fn names_with_colons_and_label_sets() {
+        let s = only_sample(
+            r#"vllm:num_requests_running{engine="0",model_name="meta-llama/Llama-3.1-8B-Instruct"} 14.0"#,
+        );
+        assert_eq!(s.name, "vllm:num_requests_running");
+        assert_eq!(
+            s.labels_raw,
+            r#"engine="0",model_name="meta-llama/Llama-3.1-8B-Instruct""#
+        );
+        assert_eq!(s.value, 14.0);
+        assert_eq!(
+            labels_of(&s),
+            vec![
+                ("engine", "0".to_string()),
+                ("model_name", "meta-llama/Llama-3.1-8B-Instruct".to_string())
+            ]
+        );
+        assert_eq!(s.label("engine").as_deref(), Some("0"));
+        assert_eq!(s.label("pid"), None);
+        let colon_first = only_sample(":leading:colon 1");
+        assert_eq!(colon_first.name, ":leading:colon");
+    }
+
+    #[test]
+    fn trailing_comma_spaces_and_empty_label_set() {
+        let s = only_sample("m { a = \"x\" , b=\"y\", } 2");
+        assert_eq!(
+            labels_of(&s),
+            vec![("a", "x".to_string()), ("b", "y".to_string())]
+        );
+        assert_eq!(s.value, 2.0);
+        let empty = only_sample("m{} 3");
+        assert_eq!(empty.labels_raw, "");
+        assert_eq!(empty.value, 3.0);
+    }
+
+    #[test]
+    fn escaped_label_values_are_unescaped_lazily() {
+        let s = only_sample(r#"m{path="C:\\dir",quote="say \"hi\"",text="l1\nl2",plain="p"} 1"#);
+        assert_eq!(
+            labels_of(&s),
+            vec![
+                ("path", r"C:\dir".to_string()),
+                ("quote", r#"say "hi""#.to_string()),
+                ("text", "l1\nl2".to_string()),
+                ("plain", "p".to_string()),
+            ]
+        );
+        for (name, value) in s.labels() {
+            let borrowed = matches!(value, Cow::Borrowed(_));
+            assert_eq!(borrowed, name == "plain", "{name}");
+        }
+    }
+
+    #[test]
+    fn label_values_may_hold_braces_commas_and_hashes() {
+        let s = only_sample(r##"m{a="}",b=",",c="# x",d="{=}"} 4 # {trace_id="1"} 2"##);
+        assert_eq!(
+            labels_of(&s),
+            vec![
+                ("a", "}".to_string()),
+                ("b", ",".to_string()),
+                ("c", "# x".to_string()),
+                ("d", "{=}".to_string()),
+            ]
+        );
+        assert_eq!(s.value, 4.0);
+    }
+
+    #[test]
+    fn special_and_scientific_values() {
+        let input =
+            "a NaN\nb +Inf\nc -Inf\nd Inf\ne inf\nf nan\ng 4.108603e+06\nh 1.5E-3\ni -7\nj +0.25\n";
+        let expo = parse(input);
+        assert_eq!(expo.malformed, 0, "{:?}", expo.errors);
+        let values: Vec<f64> = expo.samples.iter().map(|s| s.value).collect();
+        assert!(values[0].is_nan());
+        assert_eq!(values[1], f64::INFINITY);
+        assert_eq!(values[2], f64::NEG_INFINITY);
+        assert_eq!(values[3], f64::INFINITY);
+        assert_eq!(values[4], f64::INFINITY);
+        assert!(values[5].is_nan());
+        assert_eq!(values[6], 4_108_603.0);
+        assert_eq!(values[7], 0.0015);
+        assert_eq!(values[8], -7.0);
+        assert_eq!(values[9], 0.25);
+    }
+
+    #[test]
+    fn timestamps_in_milliseconds() {
+        let s = only_sample("m{a=\"b\"} 3.5 1718140558300");
+        assert_eq!(s.value, 3.5);
+        assert_eq!(s.timestamp_ms, Some(1_718_140_558_300));
+        let negative = only_sample("m 1 -1000");
+        assert_eq!(negative.timestamp_ms, Some(-1000));
+    }
+
+    #[test]
+    fn exemplars_are_ignored() {
+        let with_ts = only_sample(
+            r#"vllm:e2e_request_latency_seconds_bucket{le="1.0"} 7 123 # {trace_id="abc"} 0.67 1520879607.789"#,
+        );
+        assert_eq!(with_ts.value, 7.0);
+        assert_eq!(with_ts.timestamp_ms, Some(123));
+        let without_ts = only_sample(r#"x_bucket{le="0.5"} 2 # {trace_id="KOO5S4vxi0o"} 0.67"#);
+        assert_eq!(without_ts.value, 2.0);
+        assert_eq!(without_ts.timestamp_ms, None);
+        assert_eq!(without_ts.labels_raw, r#"le="0.5""#);
+    }
+
+    #[test]
+    fn type_lines_help_and_comments() {
+        let input = "# HELP a Some help with {braces} and \"quotes\"\n\
+                     # TYPE a counter\n\
+                     # TYPE b gauge\n\
+                     # TYPE c histogram\n\
+                     # TYPE d summary\n\
+                     # TYPE e untyped\n\
+                     # TYPE f unknown\n\
+                     # TYPE g info\n\
+                     # TYPE h stateset\n\
+                     # TYPE i gaugehistogram\n\
+                     # TYPE vllm:x gauge\n\
+                     # just a comment\n\
+                     #no space comment\n\
+                     # UNIT a seconds\n\
+                     a_total 1\n";
+        let expo = parse(input);
+        assert_eq!(expo.malformed, 0, "{:?}", expo.errors);
+        assert_eq!(
+            expo.types,
+            vec![
+                ("a", MetricType::Counter),
+                ("b", MetricType::Gauge),
+                ("c", MetricType::Histogram),
+                ("d", MetricType::Summary),
+                ("e", MetricType::Untyped),
+                ("f", MetricType::Untyped),
+                ("g", MetricType::Info),
+                ("h", MetricType::StateSet),
+                ("i", MetricType::GaugeHistogram),
+                ("vllm:x", MetricType::Gauge),
+            ]
+        );
+        assert_eq!(expo.metric_type("c"), Some(MetricType::Histogram));
+        assert_eq!(expo.metric_type("zzz"), None);
+        assert_eq!(expo.samples.len(), 1);
+        assert!(!expo.saw_eof);
+    }
+
+    #[test]
+    fn eof_marker_stops_parsing() {
+        let expo = parse("a 1\n# EOF\nb 2\nnot a line at all ...\n");
+        assert!(expo.saw_eof);
+        assert_eq!(expo.samples.len(), 1);
+        assert_eq!(expo.samples[0].name, "a");
+        assert_eq!(expo.malformed, 0);
+        // "# EOF" followed by more words is a comment, not the marker.
+        let not_eof = parse("# EOF is near\na 1\n");
+        assert!(!not_eof.saw_eof);
+        assert_eq!(not_eof.samples.len(), 1);
+    }
+
+    #[test]
+    fn blank_lines_crlf_and_surrounding_whitespace() {
+        let input = "\r\n  \n# TYPE a gauge\r\n\ta{x=\"1\"} 5\r\n   b 6 1000  \r\n\n\nc 7";
+        let expo = parse(input);
+        assert_eq!(expo.malformed, 0, "{:?}", expo.errors);
+        assert_eq!(expo.types, vec![("a", MetricType::Gauge)]);
+        let got: Vec<(&str, &str, f64, Option<i64>)> = expo
+            .samples
+            .iter()
+            .map(|s| (s.name, s.labels_raw, s.value, s.timestamp_ms))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("a", "x=\"1\"", 5.0, None),
+                ("b", "", 6.0, Some(1000)),
+                ("c", "", 7.0, None),
+            ]
+        );
+    }
+
+    #[test]
+    fn malformed_lines_are_counted_with_line_numbers() {
+        let input = [
+            "good 1",               // 1
+            "...",                  // 2 bad name
+            "9lives 1",             // 3 bad name
+            "m{a=\"x} 1",           // 4 unterminated quote
+            "m{a=\"\\t\"} 1",       // 5 bad escape
+            "m{a=\"x\"}",           // 6 missing value
+            "m",                    // 7 missing value
+            "m twelve",             // 8 unparsable
+            "m 1 2 3",              // 9 junk after timestamp
+            "m 1 soon",             // 10 junk after value
+            "m{a=x} 1",             // 11 unquoted
+            "m{1a=\"x\"} 1",        // 12 bad label name
+            "m{a=\"x\" b=\"y\"} 1", // 13 missing comma
+            "m{a \"x\"} 1",         // 14 missing '='
+            "m{a=\"x\"",            // 15 unterminated set
+            "# TYPE m sometimes",   // 16 bad type
+            "# TYPE 1m gauge",      // 17 bad family name
+            "m-x 1",                // 18 bad char in name
+            "m{a=\"x\"}5",          // 19 no space before value
+            "good 2",               // 20
+        ]
+        .join("\n");
+        let expo = parse(&input);
+        assert_eq!(expo.samples.len(), 2);
+        assert_eq!(expo.malformed, 18);
+        assert_eq!(
+            reasons(&expo),
+            vec![
+                (2, "bad metric name"),
+                (3, "bad metric name"),
+                (4, "unterminated label value"),
+                (5, "bad escape in label value"),
+                (6, "missing value"),
+                (7, "missing value"),
+                (8, "unparsable value"),
+                (9, "junk after timestamp"),
+                (10, "junk after value"),
+                (11, "label value not quoted"),
+                (12, "bad label name"),
+                (13, "expected ',' or '}' after label value"),
+                (14, "missing '=' after label name"),
+                (15, "unterminated label set"),
+                (16, "unknown metric type"),
+                (17, "bad metric name in TYPE line"),
+            ]
+        );
+    }
+
+    #[test]
+    fn only_the_first_errors_are_recorded() {
+        let input = "bad line\n".repeat(MAX_RECORDED_ERRORS + 4);
+        let expo = parse(&input);
+        assert_eq!(expo.malformed, MAX_RECORDED_ERRORS + 4);
+        assert_eq!(expo.errors.len(), MAX_RECORDED_ERRORS);
+        assert_eq!(
+            expo.errors.last().map(|e| e.line),
+            Some(MAX_RECORDED_ERRORS)
+        );
+    }
+
+    #[test]
+    fn label_iter_stops_on_garbage_without_panicking() {
+        for raw in [
+            r#"a="x",b"#,
+            r#"a="x"#,
+            "=",
+            r#"a=x"#,
+            r#"a="\"#,
+            ",,,",
+            "\u{e9}=\"x\"",
+        ] {
+            let s = Sample {
+                name: "m",
+                labels_raw: raw,
+                value: 0.0,
+                timestamp_ms: None,
+            };
+            let got: Vec<_> = s.labels().collect();
+            assert!(got.len() <= 1, "{raw}: {got:?}");
+        }
+        let s = Sample {
+            name: "m",
+            labels_raw: r#"a="x",b"#,
+            value: 0.0,
+            timestamp_ms: None,
+        };
+        assert_eq!(labels_of(&s), vec![("a", "x".to_string())]);
+    }
+
+    fn escape_label_value(value: &str) -> String {
+        let mut out = String::with_capacity(value.len());
+        for c in value.chars() {
+            match c {
+                '\\' => out.push_str(r"\\"),
+                '"' => out.push_str("\\\""),
+                '\n' => out.push_str(r"\n"),
+                other => out.push(other),
+            }
+        }
+        out
+    }
+
+    proptest! {
+        #[test]
+        fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..512)) {
+            let text = String::from_utf8_lossy(&bytes);
+            let expo = parse(&text);
+            let lines = text.split('\n').count();
+            prop_assert!(expo.samples.len() + expo.malformed <= lines);
+            for sample in &expo.samples {
+                let _ = sample.labels().count();
+            }
+        }
+
+        #[test]
+        fn exposition_alphabet_never_panics(text in "[a-z:_{}=\",\\\\ #\t\r\n0-9.eE+-]{0,300}") {
+            let expo = parse(&text);
+            prop_assert!(expo.samples.len() + expo.malformed <= text.split('\n').count());
+            prop_assert!(expo.errors.len() <= MAX_RECORDED_ERRORS);
+            for sample in &expo.samples {
+                let _ = sample.labels().count();
+            }
+        }
+
+        #[test]
+        fn written_samples_round_trip(
+            name in "[a-zA-Z_:][a-zA-Z0-9_:]{0,24}",
+            labels in proptest::collection::vec(
+                ("[a-zA-Z_][a-zA-Z0-9_]{0,12}", "(\\PC|[\\\\\"\n{},=# ]){0,16}"),
+                0..5,
+            ),
+            value in any::<f64>().prop_filter("finite", |v| v.is_finite()),
+            timestamp in proptest::option::of(any::<i64>()),
+            trailing_comma in any::<bool>(),
+        ) {
+            let mut line = name.clone();
+            if !labels.is_empty() {
+                let pairs: Vec<String> = labels
+                    .iter()
+                    .map(|(n, v)| format!("{n}=\"{}\"", escape_label_value(v)))
+                    .collect();
+                line.push('{');
+                line.push_str(&pairs.join(","));
+                if trailing_comma {
+                    line.push(',');
+                }
+                line.push('}');
+            }
+            line.push_str(&format!(" {value}"));
+            if let Some(ts) = timestamp {
+                line.push_str(&format!(" {ts}"));
+            }
+            line.push('\n');
+
+            let expo = parse(&line);
+            prop_assert_eq!(expo.malformed, 0, "{:?} in {:?}", expo.errors, line);
+            prop_assert_eq!(expo.samples.len(), 1);
+            let sample = expo.samples[0];
+            prop_assert_eq!(sample.name, name.as_str());
+            prop_assert_eq!(sample.value.to_bits(), value.to_bits());
+            prop_assert_eq!(sample.timestamp_ms, timestamp);
+            let got: Vec<(String, String)> = sample
+                .labels()
+                .map(|(n, v)| (n.to_string(), v.into_owned()))
+                .collect();
+            prop_assert_eq!(got, labels);
+        }
     }
 }

@@ -1,1 +1,344 @@
 //! The simulated fleet: vLLM engines and DCGM exporters served over real HTTP on 127.0.0.1.
+//!
+//! [`start`] lays out the fleet ([`fleet::plan`]), gives every engine and every node's
+//! dcgm-exporter its own listener, and returns a [`SimHandle`] listing the endpoints. The
+//! traffic model ([`model`]), GPU physics ([`gpu`]) and renderers ([`exposition`], [`dcgm`]) are
+//! pure; only [`server`] does I/O. Models advance lazily when scraped, by simulated time that
+//! runs `time_scale` times faster than the wall clock.
+
+pub mod buckets;
+pub mod dcgm;
+pub mod exposition;
+pub mod fleet;
+pub mod format;
+pub mod gpu;
+pub mod histogram;
+pub mod model;
+pub mod params;
+pub mod pod;
+pub mod sampling;
+mod server;
+
+use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::{Arc, Mutex};
+
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+pub use buckets::SimVersion;
+pub use fleet::Scenario;
+
+use gpu::GpuModel;
+use pod::SimPod;
+use server::{EngineSite, GpuSource, NodeSite, SimClock};
+
+/// How to run the simulated fleet.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SimConfig {
+    /// Number of vLLM engines (pods).
+    pub engines: usize,
+    /// Engine `i` listens on `port_base + i` and node `n`'s dcgm-exporter on
+    /// `port_base + engines + n`; `None` uses ephemeral ports.
+    pub port_base: Option<u16>,
+    /// Metrics dialect of every engine.
+    pub version: SimVersion,
+    /// Seed of every random choice (names, traffic); the same seed gives the same fleet.
+    pub seed: u64,
+    /// Simulated seconds per wall-clock second.
+    pub time_scale: f64,
+    /// GPUs per node (one engine per GPU).
+    pub gpus_per_node: usize,
+}
+
+impl Default for SimConfig {
+    fn default() -> Self {
+        Self {
+            engines: 10,
+            port_base: None,
+            version: SimVersion::V1,
+            seed: 1,
+            time_scale: 1.0,
+            gpus_per_node: 8,
+        }
+    }
+}
+
+/// Why the simulator could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum SimError {
+    #[error("the simulated fleet needs at least one engine")]
+    NoEngines,
+    #[error("time scale must be a finite number above zero, got {0}")]
+    InvalidTimeScale(f64),
+    #[error("ports {base}..{base}+{count} do not fit below 65536")]
+    PortRange { base: u16, count: usize },
+    #[error(
+        "cannot open {endpoints} listeners: the open-file limit is too low (raise it with `ulimit -n`): {source}"
+    )]
+    FileLimit {
+        endpoints: usize,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot listen on 127.0.0.1:{port}: {source}")]
+    Bind {
+        port: u16,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// One simulated HTTP endpoint.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SimEndpoint {
+    /// Pod name (`vllm-llama-8b-6d4f9-x7k2p`, `dcgm-exporter-x7k2p`).
+    pub name: String,
+    /// `http://127.0.0.1:PORT/metrics`.
+    pub url: String,
+    /// Node the pod runs on.
+    pub node: String,
+    /// GPU index on the node, for an engine.
+    pub gpu: Option<u32>,
+    /// Served model id for an engine; GPU model for a dcgm-exporter.
+    pub model: String,
+    /// True when the endpoint refuses connections.
+    pub down: bool,
+    /// What the simulation does with this endpoint (`Healthy` for dcgm-exporters).
+    pub scenario: Scenario,
+}
+
+/// A running simulator. Dropping it stops the servers in the background; [`SimHandle::shutdown`]
+/// stops them and waits until every port is released.
+pub struct SimHandle {
+    /// vLLM engines, in index order.
+    pub engines: Vec<SimEndpoint>,
+    /// dcgm-exporters, one per node.
+    pub dcgm: Vec<SimEndpoint>,
+    clock: Arc<SimClock>,
+    stop: watch::Sender<bool>,
+    tasks: Vec<JoinHandle<std::io::Result<()>>>,
+}
+
+impl std::fmt::Debug for SimHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SimHandle")
+            .field("engines", &self.engines)
+            .field("dcgm", &self.dcgm)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SimHandle {
+    /// Current simulated time, seconds since the Unix epoch.
+    pub fn now(&self) -> f64 {
+        self.clock.now()
+    }
+
+    /// Stop every server and wait until they have released their ports.
+    pub async fn shutdown(mut self) {
+        let _ = self.stop.send(true);
+        for task in self.tasks.drain(..) {
+            if let Ok(Err(e)) = task.await {
+                tracing::warn!(error = %e, "simulated endpoint stopped with an error");
+            }
+        }
+    }
+
+    /// One line per endpoint: name, model, node, URL, and a note for the unusual ones.
+    pub fn describe(&self) -> Vec<String> {
+        let all = self.engines.iter().chain(&self.dcgm);
+        let name_w = all.clone().map(|e| e.name.len()).max().unwrap_or(0);
+        let model_w = all.clone().map(|e| e.model.len()).max().unwrap_or(0);
+        let place = |e: &SimEndpoint| match e.gpu {
+            Some(gpu) => format!("{}/gpu{gpu}", e.node),
+            None => e.node.clone(),
+        };
+        let place_w = all.clone().map(|e| place(e).len()).max().unwrap_or(0);
+        all.map(|e| {
+            let line = format!(
+                "{:name_w$}  {:model_w$}  {:place_w$}  {}",
+                e.name,
+                e.model,
+                place(e),
+                e.url
+            );
+            match e.scenario.note() {
+                Some(note) => format!("{line}  ({note})"),
+                None => line,
+            }
+        })
+        .collect()
+    }
+}
+
+impl Drop for SimHandle {
+    fn drop(&mut self) {
+        let _ = self.stop.send(true);
+    }
+}
+
+/// Start the simulated fleet on 127.0.0.1.
+pub async fn start(cfg: SimConfig) -> Result<SimHandle, SimError> {
+    if cfg.engines == 0 {
+        return Err(SimError::NoEngines);
+    }
+    if !(cfg.time_scale.is_finite() && cfg.time_scale > 0.0) {
+        return Err(SimError::InvalidTimeScale(cfg.time_scale));
+    }
+    let plan = fleet::plan(cfg.engines, cfg.gpus_per_node, cfg.version, cfg.seed);
+    let endpoint_count = plan.engines.len() + plan.nodes.len();
+    if let Some(base) = cfg.port_base {
+        if usize::from(base) + endpoint_count > usize::from(u16::MAX) + 1 || base == 0 {
+            return Err(SimError::PortRange {
+                base,
+                count: endpoint_count,
+            });
+        }
+    }
+    let port_of = |offset: usize| cfg.port_base.map_or(0, |b| b + offset as u16);
+
+    let clock = Arc::new(SimClock::start(cfg.time_scale));
+    let (stop, stop_rx) = watch::channel(false);
+    let mut tasks = Vec::with_capacity(endpoint_count);
+    let mut engines = Vec::with_capacity(plan.engines.len());
+    let mut sites: Vec<Arc<EngineSite>> = Vec::with_capacity(plan.engines.len());
+
+    for spec in &plan.engines {
+        let node = plan.nodes.get(spec.node);
+        let node_name = node.map(|n| n.name.clone()).unwrap_or_default();
+        let gpu_spec = node.map_or(gpu::H100_SXM, |n| n.gpu.clone());
+        let pod = SimPod::new(spec.clone(), gpu_spec, clock.sim_start());
+        let serving = pod.serving;
+        let site = Arc::new(EngineSite::new(pod, Arc::clone(&clock)));
+        let port = if serving {
+            let listener = bind(port_of(spec.index), endpoint_count).await?;
+            let port = local_port(&listener);
+            let router = server::engine_router(Arc::clone(&site));
+            tasks.push(server::spawn_server(listener, router, stop_rx.clone()));
+            port
+        } else {
+            refused_port(port_of(spec.index))?
+        };
+        sites.push(site);
+        engines.push(SimEndpoint {
+            name: spec.pod.clone(),
+            url: metrics_url(port),
+            node: node_name,
+            gpu: Some(spec.gpu),
+            model: spec.model.id.to_owned(),
+            down: !serving,
+            scenario: spec.scenario,
+        });
+    }
+
+    let mut dcgm = Vec::with_capacity(plan.nodes.len());
+    for node in &plan.nodes {
+        let gpus = node
+            .gpus
+            .iter()
+            .map(|slot| match slot.engine.and_then(|i| sites.get(i)) {
+                Some(site) => GpuSource::Pod(Arc::clone(site)),
+                None => GpuSource::Idle(Mutex::new(GpuModel::new(
+                    node.gpu.clone(),
+                    clock.sim_start(),
+                ))),
+            })
+            .collect();
+        let listener = bind(port_of(plan.engines.len() + node.index), endpoint_count).await?;
+        let port = local_port(&listener);
+        let site = Arc::new(NodeSite::new(node.clone(), gpus, Arc::clone(&clock)));
+        tasks.push(server::spawn_server(
+            listener,
+            server::dcgm_router(site),
+            stop_rx.clone(),
+        ));
+        dcgm.push(SimEndpoint {
+            name: node.exporter_pod.clone(),
+            url: metrics_url(port),
+            node: node.name.clone(),
+            gpu: None,
+            model: node.gpu.name.to_owned(),
+            down: false,
+            scenario: Scenario::Healthy,
+        });
+    }
+
+    Ok(SimHandle {
+        engines,
+        dcgm,
+        clock,
+        stop,
+        tasks,
+    })
+}
+
+fn metrics_url(port: u16) -> String {
+    format!("http://127.0.0.1:{port}/metrics")
+}
+
+async fn bind(port: u16, endpoints: usize) -> Result<TcpListener, SimError> {
+    TcpListener::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, port)))
+        .await
+        .map_err(|source| bind_error(port, endpoints, source))
+}
+
+fn bind_error(port: u16, endpoints: usize, source: std::io::Error) -> SimError {
+    if source.raw_os_error() == Some(libc::EMFILE) {
+        SimError::FileLimit { endpoints, source }
+    } else {
+        SimError::Bind { port, source }
+    }
+}
+
+fn local_port(listener: &TcpListener) -> u16 {
+    listener.local_addr().map_or(0, |a| a.port())
+}
+
+/// A port nothing listens on: the given one, or for 0 an ephemeral port bound and released.
+fn refused_port(port: u16) -> Result<u16, SimError> {
+    if port != 0 {
+        return Ok(port);
+    }
+    let probe = std::net::TcpListener::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, 0)))
+        .map_err(|source| SimError::Bind { port, source })?;
+    // Released at once: connecting to it is refused, as with a pod that is not serving.
+    let port = probe.local_addr().map_or(0, |a| a.port());
+    drop(probe);
+    Ok(port)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn running_out_of_file_descriptors_is_named_as_such() {
+        let emfile = std::io::Error::from_raw_os_error(libc::EMFILE);
+        assert!(matches!(
+            bind_error(8000, 1125, emfile),
+            SimError::FileLimit {
+                endpoints: 1125,
+                ..
+            }
+        ));
+        let in_use = std::io::Error::from(std::io::ErrorKind::AddrInUse);
+        assert!(matches!(
+            bind_error(8000, 3, in_use),
+            SimError::Bind { port: 8000, .. }
+        ));
+    }
+
+    #[test]
+    fn default_config_is_a_small_v1_fleet_in_real_time() {
+        let cfg = SimConfig::default();
+        assert_eq!(cfg.version, SimVersion::V1);
+        assert_eq!(cfg.time_scale, 1.0);
+        assert_eq!(cfg.gpus_per_node, 8);
+        assert!(
+            cfg.engines >= 3,
+            "the default shows the pressured and the down engine"
+        );
+        assert_eq!(cfg.port_base, None);
+    }
+}

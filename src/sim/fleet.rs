@@ -1,0 +1,395 @@
+//! PURE. Composition of the simulated fleet: which engines exist, what they serve, where they
+//! run, what traffic they get and what is wrong with them. [`scenario_for`] is the one place
+//! that decides each engine's [`Scenario`]; [`plan`] turns a size and a seed into names, nodes,
+//! GPUs and engine parameters, deterministically.
+
+use std::collections::HashSet;
+
+use super::buckets::SimVersion;
+use super::gpu::{GpuSpec, H100_SXM};
+use super::params::{EngineParams, TrafficProfile};
+use super::sampling::Sampler;
+
+/// Kubernetes namespace of the simulated pods.
+pub const NAMESPACE: &str = "llm";
+/// Container name of the vLLM server in each pod.
+pub const CONTAINER: &str = "vllm";
+/// Block size of every simulated engine (vLLM's default).
+pub const BLOCK_SIZE: u32 = 16;
+
+/// A model the fleet serves, with what it costs in GPU memory.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelSpec {
+    /// Model id (`model_name` label, `/v1/models`).
+    pub id: &'static str,
+    /// Deployment name of the pods serving it.
+    pub deployment: &'static str,
+    /// KV cache bytes per token (2 × layers × KV heads × head dim × 2 bytes for bf16).
+    pub kv_bytes_per_token: u64,
+    /// Weights in GPU memory, MiB.
+    pub weights_mib: u64,
+    /// Activation peak and CUDA graphs inside vLLM's memory budget, MiB.
+    pub activation_mib: u64,
+    pub max_model_len: u32,
+}
+
+/// Llama 3.1 8B: 32 layers, 8 KV heads of 128 → 128 KiB of KV per token.
+pub const LLAMA_8B: ModelSpec = ModelSpec {
+    id: "meta-llama/Llama-3.1-8B-Instruct",
+    deployment: "vllm-llama-8b",
+    kv_bytes_per_token: 2 * 32 * 8 * 128 * 2,
+    weights_mib: 15_317,
+    activation_mib: 2_560,
+    max_model_len: 32_768,
+};
+
+/// Qwen2.5 7B: 28 layers, 4 KV heads of 128 → 56 KiB of KV per token.
+pub const QWEN_7B: ModelSpec = ModelSpec {
+    id: "Qwen/Qwen2.5-7B-Instruct",
+    deployment: "vllm-qwen-7b",
+    kv_bytes_per_token: 2 * 28 * 4 * 128 * 2,
+    weights_mib: 14_535,
+    activation_mib: 2_560,
+    max_model_len: 32_768,
+};
+
+/// Arrivals per second that overload an engine with [`PRESSURE_REFERENCE_BLOCKS`] KV blocks
+/// (an 8B model on one 80 GB GPU) with long prompts: its cache is full within ~10 s.
+const PRESSURE_ARRIVALS_PER_S: f64 = 14.0;
+/// KV cache size the pressure arrival rate refers to; other sizes scale it proportionally.
+const PRESSURE_REFERENCE_BLOCKS: f64 = 27_000.0;
+
+/// The models of the fleet; engine `i` serves `MODELS[i % 2]`.
+pub const MODELS: [&ModelSpec; 2] = [&LLAMA_8B, &QWEN_7B];
+
+/// What is going on with one engine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scenario {
+    /// Moderate traffic, well within capacity.
+    Healthy,
+    /// Arrivals above capacity with long prompts: the KV cache fills within ~10 s, requests
+    /// queue, TTFT climbs and running requests are preempted.
+    KvPressure,
+    /// The endpoint refuses connections (the pod is not serving).
+    Down,
+}
+
+impl Scenario {
+    /// Short note for listings; `None` for a healthy engine.
+    pub fn note(self) -> Option<&'static str> {
+        match self {
+            Scenario::Healthy => None,
+            Scenario::KvPressure => Some("KV pressure: arrivals above capacity, preempting"),
+            Scenario::Down => Some("down: connection refused"),
+        }
+    }
+}
+
+/// The fleet's composition: for three engines or more, engine 0 is under KV pressure and the
+/// last one is down; every other engine is healthy.
+pub fn scenario_for(index: usize, engines: usize) -> Scenario {
+    if engines < 3 {
+        Scenario::Healthy
+    } else if index == 0 {
+        Scenario::KvPressure
+    } else if index + 1 == engines {
+        Scenario::Down
+    } else {
+        Scenario::Healthy
+    }
+}
+
+/// One simulated engine (one pod on one GPU).
+#[derive(Debug, Clone, PartialEq)]
+pub struct EngineSpec {
+    pub index: usize,
+    /// Pod name, e.g. `vllm-llama-8b-6d4f9-x7k2p`.
+    pub pod: String,
+    pub model: &'static ModelSpec,
+    /// Index into [`FleetPlan::nodes`].
+    pub node: usize,
+    /// GPU index on the node.
+    pub gpu: u32,
+    pub scenario: Scenario,
+    pub params: EngineParams,
+    /// Seed of the engine's own random stream.
+    pub seed: u64,
+}
+
+/// One GPU of a node.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GpuSlot {
+    pub index: u32,
+    /// `UUID` label, `GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx`.
+    pub uuid: String,
+    /// `pci_bus_id` label, `00000000:18:00.0`.
+    pub pci_bus_id: String,
+    /// Index of the engine running on it, if any.
+    pub engine: Option<usize>,
+}
+
+/// One GPU node, with its dcgm-exporter.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NodeSpec {
+    pub index: usize,
+    /// Node name (`Hostname` label).
+    pub name: String,
+    /// Name of the node's dcgm-exporter pod (a DaemonSet pod).
+    pub exporter_pod: String,
+    pub gpu: GpuSpec,
+    pub gpus: Vec<GpuSlot>,
+}
+
+/// The whole simulated fleet.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FleetPlan {
+    pub engines: Vec<EngineSpec>,
+    pub nodes: Vec<NodeSpec>,
+}
+
+/// PCI bus numbers of the eight GPUs of an HGX H100 board.
+const PCI_BUSES: [u8; 8] = [0x18, 0x2A, 0x3A, 0x5D, 0x9A, 0xAB, 0xBA, 0xDB];
+/// Characters Kubernetes uses in generated name suffixes.
+const K8S_ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+
+/// Lay out `engines` engines over nodes of `gpus_per_node` GPUs (engine `i` on node
+/// `i / gpus_per_node`, GPU `i % gpus_per_node`), deterministically for `seed`.
+pub fn plan(engines: usize, gpus_per_node: usize, version: SimVersion, seed: u64) -> FleetPlan {
+    let gpus_per_node = gpus_per_node.max(1);
+    let mut names = Sampler::new(seed ^ 0x6b76_746f_705f_6e6d);
+    let node_count = engines.div_ceil(gpus_per_node);
+    let width = digits(node_count.saturating_sub(1)).max(2);
+    let mut nodes: Vec<NodeSpec> = (0..node_count)
+        .map(|n| NodeSpec {
+            index: n,
+            name: format!("gpu-node-{n:0width$}"),
+            exporter_pod: format!("dcgm-exporter-{}", k8s_suffix(&mut names)),
+            gpu: H100_SXM,
+            gpus: (0..gpus_per_node)
+                .map(|g| GpuSlot {
+                    index: g as u32,
+                    uuid: gpu_uuid(&mut names),
+                    pci_bus_id: format!(
+                        "00000000:{:02X}:00.0",
+                        PCI_BUSES
+                            .get(g % PCI_BUSES.len())
+                            .copied()
+                            .unwrap_or(0)
+                            .wrapping_add((g / PCI_BUSES.len()) as u8)
+                    ),
+                    engine: None,
+                })
+                .collect(),
+        })
+        .collect();
+
+    let replica_sets: Vec<String> = MODELS.iter().map(|_| k8s_suffix(&mut names)).collect();
+    let mut taken = HashSet::new();
+    let mut specs = Vec::with_capacity(engines);
+    for i in 0..engines {
+        let model_idx = i % MODELS.len();
+        let model = MODELS.get(model_idx).copied().unwrap_or(&LLAMA_8B);
+        let rs = replica_sets.get(model_idx).map_or("", String::as_str);
+        let pod = loop {
+            let candidate = format!("{}-{}-{}", model.deployment, rs, k8s_suffix(&mut names));
+            if taken.insert(candidate.clone()) {
+                break candidate;
+            }
+        };
+        let node = i / gpus_per_node;
+        let gpu = (i % gpus_per_node) as u32;
+        if let Some(slot) = nodes
+            .get_mut(node)
+            .and_then(|n| n.gpus.get_mut(gpu as usize))
+        {
+            slot.engine = Some(i);
+        }
+        let scenario = scenario_for(i, engines);
+        let params = engine_params(model, &H100_SXM, scenario, version, &mut names);
+        specs.push(EngineSpec {
+            index: i,
+            pod,
+            model,
+            node,
+            gpu,
+            scenario,
+            params,
+            seed: splitmix(seed.wrapping_add(i as u64)),
+        });
+    }
+    FleetPlan {
+        engines: specs,
+        nodes,
+    }
+}
+
+/// Engine parameters for a model on a GPU in a scenario. The KV cache is what remains of
+/// `gpu_memory_utilization` × framebuffer after weights and activations.
+pub fn engine_params(
+    model: &ModelSpec,
+    gpu: &GpuSpec,
+    scenario: Scenario,
+    version: SimVersion,
+    sampler: &mut Sampler,
+) -> EngineParams {
+    let base = EngineParams::default();
+    let budget_mib = gpu.fb_total_mib as f64 * base.gpu_memory_utilization;
+    let kv_mib = (budget_mib - (model.weights_mib + model.activation_mib) as f64).max(0.0);
+    let block_bytes = (model.kv_bytes_per_token * u64::from(BLOCK_SIZE)) as f64;
+    let num_gpu_blocks = (kv_mib * 1024.0 * 1024.0 / block_bytes).floor() as u32;
+    let traffic = match scenario {
+        Scenario::Healthy | Scenario::Down => TrafficProfile {
+            arrival_rate: sampler.between(6.0, 12.0),
+            output_median: 300.0,
+            prefix_hit_ratio: sampler.between(0.3, 0.6),
+            ..TrafficProfile::default()
+        },
+        Scenario::KvPressure => {
+            // Scaled so the cache fills at the same pace whatever its size.
+            let scale = f64::from(num_gpu_blocks) / PRESSURE_REFERENCE_BLOCKS;
+            TrafficProfile {
+                arrival_rate: PRESSURE_ARRIVALS_PER_S * scale,
+                prompt_median: 3_000.0,
+                prompt_sigma: 0.5,
+                output_median: 600.0,
+                output_sigma: 0.5,
+                prefix_hit_ratio: 0.2,
+                ..TrafficProfile::default()
+            }
+        }
+    };
+    EngineParams {
+        version,
+        num_gpu_blocks,
+        block_size: BLOCK_SIZE,
+        max_model_len: model.max_model_len,
+        // vLLM V0's block manager keeps 1% of the blocks free when admitting.
+        admission_watermark: match version {
+            SimVersion::V0 => 0.01,
+            SimVersion::V1 => 0.0,
+        },
+        traffic,
+        ..base
+    }
+}
+
+fn digits(mut n: usize) -> usize {
+    let mut d = 1;
+    while n >= 10 {
+        n /= 10;
+        d += 1;
+    }
+    d
+}
+
+fn k8s_suffix(s: &mut Sampler) -> String {
+    (0..5)
+        .map(|_| {
+            let i = s.index(K8S_ALPHABET.len());
+            char::from(K8S_ALPHABET.get(i).copied().unwrap_or(b'x'))
+        })
+        .collect()
+}
+
+fn gpu_uuid(s: &mut Sampler) -> String {
+    let mut hex = |n: usize| -> String {
+        (0..n)
+            .map(|_| char::from_digit(s.index(16) as u32, 16).unwrap_or('0'))
+            .collect()
+    };
+    format!(
+        "GPU-{}-{}-{}-{}-{}",
+        hex(8),
+        hex(4),
+        hex(4),
+        hex(4),
+        hex(12)
+    )
+}
+
+/// SplitMix64 finaliser: well-spread per-engine seeds from consecutive integers.
+fn splitmix(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn composition_has_one_pressured_and_one_down_engine_from_three_up() {
+        for n in [3, 4, 10, 1000] {
+            let s: Vec<Scenario> = (0..n).map(|i| scenario_for(i, n)).collect();
+            assert_eq!(s.iter().filter(|x| **x == Scenario::KvPressure).count(), 1);
+            assert_eq!(s.iter().filter(|x| **x == Scenario::Down).count(), 1);
+            assert_eq!(s.iter().filter(|x| **x == Scenario::Healthy).count(), n - 2);
+        }
+        assert!((0..2).all(|i| scenario_for(i, 2) == Scenario::Healthy));
+        assert_eq!(scenario_for(0, 1), Scenario::Healthy);
+    }
+
+    #[test]
+    fn layout_puts_eight_engines_per_node_and_alternates_models() {
+        let p = plan(20, 8, SimVersion::V1, 1);
+        assert_eq!(p.nodes.len(), 3);
+        let e = &p.engines[13];
+        assert_eq!((e.node, e.gpu), (1, 5));
+        assert_eq!(p.nodes[1].gpus[5].engine, Some(13));
+        assert_eq!(p.nodes[2].gpus[4].engine, None); // engines 16..19 fill GPUs 0..3
+        assert_eq!(p.engines[0].model.id, "meta-llama/Llama-3.1-8B-Instruct");
+        assert_eq!(p.engines[1].model.id, "Qwen/Qwen2.5-7B-Instruct");
+        assert_eq!(p.nodes[0].name, "gpu-node-00");
+        assert_eq!(p.nodes[0].gpus[0].pci_bus_id, "00000000:18:00.0");
+    }
+
+    #[test]
+    fn names_are_pod_like_unique_and_deterministic() {
+        let a = plan(1000, 8, SimVersion::V1, 42);
+        let b = plan(1000, 8, SimVersion::V1, 42);
+        let c = plan(1000, 8, SimVersion::V1, 43);
+        assert_eq!(a, b);
+        assert_ne!(a.engines[0].pod, c.engines[0].pod);
+        let unique: HashSet<&str> = a.engines.iter().map(|e| e.pod.as_str()).collect();
+        assert_eq!(unique.len(), 1000);
+        let pod = &a.engines[0].pod;
+        let suffix = pod
+            .strip_prefix("vllm-llama-8b-")
+            .expect("deployment prefix");
+        let parts: Vec<&str> = suffix.split('-').collect();
+        assert_eq!(parts.len(), 2);
+        assert!(
+            parts
+                .iter()
+                .all(|p| p.len() == 5 && p.bytes().all(|b| K8S_ALPHABET.contains(&b)))
+        );
+        let uuid = &a.nodes[0].gpus[0].uuid;
+        assert_eq!(uuid.len(), "GPU-".len() + 36);
+    }
+
+    #[test]
+    fn kv_blocks_follow_from_memory_budget() {
+        let mut s = Sampler::new(0);
+        let p = engine_params(
+            &LLAMA_8B,
+            &H100_SXM,
+            Scenario::Healthy,
+            SimVersion::V1,
+            &mut s,
+        );
+        // 0.9 × 81559 MiB = 73403.1 MiB; minus 15317 + 2560 → 55526.1 MiB of KV;
+        // a block is 16 × 128 KiB = 2 MiB → 27763 blocks.
+        assert_eq!(p.num_gpu_blocks, 27_763);
+        let q = engine_params(
+            &QWEN_7B,
+            &H100_SXM,
+            Scenario::Healthy,
+            SimVersion::V1,
+            &mut s,
+        );
+        // (73403.1 − 17095) MiB / (16 × 56 KiB = 0.875 MiB) = 64352.1 → 64352.
+        assert_eq!(q.num_gpu_blocks, 64_352);
+    }
+}
