@@ -132,26 +132,6 @@ const SPARKS: [SparkSpec; 5] = [
     },
 ];
 
-/// The current value of a series, from the engine's derived signals.
-fn current(series: Series, s: &Signals) -> Option<f64> {
-    match series {
-        Series::KvUsage => s.kv_usage,
-        Series::Running => s.running,
-        Series::Waiting => s.waiting,
-        Series::TtftP50 => s.ttft_p50,
-        Series::TtftP95 => s.ttft_p95,
-        Series::TtftP99 => s.ttft_p99,
-        Series::ItlP50 => s.itl_p50,
-        Series::ItlP95 => s.itl_p95,
-        Series::ItlP99 => s.itl_p99,
-        Series::GenTps => s.gen_tps,
-        Series::PromptTps => s.prompt_tps,
-        Series::PrefixHit => s.prefix_hit,
-        Series::PreemptionsPerS => s.preemptions_per_s,
-        Series::RequestsPerS => s.requests_per_s,
-    }
-}
-
 fn series_style(theme: &Theme, style: SeriesStyle, signals: &Signals) -> Style {
     match style {
         SeriesStyle::Slot(i) => theme.series.get(i).copied().unwrap_or(theme.base),
@@ -282,7 +262,7 @@ fn chart(buf: &mut Buffer, area: Rect, app: &App, engine: &EngineState, spec: &C
     let mut title = vec![Span::styled(format!(" {}", spec.title), theme.title)];
     for (series, label, style) in spec.series {
         let style = series_style(theme, *style, signals);
-        let value = (spec.fmt)(current(*series, signals));
+        let value = (spec.fmt)(series.value(signals));
         let text = if label.is_empty() {
             format!(" {value}")
         } else {
@@ -520,7 +500,7 @@ fn spark_line<'a>(app: &App, engine: &EngineState, now: Ts, width: usize) -> Lin
             sparkline(&points, from, now, cells, spec.ceiling),
             style,
         ));
-        let value = (spec.fmt)(current(spec.series, &engine.signals));
+        let value = (spec.fmt)(spec.series.value(&engine.signals));
         spans.push(Span::styled(
             format!(" {}", format::right(&value, SPARK_VALUE)),
             theme.base,

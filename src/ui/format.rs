@@ -108,13 +108,14 @@ pub fn span(secs: f64) -> String {
     if !secs.is_finite() || secs < 0.0 {
         return UNKNOWN.into();
     }
+    if secs > 0.0 && secs < 1.0 {
+        return format!("{:.0}ms", secs * 1000.0);
+    }
     let s = secs.round() as u64;
     if s >= 3600 && s % 3600 == 0 {
         format!("{}h", s / 3600)
     } else if s >= 60 && s % 60 == 0 {
         format!("{}m", s / 60)
-    } else if s == 0 && secs > 0.0 {
-        format!("{:.0}ms", secs * 1000.0)
     } else {
         format!("{s}s")
     }

@@ -123,15 +123,20 @@ mod tests {
     fn every_binding_appears_once_under_its_context() {
         let theme = Theme::fallback_mono();
         let sections = sections(&theme);
-        let all: Vec<String> = sections.iter().flat_map(|s| text_of(s)).collect();
-        for b in KEYMAP {
-            let hits = all
-                .iter()
-                .filter(|l| l.starts_with(&binding_label(b)) && l.ends_with(b.description))
-                .count();
-            assert_eq!(hits, 1, "{:?}", b.action);
-        }
         assert_eq!(sections.len(), Context::HELP_ORDER.len());
+        for (ctx, section) in Context::HELP_ORDER.iter().zip(&sections) {
+            let lines = text_of(section);
+            assert_eq!(lines.first().map(String::as_str), Some(text::context_heading(*ctx)));
+            let bindings: Vec<_> = KEYMAP.iter().filter(|b| b.context == *ctx).collect();
+            assert_eq!(lines.len(), bindings.len() + 1);
+            for b in bindings {
+                let hits = lines
+                    .iter()
+                    .filter(|l| l.starts_with(&binding_label(b)) && l.ends_with(b.description))
+                    .count();
+                assert_eq!(hits, 1, "{:?}", b.action);
+            }
+        }
     }
 
     #[test]
