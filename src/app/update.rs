@@ -14,10 +14,7 @@ pub fn update(app: &mut App, event: Event, now: Ts) -> Vec<Command> {
             app.fleet.ingest(report);
             if !app.is_frozen() {
                 app.dirty = true;
-                if app.selected.is_none() {
-                    let rows = app.rows(now);
-                    app.select_position(&rows, 0);
-                }
+                select_first_if_none(app, now);
             }
             Vec::new()
         }
@@ -40,6 +37,7 @@ pub fn update(app: &mut App, event: Event, now: Ts) -> Vec<Command> {
 /// Time-driven changes: fleet status, the clock's second (and with it every age shown), the
 /// expiry of a notice.
 fn on_tick(app: &mut App, now: Ts) {
+    select_first_if_none(app, now);
     let changed = app.fleet.tick(now);
     if changed && !app.is_frozen() {
         app.dirty = true;
@@ -52,6 +50,14 @@ fn on_tick(app: &mut App, now: Ts) {
     if app.notice.as_ref().is_some_and(|n| now >= n.until) {
         app.notice = None;
         app.dirty = true;
+    }
+}
+
+/// Pin the selection to the first row once there is one, so that re-sorting keeps it.
+fn select_first_if_none(app: &mut App, now: Ts) {
+    if app.selected.is_none() {
+        let rows = app.rows(now);
+        app.select_position(&rows, 0);
     }
 }
 
@@ -443,7 +449,10 @@ mod tests {
         ch(&mut app, '/');
         assert!(ch(&mut app, 'q').is_empty());
         let ctrl_c = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL);
-        assert_eq!(update(&mut app, Event::Key(ctrl_c), T0), vec![Command::Quit]);
+        assert_eq!(
+            update(&mut app, Event::Key(ctrl_c), T0),
+            vec![Command::Quit]
+        );
 
         let (mut app, _) = app_with(&[("a", 0.1)]);
         assert_eq!(update(&mut app, Event::Shutdown, T0), vec![Command::Quit]);
@@ -530,7 +539,11 @@ mod tests {
         update(&mut app, Event::Tick, T0 + 1.0);
         assert!(app.notice.is_some());
         app.dirty = false;
-        update(&mut app, Event::Tick, T0 + 1.0 + crate::app::state::NOTICE_SECS);
+        update(
+            &mut app,
+            Event::Tick,
+            T0 + 1.0 + crate::app::state::NOTICE_SECS,
+        );
         assert!(app.notice.is_none());
         assert!(app.dirty);
     }
@@ -541,7 +554,11 @@ mod tests {
         ch(&mut app, 'f');
         assert!(app.is_frozen());
         app.dirty = false;
-        update(&mut app, Event::Scrape(report(ids[0], T0 + 1.0, 0.7)), T0 + 1.0);
+        update(
+            &mut app,
+            Event::Scrape(report(ids[0], T0 + 1.0, 0.7)),
+            T0 + 1.0,
+        );
         assert!(!app.dirty, "a frozen view does not change");
         let kv = |f: &Fleet| f.engines().first().and_then(|e| e.signals.kv_usage);
         assert_eq!(kv(&app.fleet), Some(0.7));

@@ -25,7 +25,7 @@ const CHART_MIN_ROWS: u16 = 4;
 const FACT_LABEL: usize = 11;
 /// Sparkline cells in compact mode, at most and at least.
 const SPARK_MAX: usize = 20;
-const SPARK_MIN: usize = 4;
+const SPARK_MIN: usize = 8;
 /// Width every compact value is padded to, so the line does not shift as values change.
 const SPARK_VALUE: usize = 5;
 
@@ -293,7 +293,7 @@ fn chart(buf: &mut Buffer, area: Rect, app: &App, engine: &EngineState, spec: &C
             .map(|p| p.1)
             .filter(|v| v.is_finite())
             .fold(0.0, f64::max);
-        if max > 0.0 { max * 1.1 } else { 1.0 }
+        nice_ceiling(max)
     });
     if data.iter().all(Vec::is_empty) {
         let y = inner.y + inner.height.saturating_sub(1) / 2;
@@ -357,6 +357,21 @@ fn kv_capacity(engine: &EngineState) -> Option<u64> {
         })
 }
 
+/// A round top for a y axis at or above `max` (1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8 × 10ⁿ), so
+/// the axis label reads well; 1 when there is nothing above zero.
+fn nice_ceiling(max: f64) -> f64 {
+    const STEPS: [f64; 10] = [1.0, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0];
+    if !(max.is_finite() && max > 0.0) {
+        return 1.0;
+    }
+    let magnitude = 10f64.powf(max.log10().floor());
+    STEPS
+        .iter()
+        .map(|s| s * magnitude)
+        .find(|top| *top >= max * (1.0 - 1e-9))
+        .unwrap_or(10.0 * magnitude)
+}
+
 /// The facts column: labelled values, the last scrape and the last error.
 fn facts<'a>(
     engine: &EngineState,
@@ -378,15 +393,33 @@ fn facts<'a>(
     } else {
         engine.id.model.clone()
     };
-    let flavor = engine.latest.as_ref().map(|l| l.flavor).unwrap_or_default();
+    let engine_kind = engine.latest.as_ref().map_or_else(
+        || format::UNKNOWN.to_string(),
+        |l| engine_label(l.flavor, &engine.id.engine),
+    );
     let capacity = kv_capacity(engine);
-    let mut lines = vec![
+    let error_lines: Vec<Line<'a>> = target
+        .and_then(|t| t.last_error.as_ref())
+        .map(|(at, error)| {
+            vec![
+                fact(
+                    text::FACT_LAST_ERROR,
+                    format!("{} · {}", error.short(), text::ago(now - at)),
+                    theme.error,
+                ),
+                fact("", error.to_string(), theme.error),
+            ]
+        })
+        .unwrap_or_default();
+    // A failing target's error is the first thing to read; an old one comes last.
+    let failing = target.is_some_and(|t| t.failing);
+    let mut lines = Vec::new();
+    if failing {
+        lines.extend(error_lines.iter().cloned());
+    }
+    lines.extend([
         fact(text::FACT_MODEL, model, theme.base),
-        fact(
-            text::FACT_ENGINE,
-            engine_label(flavor, &engine.id.engine),
-            theme.base,
-        ),
+        fact(text::FACT_ENGINE, engine_kind, theme.base),
         fact(
             text::FACT_KV_CAPACITY,
             capacity.map_or_else(|| format::UNKNOWN.to_string(), text::tokens),
@@ -404,7 +437,7 @@ fn facts<'a>(
             theme.base,
         ),
         fact(text::FACT_CPU, text::cores(s.cpu_cores), theme.base),
-    ];
+    ]);
     if let Some(t) = target {
         lines.push(fact(
             text::FACT_SCRAPE,
@@ -426,13 +459,8 @@ fn facts<'a>(
     if let Some(at) = engine.restarted_at {
         lines.push(fact(text::FACT_RESTARTED, text::ago(now - at), theme.warn));
     }
-    if let Some((at, error)) = target.and_then(|t| t.last_error.as_ref()) {
-        lines.push(fact(
-            text::FACT_LAST_ERROR,
-            format!("{} · {}", error.short(), text::ago(now - at)),
-            theme.error,
-        ));
-        lines.push(fact("", error.to_string(), theme.error));
+    if !failing {
+        lines.extend(error_lines);
     }
     lines
 }
@@ -548,4 +576,27 @@ fn fact_line<'a>(
         spans.push(Span::styled(value, theme.base));
     }
     Line::from(spans)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn axis_tops_are_round() {
+        assert_eq!(nice_ceiling(0.0), 1.0);
+        assert_eq!(nice_ceiling(f64::NAN), 1.0);
+        assert_eq!(nice_ceiling(1200.0), 1200.0);
+        assert_eq!(nice_ceiling(1320.0), 1500.0);
+        assert_eq!(nice_ceiling(2.6), 3.0);
+        assert_eq!(nice_ceiling(0.094), 0.1);
+        assert_eq!(nice_ceiling(17.0), 20.0);
+        assert_eq!(nice_ceiling(9.0), 10.0);
+    }
+
+    #[test]
+    fn engine_labels() {
+        assert_eq!(engine_label(EngineFlavor::VllmV1, "0"), "vLLM V1 #0");
+        assert_eq!(engine_label(EngineFlavor::VllmV0, ""), "vLLM V0");
+    }
 }

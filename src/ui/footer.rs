@@ -8,8 +8,8 @@ use ratatui::text::Span;
 
 use super::line::{self, Segment};
 use super::text;
-use crate::app::App;
 use crate::app::keys::{Action, Context, first_key, key_label};
+use crate::app::{App, NoticeKind};
 use crate::fleet::Ts;
 use crate::theme::Theme;
 
@@ -54,13 +54,20 @@ pub fn render(buf: &mut Buffer, area: Rect, app: &App, shown: usize, now: Ts) {
             ));
         }
     }
-    segments.push(Segment::right(
-        20,
-        vec![Span::styled(
-            text::sort_state(app.sort, app.sort_descending),
-            theme.dim,
-        )],
-    ));
+    let sort_notice_shown = !app.filter_editing
+        && app
+            .notice
+            .as_ref()
+            .is_some_and(|n| now < n.until && matches!(n.kind, NoticeKind::Sort { .. }));
+    if !sort_notice_shown {
+        segments.push(Segment::right(
+            20,
+            vec![Span::styled(
+                text::sort_state(app.sort, app.sort_descending),
+                theme.dim,
+            )],
+        ));
+    }
     segments.push(Segment::right(
         21,
         vec![Span::styled(text::range(app.range.secs()), theme.dim)],

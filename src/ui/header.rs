@@ -60,32 +60,41 @@ pub fn render(buf: &mut Buffer, area: Rect, app: &App, now: Ts) {
         )
     });
 
-    // The source takes what the title, counts, marker and clock leave: cut, then dropped.
-    let reserved: usize = [Some(&title), Some(&counts), Some(&clock), frozen.as_ref()]
-        .into_iter()
-        .flatten()
-        .map(|s| s.width() + GAP)
-        .sum();
+    let window = Segment::left(
+        2,
+        vec![Span::styled(
+            text::window(fleet.window().label()),
+            theme.base,
+        )],
+    );
+
+    // The source takes what the title, window, counts, marker and clock leave: cut, then
+    // dropped.
+    let reserved: usize = [
+        Some(&title),
+        Some(&window),
+        Some(&counts),
+        Some(&clock),
+        frozen.as_ref(),
+    ]
+    .into_iter()
+    .flatten()
+    .map(|s| s.width() + GAP)
+    .sum();
     let room = usize::from(area.width).saturating_sub(reserved);
 
     let mut segments = vec![title];
     if room >= SOURCE_MIN {
         let source = format::truncate(&app.source, room);
         segments.push(Segment::left(
-            2,
+            3,
             vec![Span::styled(
                 source,
                 theme.base.add_modifier(Modifier::BOLD),
             )],
         ));
     }
-    segments.push(Segment::left(
-        3,
-        vec![Span::styled(
-            text::window(fleet.window().label()),
-            theme.base,
-        )],
-    ));
+    segments.push(window);
     segments.push(Segment::left(
         4,
         vec![Span::styled(

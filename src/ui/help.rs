@@ -126,7 +126,10 @@ mod tests {
         assert_eq!(sections.len(), Context::HELP_ORDER.len());
         for (ctx, section) in Context::HELP_ORDER.iter().zip(&sections) {
             let lines = text_of(section);
-            assert_eq!(lines.first().map(String::as_str), Some(text::context_heading(*ctx)));
+            assert_eq!(
+                lines.first().map(String::as_str),
+                Some(text::context_heading(*ctx))
+            );
             let bindings: Vec<_> = KEYMAP.iter().filter(|b| b.context == *ctx).collect();
             assert_eq!(lines.len(), bindings.len() + 1);
             for b in bindings {

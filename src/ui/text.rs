@@ -102,7 +102,7 @@ pub fn sort_name(column: SortColumn) -> &'static str {
 pub const NO_SELECTION: &str = "no engine selected";
 pub const NO_DATA_YET: &str = "no data yet";
 pub const CHART_KV: &str = "KV usage";
-pub const CHART_QUEUE: &str = "running / waiting";
+pub const CHART_QUEUE: &str = "queue";
 pub const CHART_TTFT: &str = "TTFT";
 pub const CHART_ITL: &str = "ITL p95";
 pub const CHART_GEN_TPS: &str = "gen tok/s";
@@ -121,7 +121,7 @@ pub const FACT_ENGINE: &str = "engine";
 pub const FACT_KV_CAPACITY: &str = "KV cap";
 pub const FACT_PREFIX: &str = "prefix hit";
 pub const FACT_SPEC: &str = "spec accept";
-pub const FACT_ERRORS: &str = "errors";
+pub const FACT_ERRORS: &str = "req errors";
 pub const FACT_CPU: &str = "CPU";
 pub const FACT_SCRAPE: &str = "scrape";
 pub const FACT_MALFORMED: &str = "malformed";
