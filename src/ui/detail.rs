@@ -280,7 +280,7 @@ fn chart(buf: &mut Buffer, area: Rect, app: &App, engine: &EngineState, spec: &C
         return;
     }
 
-    let from = now - app.range.secs();
+    let (from, to) = time_span(now, app.range.secs(), usize::from(inner.width));
     let data: Vec<Vec<(f64, f64)>> = spec
         .series
         .iter()
@@ -330,7 +330,7 @@ fn chart(buf: &mut Buffer, area: Rect, app: &App, engine: &EngineState, spec: &C
         Span::styled((spec.fmt)(Some(top)), theme.dim),
     ];
     Chart::new(datasets)
-        .x_axis(Axis::default().bounds([from, now]))
+        .x_axis(Axis::default().bounds([from, to]))
         .y_axis(
             Axis::default()
                 .bounds([0.0, top])
@@ -355,6 +355,19 @@ fn kv_capacity(engine: &EngineState) -> Option<u64> {
                 .and_then(|l| l.cache_config.as_ref())
                 .and_then(|c| c.kv_capacity_tokens())
         })
+}
+
+/// The time span `[from, to]` of a chart `cells` wide showing `range` seconds up to `now`. The
+/// end is rounded up to a whole cell's worth of time, so that between two such steps the
+/// drawn history stays put and only new points change cells: fewer bytes to the terminal.
+fn time_span(now: Ts, range: f64, cells: usize) -> (Ts, Ts) {
+    let step = range / cells.max(1) as f64;
+    let to = if step > 0.0 && (now / step).is_finite() {
+        (now / step).ceil() * step
+    } else {
+        now
+    };
+    (to - range, to)
 }
 
 /// A round top for a y axis at or above `max` (1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8 × 10ⁿ), so
@@ -512,7 +525,7 @@ fn spark_line<'a>(app: &App, engine: &EngineState, now: Ts, width: usize) -> Lin
         n -= 1;
     }
     let cells = (width.saturating_sub(fixed(n)) / n.max(1)).clamp(SPARK_MIN, SPARK_MAX);
-    let from = now - app.range.secs();
+    let (from, to) = time_span(now, app.range.secs(), cells);
     let mut spans = Vec::new();
     for (i, spec) in SPARKS.iter().take(n).enumerate() {
         if i > 0 {
@@ -525,7 +538,7 @@ fn spark_line<'a>(app: &App, engine: &EngineState, now: Ts, width: usize) -> Lin
         };
         spans.push(Span::styled(format!("{} ", spec.label), theme.dim));
         spans.push(Span::styled(
-            sparkline(&points, from, now, cells, spec.ceiling),
+            sparkline(&points, from, to, cells, spec.ceiling),
             style,
         ));
         let value = (spec.fmt)(spec.series.value(&engine.signals));
@@ -592,6 +605,16 @@ mod tests {
         assert_eq!(nice_ceiling(0.094), 0.1);
         assert_eq!(nice_ceiling(17.0), 20.0);
         assert_eq!(nice_ceiling(9.0), 10.0);
+    }
+
+    #[test]
+    fn chart_spans_end_on_whole_cells_at_or_after_now() {
+        // 300 s over 30 cells: 10 s per cell.
+        assert_eq!(time_span(1001.0, 300.0, 30), (710.0, 1010.0));
+        assert_eq!(time_span(1009.9, 300.0, 30), (710.0, 1010.0));
+        assert_eq!(time_span(1010.0, 300.0, 30), (710.0, 1010.0));
+        assert_eq!(time_span(1010.1, 300.0, 30), (720.0, 1020.0));
+        assert_eq!(time_span(5.0, 0.0, 0), (5.0, 5.0));
     }
 
     #[test]
