@@ -125,7 +125,8 @@ pub struct EngineState {
     pub target: TargetId,
     /// Empty `EngineId` for the placeholder row of a target that never yielded an engine.
     pub id: EngineId,
-    /// Display name: the target's name, plus `/engine` or `[model]` when a target exports several.
+    /// Display name: the target's name, plus `:model` (short) and/or `/engine` when a target
+    /// exports several models and/or engines.
     pub name: String,
     pub status: EngineStatus,
     /// Set when a counter went backwards (process restart); shown for `restart_mark_secs`.

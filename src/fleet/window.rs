@@ -351,7 +351,7 @@ impl SnapshotWindow {
         let base = self.snaps.get(self.base_index(window, since)?)?;
         let newest = self.snaps.back()?;
         let secs = newest.ts - base.ts;
-        if !(secs > 0.0) {
+        if secs.is_nan() || secs <= 0.0 {
             return None;
         }
         let mut out = [0.0; N];
