@@ -245,7 +245,7 @@ fn test_fleet() -> Fleet {
         ..base("sglang-h", "google/gemma-2-9b-it")
     };
 
-    let mut add = |fleet: &mut Fleet, name: &str, profiles: &[&Profile]| {
+    let add = |fleet: &mut Fleet, name: &str, profiles: &[&Profile]| {
         let id = fleet.add_target(spec(name));
         for step in 0..STEPS {
             let engines = profiles.iter().map(|p| sample(p, step)).collect();
