@@ -451,6 +451,12 @@ fn frozen_view_at_80x24_keeps_the_snapshot_and_its_ages() {
 }
 
 #[test]
+fn smallest_supported_terminal_60x15() {
+    let app = app(Theme::fallback());
+    insta::assert_snapshot!(text(&render(&app, 60, 15, NOW)));
+}
+
+#[test]
 fn too_small_terminal_says_so() {
     let app = app(Theme::fallback());
     insta::assert_snapshot!(text(&render(&app, 50, 12, NOW)));

@@ -30,6 +30,7 @@ pub struct RowKey {
 }
 
 impl RowKey {
+    /// The key of an engine row.
     pub fn of(engine: &EngineState) -> RowKey {
         RowKey {
             target: engine.target,
@@ -37,6 +38,7 @@ impl RowKey {
         }
     }
 
+    /// Whether `engine` is the row this key names.
     pub fn is(&self, engine: &EngineState) -> bool {
         self.target == engine.target && self.id == engine.id
     }
@@ -62,10 +64,12 @@ impl ChartRange {
         ChartRange(range.max(Self::MIN))
     }
 
+    /// The span as a duration.
     pub fn duration(self) -> Duration {
         self.0
     }
 
+    /// The span in seconds.
     pub fn secs(self) -> f64 {
         self.0.as_secs_f64()
     }
@@ -163,6 +167,8 @@ pub struct App {
 }
 
 impl App {
+    /// A console over `fleet`: sorted by name, nothing selected yet, charts over `range`
+    /// (see [`ChartRange::new`]), the clock in UTC, and a first draw pending.
     pub fn new(
         fleet: Fleet,
         theme: Theme,
@@ -194,6 +200,7 @@ impl App {
         }
     }
 
+    /// Whether the view shows a frozen snapshot.
     pub fn is_frozen(&self) -> bool {
         self.frozen.is_some()
     }
@@ -263,6 +270,7 @@ impl App {
         }
     }
 
+    /// Show a notice in the footer for [`NOTICE_SECS`] from `now`.
     pub fn set_notice(&mut self, kind: NoticeKind, now: Ts) {
         self.notice = Some(Notice {
             kind,

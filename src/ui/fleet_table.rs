@@ -213,6 +213,8 @@ pub fn bar(value: f64, cells: usize) -> String {
     s
 }
 
+/// Draw the table header and the visible slice of `rows` (indices into the view fleet's
+/// engines, in display order) with the row at position `selected` highlighted and in view.
 pub fn render(
     buf: &mut Buffer,
     area: Rect,

@@ -13,6 +13,7 @@ use crate::app::{App, NoticeKind};
 use crate::fleet::Ts;
 use crate::theme::Theme;
 
+/// Draw the footer; `shown` is the number of rows the filter lets through.
 pub fn render(buf: &mut Buffer, area: Rect, app: &App, shown: usize, now: Ts) {
     let theme = &app.theme;
     let total = app.view_fleet().engines().len();

@@ -14,6 +14,7 @@ use crate::fleet::Ts;
 /// Narrowest the source description is cut to before it is dropped.
 const SOURCE_MIN: usize = 12;
 
+/// Draw the header as of `now` (the clock; a frozen view's data time is shown beside FROZEN).
 pub fn render(buf: &mut Buffer, area: Rect, app: &App, now: Ts) {
     let theme = &app.theme;
     let fleet = app.view_fleet();

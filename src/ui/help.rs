@@ -6,7 +6,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph, Widget};
 
 use super::text;
-use crate::app::keys::{Context, KEYMAP, binding_label};
+use crate::app::keys::{Action, Context, KEYMAP, binding_label};
 use crate::theme::Theme;
 
 /// Columns between the key and its description, and between two columns of sections.
@@ -58,6 +58,16 @@ fn columns(sections: Vec<Vec<Line<'static>>>, height: usize) -> Vec<Vec<Line<'st
     out
 }
 
+/// The keys that close the help, from the key map.
+fn close_hint() -> String {
+    let keys = KEYMAP
+        .iter()
+        .find(|b| b.context == Context::Help && b.action == Action::CloseHelp)
+        .map(binding_label)
+        .unwrap_or_default();
+    text::help_close_hint(&keys)
+}
+
 fn width_of(lines: &[Line<'_>]) -> u16 {
     let w = lines.iter().map(Line::width).max().unwrap_or(0);
     u16::try_from(w).unwrap_or(u16::MAX)
@@ -97,7 +107,7 @@ pub fn render(buf: &mut Buffer, area: Rect, theme: &Theme) {
         .border_style(theme.border)
         .style(theme.base)
         .title(Line::styled(text::HELP_TITLE, theme.title))
-        .title_bottom(Line::styled(text::HELP_CLOSE_HINT, theme.dim).right_aligned());
+        .title_bottom(Line::styled(close_hint(), theme.dim).right_aligned());
     let inner = block.inner(popup);
     block.render(popup, buf);
     let mut x = inner.x + 1;

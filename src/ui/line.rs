@@ -18,6 +18,7 @@ pub struct Segment<'a> {
 }
 
 impl<'a> Segment<'a> {
+    /// A segment aligned to the left edge.
     pub fn left(priority: u8, spans: Vec<Span<'a>>) -> Self {
         Segment {
             spans,
@@ -26,6 +27,7 @@ impl<'a> Segment<'a> {
         }
     }
 
+    /// A segment aligned to the right edge.
     pub fn right(priority: u8, spans: Vec<Span<'a>>) -> Self {
         Segment {
             spans,
@@ -34,6 +36,7 @@ impl<'a> Segment<'a> {
         }
     }
 
+    /// Columns the segment takes.
     pub fn width(&self) -> usize {
         self.spans.iter().map(Span::width).sum()
     }

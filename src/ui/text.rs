@@ -132,7 +132,6 @@ pub const FLAVOR_V1: &str = "vLLM V1";
 pub const FLAVOR_SGLANG: &str = "SGLang";
 pub const FLAVOR_UNKNOWN: &str = "unknown engine";
 pub const NO_MODEL: &str = "(no model label)";
-pub const NO_ENGINE_LABEL: &str = "single";
 
 /// "last 5m" in the detail title.
 pub fn range(secs: f64) -> String {
@@ -220,7 +219,11 @@ pub fn notice(kind: &NoticeKind) -> String {
 
 // Help overlay.
 pub const HELP_TITLE: &str = " keys ";
-pub const HELP_CLOSE_HINT: &str = " ? or Esc closes ";
+
+/// The hint at the bottom of the help overlay: " ? Esc q close ".
+pub fn help_close_hint(keys: &str) -> String {
+    format!(" {keys} close ")
+}
 
 /// Heading of a key-map context in the help overlay.
 pub fn context_heading(context: Context) -> &'static str {
