@@ -1,6 +1,16 @@
 //! The console's state machine: `update(&mut App, Event, now) -> Vec<Command>`; the event loop
 //! that feeds it lives in `run`.
 
+pub mod keys;
+pub mod rows;
+pub mod state;
+pub mod update;
+
+pub use keys::{Action, Binding, Context, KEYMAP, Key};
+pub use rows::{SortColumn, visible_rows};
+pub use state::{App, ChartRange, Frozen, Notice, NoticeKind, RowKey, TableScroll, View};
+pub use update::update;
+
 use crate::fleet::{ScrapeReport, Ts};
 
 /// Everything that can happen to the console.

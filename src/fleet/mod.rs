@@ -2,10 +2,14 @@
 //! (counter rates with reset detection, windowed quantiles from bucket deltas) and staleness.
 //! Time is always passed in (`Ts`, seconds since the Unix epoch), never read from a clock.
 
+mod derive;
 pub mod error;
 pub mod history;
+mod names;
 pub mod signals;
 pub mod state;
+mod status;
+mod window;
 
 pub use error::ScrapeError;
 pub use history::{History, Series};

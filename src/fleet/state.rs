@@ -1,8 +1,14 @@
 //! The fleet: targets, the engines they export, and their status.
 
+use std::ops::Range;
+
+use super::derive::derive;
+use super::names::assign_names;
+use super::status::status_at;
+use super::window::SnapshotWindow;
 use super::{History, ScrapeError, Signals, Ts};
 use crate::engine::{EngineId, EngineSample, GpuSample};
-use crate::metrics::LineError;
+use crate::metrics::{Bucket, LineError};
 
 /// Index of a scrape target in the fleet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -119,7 +125,8 @@ pub struct EngineState {
     pub target: TargetId,
     /// Empty `EngineId` for the placeholder row of a target that never yielded an engine.
     pub id: EngineId,
-    /// Display name: the target's name, plus `/engine` or `[model]` when a target exports several.
+    /// Display name: the target's name, plus `:model` (short) and/or `/engine` when a target
+    /// exports several models and/or engines.
     pub name: String,
     pub status: EngineStatus,
     /// Set when a counter went backwards (process restart); shown for `restart_mark_secs`.
@@ -132,57 +139,325 @@ pub struct EngineState {
 }
 
 /// The whole fleet.
+///
+/// Invariants: `targets` is sorted by id; `engines` is sorted by target, then engine id, and
+/// every target has at least one row (a placeholder until its first good scrape yields
+/// engines); `windows[i]` is the snapshot window of `engines[i]`.
 #[derive(Debug, Clone)]
 pub struct Fleet {
-    // Implementation detail of the fleet module.
+    settings: FleetSettings,
+    next_target: u32,
+    targets: Vec<TargetState>,
+    engines: Vec<EngineState>,
+    windows: Vec<SnapshotWindow>,
+    /// Reused buffer for histogram bucket deltas.
+    scratch: Vec<Bucket>,
 }
 
 impl Fleet {
     pub fn new(settings: FleetSettings) -> Self {
-        let _ = settings;
-        todo!("Fleet::new")
+        Fleet {
+            settings,
+            next_target: 0,
+            targets: Vec::new(),
+            engines: Vec::new(),
+            windows: Vec::new(),
+            scratch: Vec::new(),
+        }
     }
     pub fn settings(&self) -> &FleetSettings {
-        todo!()
+        &self.settings
     }
+    /// Add a scrape target; it shows as one Down placeholder row until it is scraped.
     pub fn add_target(&mut self, spec: TargetSpec) -> TargetId {
-        let _ = spec;
-        todo!()
+        let id = TargetId(self.next_target);
+        self.next_target = self.next_target.saturating_add(1);
+        let placeholder = self.new_row(id, EngineId::default(), spec.name.clone());
+        self.targets.push(TargetState {
+            id,
+            spec,
+            last_attempt: None,
+            last_ok: None,
+            last_error: None,
+            failing: false,
+            last_took: None,
+            last_bytes: None,
+            malformed: 0,
+            first_malformed: None,
+            gpus: Vec::new(),
+        });
+        let at = self.rows_of(id).end;
+        self.engines.insert(at, placeholder);
+        self.windows
+            .insert(at, SnapshotWindow::new(self.settings.interval));
+        id
     }
+    /// Remove a target and its rows.
     pub fn remove_target(&mut self, id: TargetId) {
-        let _ = id;
-        todo!()
+        let Some(index) = self.target_index(id) else {
+            return;
+        };
+        self.targets.remove(index);
+        let rows = self.rows_of(id);
+        self.engines.drain(rows.clone());
+        self.windows.drain(rows);
     }
     pub fn targets(&self) -> &[TargetState] {
-        todo!()
+        &self.targets
     }
     pub fn target(&self, id: TargetId) -> Option<&TargetState> {
-        let _ = id;
-        todo!()
+        self.targets.get(self.target_index(id)?)
     }
     /// Every engine row, in a stable order (by target, then engine id).
     pub fn engines(&self) -> &[EngineState] {
-        todo!()
+        &self.engines
     }
     /// Fold one scrape result into the fleet.
+    ///
+    /// A good scrape replaces the target's rows by the engines it exported (keeping the state of
+    /// engines seen before), records a snapshot per engine, derives its signals and appends them
+    /// to its history. A failed scrape only updates the target and applies the status rules at
+    /// the scrape's time; the rows keep their last values. Reports for unknown targets are
+    /// ignored.
     pub fn ingest(&mut self, report: ScrapeReport) {
-        let _ = report;
-        todo!()
+        let Some(index) = self.target_index(report.target) else {
+            return;
+        };
+        match report.outcome {
+            Ok(payload) => self.ingest_payload(index, report.at, report.took, payload),
+            Err(error) => self.ingest_failure(index, report.at, report.took, error),
+        }
     }
     /// Advance time-driven status (STALE/DOWN, RESTARTED expiry). Returns true if anything changed.
     pub fn tick(&mut self, now: Ts) -> bool {
-        let _ = now;
-        todo!()
+        if now.is_nan() {
+            return false;
+        }
+        let mut changed = false;
+        for row in &mut self.engines {
+            let status = status_at(row.last_ok, now, self.settings.interval);
+            if status != row.status {
+                row.status = status;
+                changed = true;
+            }
+            if row
+                .restarted_at
+                .is_some_and(|at| now - at >= self.settings.restart_mark_secs)
+            {
+                row.restarted_at = None;
+                changed = true;
+            }
+        }
+        changed
     }
     pub fn window(&self) -> super::QuantileWindow {
-        todo!()
+        self.settings.window
     }
     /// Change the quantile window and recompute current signals.
     pub fn set_window(&mut self, window: super::QuantileWindow) {
-        let _ = window;
-        todo!()
+        self.settings.window = window;
+        let secs = window.secs();
+        for (row, snapshots) in self.engines.iter_mut().zip(&self.windows) {
+            if let Some(latest) = &row.latest {
+                row.signals = derive(latest, snapshots, secs, &mut self.scratch);
+            }
+        }
     }
     pub fn counts(&self) -> StatusCounts {
-        todo!()
+        let mut counts = StatusCounts::default();
+        for row in &self.engines {
+            match row.status {
+                EngineStatus::Up => counts.up += 1,
+                EngineStatus::Stale => counts.stale += 1,
+                EngineStatus::Down => counts.down += 1,
+            }
+        }
+        counts
+    }
+
+    /// Approximate bytes held by the fleet state (rows, histories, snapshot windows, latest
+    /// samples' histograms), for diagnostics and capacity checks.
+    pub fn memory_bytes(&self) -> usize {
+        let rows: usize = self
+            .engines
+            .iter()
+            .map(|row| {
+                row.history.memory_bytes() - size_of::<History>()
+                    + row.name.capacity()
+                    + row.latest.as_ref().map_or(0, sample_heap_bytes)
+            })
+            .sum();
+        let windows: usize = self.windows.iter().map(SnapshotWindow::memory_bytes).sum();
+        size_of::<Self>()
+            + self.engines.capacity() * size_of::<EngineState>()
+            + self.targets.capacity() * size_of::<TargetState>()
+            + rows
+            + windows
+    }
+
+    fn target_index(&self, id: TargetId) -> Option<usize> {
+        self.targets.binary_search_by_key(&id, |t| t.id).ok()
+    }
+
+    /// Index range of a target's rows in `engines`.
+    fn rows_of(&self, id: TargetId) -> Range<usize> {
+        self.engines.partition_point(|r| r.target < id)
+            ..self.engines.partition_point(|r| r.target <= id)
+    }
+
+    fn new_row(&self, target: TargetId, id: EngineId, name: String) -> EngineState {
+        EngineState {
+            target,
+            id,
+            name,
+            status: EngineStatus::Down,
+            restarted_at: None,
+            last_ok: None,
+            latest: None,
+            signals: Signals::default(),
+            history: History::new(&self.settings),
+        }
+    }
+
+    fn ingest_payload(&mut self, index: usize, at: Ts, took: f64, payload: ScrapePayload) {
+        let Some(target) = self.targets.get_mut(index) else {
+            return;
+        };
+        target.last_attempt = Some(at);
+        target.last_ok = Some(at);
+        target.failing = false;
+        target.last_took = Some(took);
+        target.last_bytes = Some(payload.bytes);
+        target.malformed = payload.malformed;
+        target.first_malformed = payload.first_error;
+        target.gpus = payload.gpus;
+        let id = target.id;
+
+        let mut samples = payload.engines;
+        samples.sort_by(|a, b| a.id.cmp(&b.id));
+        // One row per engine id: a duplicate id in one payload keeps its first sample.
+        samples.dedup_by(|later, first| later.id == first.id);
+
+        let rows = self.rows_of(id);
+        if samples.is_empty() {
+            self.show_placeholder(index, rows, at);
+            return;
+        }
+        let unchanged = rows.len() == samples.len()
+            && self.engines.get(rows.clone()).is_some_and(|current| {
+                current
+                    .iter()
+                    .zip(&samples)
+                    .all(|(row, sample)| row.id == sample.id)
+            });
+        if !unchanged {
+            self.replace_rows(index, rows.clone(), samples.iter().map(|s| &s.id));
+        }
+        let range = rows.start..rows.start + samples.len();
+
+        let secs = self.settings.window.secs();
+        let (Some(rows), Some(windows)) = (
+            self.engines.get_mut(range.clone()),
+            self.windows.get_mut(range),
+        ) else {
+            return;
+        };
+        for ((row, snapshots), sample) in rows.iter_mut().zip(windows).zip(samples) {
+            if snapshots.record(at, &sample) {
+                row.restarted_at = Some(at);
+            }
+            row.signals = derive(&sample, snapshots, secs, &mut self.scratch);
+            row.latest = Some(sample);
+            row.last_ok = Some(at);
+            row.status = EngineStatus::Up;
+            row.history.push(at, &row.signals);
+        }
+    }
+
+    /// A good scrape without engine metrics: one Up placeholder row with unknown values.
+    fn show_placeholder(&mut self, index: usize, rows: Range<usize>, at: Ts) {
+        let is_placeholder =
+            |row: &EngineState| row.latest.is_none() && row.id == EngineId::default();
+        if !(rows.len() == 1 && self.engines.get(rows.start).is_some_and(is_placeholder)) {
+            self.replace_rows(index, rows.clone(), std::iter::once(&EngineId::default()));
+        }
+        if let Some(row) = self.engines.get_mut(rows.start) {
+            row.last_ok = Some(at);
+            row.status = EngineStatus::Up;
+            row.latest = None;
+            row.signals = Signals::default();
+        }
+    }
+
+    /// Replace the rows in `rows` (all of the target at `index`) by one row per id, in order,
+    /// carrying over the state of rows whose id is kept, then rename them.
+    fn replace_rows<'a>(
+        &mut self,
+        index: usize,
+        rows: Range<usize>,
+        ids: impl Iterator<Item = &'a EngineId>,
+    ) {
+        let Some(target) = self.targets.get(index) else {
+            return;
+        };
+        let (target_id, target_name) = (target.id, target.spec.name.clone());
+        let mut old: Vec<Option<(EngineState, SnapshotWindow)>> = self
+            .engines
+            .drain(rows.clone())
+            .zip(self.windows.drain(rows.clone()))
+            .map(Some)
+            .collect();
+        let mut new_rows = Vec::new();
+        let mut new_windows = Vec::new();
+        for id in ids {
+            let kept = old
+                .iter_mut()
+                .find(|slot| slot.as_ref().is_some_and(|(row, _)| row.id == *id))
+                .and_then(Option::take);
+            let (row, window) = kept.unwrap_or_else(|| {
+                (
+                    self.new_row(target_id, id.clone(), String::new()),
+                    SnapshotWindow::new(self.settings.interval),
+                )
+            });
+            new_rows.push(row);
+            new_windows.push(window);
+        }
+        let count = new_rows.len();
+        self.engines.splice(rows.start..rows.start, new_rows);
+        self.windows.splice(rows.start..rows.start, new_windows);
+        if let Some(renamed) = self.engines.get_mut(rows.start..rows.start + count) {
+            assign_names(&target_name, renamed);
+        }
+    }
+
+    fn ingest_failure(&mut self, index: usize, at: Ts, took: f64, error: ScrapeError) {
+        let Some(target) = self.targets.get_mut(index) else {
+            return;
+        };
+        target.last_attempt = Some(at);
+        target.failing = true;
+        target.last_error = Some((at, error));
+        target.last_took = Some(took);
+        let id = target.id;
+        let rows = self.rows_of(id);
+        let interval = self.settings.interval;
+        if let Some(rows) = self.engines.get_mut(rows) {
+            for row in rows {
+                row.status = status_at(row.last_ok, at, interval);
+            }
+        }
     }
 }
+
+/// Heap bytes of a sample's histograms (the bulk of its size).
+fn sample_heap_bytes(sample: &EngineSample) -> usize {
+    [&sample.ttft, &sample.itl, &sample.e2e, &sample.queue_time]
+        .into_iter()
+        .flatten()
+        .map(|h| h.buckets.capacity() * size_of::<Bucket>())
+        .sum()
+}
+
+#[cfg(test)]
+mod tests;

@@ -7,9 +7,289 @@ pub struct Bucket {
     pub count: f64,
 }
 
+/// Relative difference between neighbouring bucket counts that is treated as a floating point
+/// artefact and flattened (Prometheus uses the same tolerance).
+const PRECISION_TOLERANCE: f64 = 1e-12;
+
 /// Prometheus' `histogram_quantile`: `q` in 0..=1 over cumulative buckets (any order; `le`
 /// compared as numbers). `None` when there are no observations or no `+Inf` bucket.
+///
+/// Follows Prometheus' classic-histogram `bucketQuantile`:
+/// - `q < 0` gives `-Inf`, `q > 1` gives `+Inf`, a `NaN` `q` gives `None`;
+/// - buckets are sorted by `le` and the highest must be `+Inf`, else `None`;
+/// - buckets with the same `le` are merged (counts summed);
+/// - counts that differ from their lower neighbour by a relative 1e-12 or less are flattened,
+///   then any count lower than a lower bucket's is raised to it (monotonic repair);
+/// - fewer than two buckets, or zero observations in the `+Inf` bucket, give `None`;
+/// - the quantile is interpolated linearly inside the bucket holding rank `q × total`, with a
+///   lower bound of 0 for the first bucket (whose `le` is returned as is when it is ≤ 0);
+///   a rank in the `+Inf` bucket returns the highest finite bound.
+///
+/// Where Prometheus has no defined behaviour (a `NaN` bound or count, an empty slice) this
+/// returns `None` rather than an arbitrary number.
 pub fn histogram_quantile(q: f64, buckets: &[Bucket]) -> Option<f64> {
-    let _ = (q, buckets);
-    todo!("histogram_quantile")
+    if q.is_nan() {
+        return None;
+    }
+    if q < 0.0 {
+        return Some(f64::NEG_INFINITY);
+    }
+    if q > 1.0 {
+        return Some(f64::INFINITY);
+    }
+    if buckets.iter().any(|b| b.le.is_nan() || b.count.is_nan()) {
+        return None;
+    }
+    let mut sorted = buckets.to_vec();
+    sorted.sort_by(|a, b| a.le.total_cmp(&b.le));
+    if sorted.last()?.le != f64::INFINITY {
+        return None;
+    }
+    coalesce(&mut sorted);
+    correct_precision_errors(&mut sorted);
+    ensure_monotonic(&mut sorted);
+
+    if sorted.len() < 2 {
+        return None;
+    }
+    let total = sorted.last()?.count;
+    if total == 0.0 {
+        return None;
+    }
+    let rank = q * total;
+    let inf_index = sorted.len() - 1;
+    let found = sorted[..inf_index]
+        .iter()
+        .position(|b| b.count >= rank)
+        .unwrap_or(inf_index);
+
+    if found == inf_index {
+        return Some(sorted[inf_index - 1].le);
+    }
+    let bucket = sorted[found];
+    if found == 0 {
+        if bucket.le <= 0.0 {
+            return Some(bucket.le);
+        }
+        return Some(bucket.le * (rank / bucket.count));
+    }
+    let below = sorted[found - 1];
+    let in_bucket = bucket.count - below.count;
+    Some(below.le + (bucket.le - below.le) * ((rank - below.count) / in_bucket))
+}
+
+/// Merge neighbours with the same bound (input sorted by `le`).
+fn coalesce(buckets: &mut Vec<Bucket>) {
+    buckets.dedup_by(|next, kept| {
+        if next.le == kept.le {
+            kept.count += next.count;
+            true
+        } else {
+            false
+        }
+    });
+}
+
+/// Flatten tiny relative differences between neighbouring counts (float noise from summing rates).
+fn correct_precision_errors(buckets: &mut [Bucket]) {
+    let Some(first) = buckets.first() else {
+        return;
+    };
+    let mut prev = first.count;
+    for bucket in buckets.iter_mut().skip(1) {
+        let delta = (bucket.count - prev).abs();
+        if delta == 0.0 {
+            continue;
+        }
+        if delta / bucket.count <= PRECISION_TOLERANCE {
+            bucket.count = prev;
+        } else {
+            prev = bucket.count;
+        }
+    }
+}
+
+/// Raise every count that is lower than a lower bucket's count to that count.
+fn ensure_monotonic(buckets: &mut [Bucket]) {
+    let mut max = f64::NEG_INFINITY;
+    for bucket in buckets.iter_mut() {
+        if bucket.count > max {
+            max = bucket.count;
+        } else {
+            bucket.count = max;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn b(le: f64, count: f64) -> Bucket {
+        Bucket { le, count }
+    }
+
+    const INF: f64 = f64::INFINITY;
+
+    fn close(actual: Option<f64>, expected: f64) {
+        let a = actual.unwrap_or_else(|| panic!("expected {expected}, got None"));
+        assert!((a - expected).abs() < 1e-9, "expected {expected}, got {a}");
+    }
+
+    /// 100 observations: 10 ≤ 0.1, 40 in (0.1, 0.5], 30 in (0.5, 1], 20 in (1, 5], none above.
+    fn sample() -> Vec<Bucket> {
+        vec![
+            b(0.1, 10.0),
+            b(0.5, 50.0),
+            b(1.0, 80.0),
+            b(5.0, 100.0),
+            b(INF, 100.0),
+        ]
+    }
+
+    #[test]
+    fn interpolates_inside_the_bucket() {
+        // rank 50 -> bucket (0.1, 0.5], 40 below its top, (50-10)/40 = 1 -> 0.5
+        close(histogram_quantile(0.5, &sample()), 0.5);
+        // rank 90 -> (1, 5], 10 of 20 -> 1 + 4 * 0.5 = 3
+        close(histogram_quantile(0.9, &sample()), 3.0);
+        // rank 95 -> 1 + 4 * 15/20 = 4
+        close(histogram_quantile(0.95, &sample()), 4.0);
+        // rank 30 -> 0.1 + 0.4 * 20/40 = 0.3
+        close(histogram_quantile(0.3, &sample()), 0.3);
+    }
+
+    #[test]
+    fn first_bucket_interpolates_from_zero() {
+        // rank 5 of 100 -> 0 + 0.1 * 5/10 = 0.05
+        close(histogram_quantile(0.05, &sample()), 0.05);
+    }
+
+    #[test]
+    fn first_bucket_with_nonpositive_bound_returns_the_bound() {
+        let buckets = [b(-1.0, 10.0), b(0.0, 20.0), b(INF, 20.0)];
+        close(histogram_quantile(0.2, &buckets), -1.0);
+        // rank 15 -> (-1, 0]: -1 + 1 * 5/10 = -0.5
+        close(histogram_quantile(0.75, &buckets), -0.5);
+    }
+
+    #[test]
+    fn rank_in_the_inf_bucket_returns_the_highest_finite_bound() {
+        let buckets = [b(1.0, 5.0), b(2.0, 8.0), b(INF, 10.0)];
+        // rank 9.9 > 8 -> +Inf bucket -> 2
+        close(histogram_quantile(0.99, &buckets), 2.0);
+    }
+
+    #[test]
+    fn q_zero_and_one() {
+        // rank 0: first bucket with count >= 0 is the first -> 0.1 * 0/10 = 0
+        close(histogram_quantile(0.0, &sample()), 0.0);
+        // rank 100: first bucket with count >= 100 is le=5 -> 1 + 4 * 20/20 = 5
+        close(histogram_quantile(1.0, &sample()), 5.0);
+    }
+
+    #[test]
+    fn out_of_range_and_nan_q() {
+        assert_eq!(histogram_quantile(-0.5, &sample()), Some(f64::NEG_INFINITY));
+        assert_eq!(histogram_quantile(1.5, &sample()), Some(f64::INFINITY));
+        assert_eq!(histogram_quantile(f64::NAN, &sample()), None);
+    }
+
+    #[test]
+    fn order_of_buckets_does_not_matter() {
+        let mut shuffled = sample();
+        shuffled.reverse();
+        shuffled.swap(1, 3);
+        close(histogram_quantile(0.9, &shuffled), 3.0);
+    }
+
+    #[test]
+    fn bounds_written_differently_are_the_same_number() {
+        // "120.0" and "120" parse to the same f64; "+Inf" and "Inf" to infinity.
+        let from_python: Vec<Bucket> = [("60.0", 4.0), ("120.0", 8.0), ("+Inf", 8.0)]
+            .iter()
+            .map(|(le, c)| b(le.parse().unwrap_or(f64::NAN), *c))
+            .collect();
+        let from_go: Vec<Bucket> = [("60", 4.0), ("120", 8.0), ("Inf", 8.0)]
+            .iter()
+            .map(|(le, c)| b(le.parse().unwrap_or(f64::NAN), *c))
+            .collect();
+        // rank 6 -> (60, 120]: 60 + 60 * 2/4 = 90
+        close(histogram_quantile(0.75, &from_python), 90.0);
+        close(histogram_quantile(0.75, &from_go), 90.0);
+        let mut merged = from_python.clone();
+        merged.extend_from_slice(&from_go);
+        // Same bounds twice merge into one histogram with doubled counts: same quantile.
+        close(histogram_quantile(0.75, &merged), 90.0);
+    }
+
+    #[test]
+    fn duplicate_bounds_are_merged_by_summing() {
+        // le=1 appears twice (3 + 2 = 5), le=2 holds 10, +Inf 10.
+        let buckets = [b(1.0, 3.0), b(2.0, 10.0), b(1.0, 2.0), b(INF, 10.0)];
+        // rank 5 -> first bucket (merged count 5): 1 * 5/5 = 1
+        close(histogram_quantile(0.5, &buckets), 1.0);
+        // rank 7.5 -> (1, 2]: 1 + 1 * 2.5/5 = 1.5
+        close(histogram_quantile(0.75, &buckets), 1.5);
+    }
+
+    #[test]
+    fn missing_inf_bucket_is_none() {
+        let buckets = [b(1.0, 5.0), b(2.0, 10.0)];
+        assert_eq!(histogram_quantile(0.5, &buckets), None);
+    }
+
+    #[test]
+    fn fewer_than_two_buckets_is_none() {
+        assert_eq!(histogram_quantile(0.5, &[b(INF, 10.0)]), None);
+        // Two +Inf buckets merge into one.
+        assert_eq!(histogram_quantile(0.5, &[b(INF, 4.0), b(INF, 6.0)]), None);
+    }
+
+    #[test]
+    fn empty_histogram_is_none() {
+        assert_eq!(histogram_quantile(0.5, &[]), None);
+        let no_observations = [b(0.1, 0.0), b(1.0, 0.0), b(INF, 0.0)];
+        assert_eq!(histogram_quantile(0.5, &no_observations), None);
+    }
+
+    #[test]
+    fn nan_bound_or_count_is_none() {
+        assert_eq!(
+            histogram_quantile(0.5, &[b(f64::NAN, 1.0), b(INF, 2.0)]),
+            None
+        );
+        assert_eq!(
+            histogram_quantile(0.5, &[b(1.0, f64::NAN), b(INF, 2.0)]),
+            None
+        );
+    }
+
+    #[test]
+    fn non_monotonic_counts_are_repaired() {
+        // le=2 reports 3 though le=1 holds 6: raised to 6. Cumulative: 6, 6, 10, 10.
+        let buckets = [b(1.0, 6.0), b(2.0, 3.0), b(4.0, 10.0), b(INF, 10.0)];
+        // rank 8 -> (2, 4]: 2 + 2 * 2/4 = 3 (without repair the search would land elsewhere)
+        close(histogram_quantile(0.8, &buckets), 3.0);
+        // rank 6 -> first bucket with count >= 6 is le=1: 1 * 6/6 = 1
+        close(histogram_quantile(0.6, &buckets), 1.0);
+    }
+
+    #[test]
+    fn inf_bucket_lower_than_finite_buckets_is_repaired() {
+        // +Inf says 4 though le=2 says 8: total becomes 8. rank 4 -> (1, 2] holding 6 with 2
+        // below: 1 + 1 * 2/6 = 4/3. (With total 4, rank 2 would stop at le=1 and give 1.)
+        let buckets = [b(1.0, 2.0), b(2.0, 8.0), b(INF, 4.0)];
+        close(histogram_quantile(0.5, &buckets), 4.0 / 3.0);
+    }
+
+    #[test]
+    fn tiny_relative_differences_are_flattened() {
+        // 10 and 10 * (1 + 1e-14) are the same count: the le=2 bucket then holds nothing and
+        // rank 10 lands in the first bucket: 1 * 10/10 = 1. Taken literally, rank 10.0000000000001
+        // would land in (1, 2] and give 2.
+        let above = 10.0 * (1.0 + 1e-14);
+        let buckets = [b(1.0, 10.0), b(2.0, above), b(INF, above)];
+        close(histogram_quantile(1.0, &buckets), 1.0);
+    }
 }

@@ -1,1 +1,169 @@
 //! Drawing: `draw(frame, &App, now)`; views and widgets.
+//!
+//! Layout, top to bottom: a one-line header, the fleet table, the detail pane of the selected
+//! engine, a one-line footer. Tall terminals (≥ 40 rows) give the table ~55 % and the detail
+//! charts the rest; shorter ones give the table nearly everything and the detail a compact
+//! three-line summary, unless the operator asked for the larger detail (Enter/Tab).
+
+pub mod detail;
+pub mod fleet_table;
+pub mod footer;
+pub mod format;
+pub mod header;
+pub mod help;
+pub mod line;
+pub mod spark;
+pub mod text;
+
+use ratatui::Frame;
+use ratatui::buffer::Buffer;
+use ratatui::layout::{Alignment, Rect};
+use ratatui::text::Line;
+use ratatui::widgets::{Paragraph, Widget};
+
+use crate::app::App;
+use crate::fleet::Ts;
+
+/// Rows from which the detail pane shows charts without being asked to.
+pub const TALL_HEIGHT: u16 = 40;
+/// Rows of the compact detail pane.
+const COMPACT_DETAIL_ROWS: u16 = 3;
+/// Share of the body the table gets on tall terminals, percent.
+const TABLE_SHARE_TALL: u16 = 55;
+/// Share of the body the table keeps when the detail is expanded on a short terminal, percent.
+const TABLE_SHARE_EXPANDED: u16 = 30;
+/// The fewest rows the table is given (its header plus three engines).
+const TABLE_MIN_ROWS: u16 = 4;
+
+/// How much room the detail pane has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DetailMode {
+    /// Three lines: a title, sparklines, key facts.
+    Compact,
+    /// Facts and charts.
+    Full,
+}
+
+/// Where each part of the screen goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Areas {
+    pub header: Rect,
+    pub table: Rect,
+    pub detail: Rect,
+    pub detail_mode: DetailMode,
+    pub footer: Rect,
+}
+
+/// Split the screen. `area` must be at least `text::MIN_WIDTH` × `text::MIN_HEIGHT`.
+pub fn layout(area: Rect, detail_expanded: bool) -> Areas {
+    let row = |y: u16, height: u16| Rect::new(area.x, y, area.width, height);
+    let body_height = area.height.saturating_sub(2);
+    let (table_height, detail_mode) = if area.height >= TALL_HEIGHT {
+        (body_height * TABLE_SHARE_TALL / 100, DetailMode::Full)
+    } else if detail_expanded {
+        let h = (body_height * TABLE_SHARE_EXPANDED / 100).max(TABLE_MIN_ROWS);
+        (h.min(body_height), DetailMode::Full)
+    } else {
+        (
+            body_height.saturating_sub(COMPACT_DETAIL_ROWS),
+            DetailMode::Compact,
+        )
+    };
+    let body_y = area.y + 1;
+    Areas {
+        header: row(area.y, 1.min(area.height)),
+        table: row(body_y, table_height),
+        detail: row(body_y + table_height, body_height - table_height),
+        detail_mode,
+        footer: row(area.y + area.height.saturating_sub(1), 1.min(area.height)),
+    }
+}
+
+/// Draw the whole console as of `now` (the clock); data is drawn as of `app.view_now(now)`.
+pub fn draw(frame: &mut Frame, app: &App, now: Ts) {
+    let area = frame.area();
+    draw_into(frame.buffer_mut(), area, app, now);
+}
+
+/// [`draw`] into a buffer area (used by `draw` and by benchmarks).
+pub fn draw_into(buf: &mut Buffer, area: Rect, app: &App, now: Ts) {
+    let area = area.intersection(buf.area);
+    buf.set_style(area, app.theme.base);
+    if area.width < text::MIN_WIDTH || area.height < text::MIN_HEIGHT {
+        too_small(buf, area, app);
+        return;
+    }
+    let areas = layout(area, app.detail_expanded);
+    let rows = app.rows(now);
+    let selected = app.selection(&rows);
+
+    header::render(buf, areas.header, app, now);
+    fleet_table::render(buf, areas.table, app, &rows, selected, now);
+    let engine = app.selected_engine(&rows);
+    match areas.detail_mode {
+        DetailMode::Full => detail::render_full(buf, areas.detail, app, engine, now),
+        DetailMode::Compact => detail::render_compact(buf, areas.detail, app, engine, now),
+    }
+    footer::render(buf, areas.footer, app, rows.len(), now);
+    if app.help_visible {
+        help::render(buf, area, &app.theme);
+    }
+}
+
+fn too_small(buf: &mut Buffer, area: Rect, app: &App) {
+    if area.width == 0 || area.height == 0 {
+        return;
+    }
+    let lines = vec![
+        Line::styled(text::TOO_SMALL, app.theme.warn),
+        Line::styled(
+            text::too_small_detail(area.width, area.height),
+            app.theme.dim,
+        ),
+    ];
+    let top = area.height.saturating_sub(2) / 2;
+    let inner = Rect::new(area.x, area.y + top, area.width, area.height - top);
+    Paragraph::new(lines)
+        .alignment(Alignment::Center)
+        .render(inner, buf);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_terminal_gives_the_table_most_rows() {
+        let a = layout(Rect::new(0, 0, 80, 24), false);
+        assert_eq!(a.header, Rect::new(0, 0, 80, 1));
+        assert_eq!(a.table, Rect::new(0, 1, 80, 19));
+        assert_eq!(a.detail, Rect::new(0, 20, 80, 3));
+        assert_eq!(a.detail_mode, DetailMode::Compact);
+        assert_eq!(a.footer, Rect::new(0, 23, 80, 1));
+    }
+
+    #[test]
+    fn expanded_detail_on_a_short_terminal() {
+        let a = layout(Rect::new(0, 0, 80, 24), true);
+        assert_eq!(a.table.height, 6);
+        assert_eq!(a.detail, Rect::new(0, 7, 80, 16));
+        assert_eq!(a.detail_mode, DetailMode::Full);
+    }
+
+    #[test]
+    fn tall_terminal_splits_table_and_charts() {
+        let a = layout(Rect::new(0, 0, 160, 48), false);
+        assert_eq!(a.table, Rect::new(0, 1, 160, 25));
+        assert_eq!(a.detail, Rect::new(0, 26, 160, 21));
+        assert_eq!(a.detail_mode, DetailMode::Full);
+        assert_eq!(a.footer.y, 47);
+    }
+
+    #[test]
+    fn the_smallest_supported_terminal_still_has_every_part() {
+        let a = layout(Rect::new(0, 0, text::MIN_WIDTH, text::MIN_HEIGHT), false);
+        assert!(a.table.height >= TABLE_MIN_ROWS);
+        assert_eq!(a.detail.height, COMPACT_DETAIL_ROWS);
+        assert_eq!(a.detail.bottom(), a.footer.y);
+    }
+}

@@ -1,0 +1,144 @@
+//! Drawing the console for a 1,000-engine fleet at 200×60: `ui::draw_into` a buffer (our cost),
+//! and a whole `Terminal::draw` on a test backend (ours plus ratatui's frame diff).
+//!
+//! Every engine has two minutes of history at a 1 s interval, with latency histograms, so the
+//! detail charts of the selected engine have data; the table is sorted by KV usage (the
+//! costliest sort key path) with the selection in the middle of the fleet.
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use kvtop::app::{App, Event, SortColumn, update};
+use kvtop::engine::{EngineFlavor, EngineId, EngineSample, Histogram};
+use kvtop::fleet::{Fleet, FleetSettings, ScrapePayload, ScrapeReport, TargetSpec, Ts};
+use kvtop::metrics::Bucket;
+use kvtop::theme::Theme;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+
+const ENGINES: usize = 1000;
+const STEPS: usize = 120;
+const START: Ts = 1.8e9;
+const BOUNDS: [f64; 6] = [0.05, 0.1, 0.25, 0.5, 1.0, f64::INFINITY];
+
+fn histogram(per_step: [f64; 6], n: f64) -> Histogram {
+    let mut cumulative = 0.0;
+    let buckets = BOUNDS
+        .iter()
+        .zip(per_step)
+        .map(|(le, c)| {
+            cumulative += c * n;
+            Bucket {
+                le: *le,
+                count: cumulative,
+            }
+        })
+        .collect();
+    Histogram {
+        buckets,
+        sum: None,
+        count: Some(cumulative),
+    }
+}
+
+fn sample(engine: usize, step: usize) -> EngineSample {
+    let n = (step + 1) as f64;
+    let spread = (engine % 97) as f64 / 97.0;
+    EngineSample {
+        id: EngineId {
+            model: "meta-llama/Llama-3.1-8B-Instruct".into(),
+            engine: "0".into(),
+        },
+        flavor: EngineFlavor::VllmV1,
+        kv_usage: Some(spread * (0.8 + 0.2 * (step % 10) as f64 / 10.0)),
+        running: Some((engine % 40) as f64),
+        waiting: Some((step % 7) as f64),
+        generation_tokens_total: Some(1000.0 * n * (1.0 + spread)),
+        prefix_queries_total: Some(500.0 * n),
+        prefix_hits_total: Some(200.0 * n),
+        ttft: Some(histogram([2.0, 5.0, 3.0, 1.0, 1.0, 0.0], n)),
+        itl: Some(histogram([30.0, 10.0, 2.0, 0.0, 0.0, 0.0], n)),
+        ..EngineSample::default()
+    }
+}
+
+fn app() -> (App, Ts) {
+    let mut fleet = Fleet::new(FleetSettings::default());
+    let ids: Vec<_> = (0..ENGINES)
+        .map(|i| {
+            fleet.add_target(TargetSpec {
+                name: format!("vllm-{i:04}"),
+                url: format!("http://10.0.{}.{}:8000/metrics", i / 250, i % 250),
+            })
+        })
+        .collect();
+    for step in 0..STEPS {
+        for (i, id) in ids.iter().enumerate() {
+            fleet.ingest(ScrapeReport {
+                target: *id,
+                at: START + step as f64,
+                took: 0.01,
+                outcome: Ok(ScrapePayload {
+                    engines: vec![sample(i, step)],
+                    ..ScrapePayload::default()
+                }),
+            });
+        }
+    }
+    let now = START + STEPS as f64;
+    let mut app = App::new(
+        fleet,
+        Theme::fallback(),
+        format!("{ENGINES} targets"),
+        Duration::from_secs(1),
+        Duration::from_secs(300),
+    );
+    app.sort = SortColumn::Kv;
+    app.sort_descending = true;
+    update(&mut app, Event::Tick, now);
+    for _ in 0..ENGINES / 2 {
+        update(
+            &mut app,
+            Event::Key(crossterm::event::KeyEvent::new(
+                crossterm::event::KeyCode::Down,
+                crossterm::event::KeyModifiers::NONE,
+            )),
+            now,
+        );
+    }
+    (app, now)
+}
+
+fn render(c: &mut Criterion) {
+    let (app, now) = app();
+    let area = Rect::new(0, 0, 200, 60);
+    let mut buf = Buffer::empty(area);
+    c.bench_function("draw_into 1000 engines 200x60", |b| {
+        b.iter(|| {
+            buf.reset();
+            kvtop::ui::draw_into(&mut buf, area, black_box(&app), now);
+        })
+    });
+
+    let mut terminal = match Terminal::new(TestBackend::new(200, 60)) {
+        Ok(t) => t,
+        Err(e) => panic!("test terminal: {e}"),
+    };
+    let mut tick = 0.0;
+    c.bench_function("terminal.draw 1000 engines 200x60", |b| {
+        b.iter(|| {
+            // Alternate the clock second so every frame has a change to diff.
+            tick = 1.0 - tick;
+            let result = terminal.draw(|frame| kvtop::ui::draw(frame, black_box(&app), now + tick));
+            if let Err(e) = result {
+                panic!("draw: {e}");
+            }
+        })
+    });
+}
+
+criterion_group!(benches, render);
+criterion_main!(benches);

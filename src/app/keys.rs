@@ -1,0 +1,412 @@
+//! The key map: one table of (keys, context, action, description). `update` dispatches through it
+//! and the help overlay is generated from it, so the two can never disagree.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+
+/// Where a binding applies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Context {
+    /// The fleet view with no prompt or overlay open.
+    Fleet,
+    /// The filter prompt is being edited.
+    Filter,
+    /// The help overlay is open.
+    Help,
+    /// Everywhere, before the context's own bindings.
+    Anywhere,
+}
+
+impl Context {
+    /// Contexts in the order the help overlay lists them.
+    pub const HELP_ORDER: [Context; 4] = [
+        Context::Fleet,
+        Context::Filter,
+        Context::Help,
+        Context::Anywhere,
+    ];
+}
+
+/// What a key does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Action {
+    Quit,
+    ToggleHelp,
+    CloseHelp,
+    SelectDown,
+    SelectUp,
+    SelectFirst,
+    SelectLast,
+    PageDown,
+    PageUp,
+    CycleSort,
+    ReverseSort,
+    OpenFilter,
+    /// A printable character typed into the filter prompt.
+    FilterInput,
+    FilterBackspace,
+    KeepFilter,
+    ClearFilter,
+    CycleWindow,
+    ZoomIn,
+    ZoomOut,
+    ToggleFreeze,
+    ToggleDetail,
+}
+
+/// One key of a binding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Key {
+    /// A key pressed without Ctrl or Alt (Shift is part of the character).
+    Plain(KeyCode),
+    /// Ctrl + a character.
+    Ctrl(char),
+    /// Any printable character without Ctrl or Alt.
+    AnyChar,
+}
+
+impl Key {
+    /// Whether a key event is this key.
+    pub fn matches(self, event: &KeyEvent) -> bool {
+        let ctrl_or_alt = event
+            .modifiers
+            .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
+        match self {
+            // Shift is already part of the character (`G`), so it is not compared.
+            Key::Plain(code) => !ctrl_or_alt && code == event.code,
+            Key::Ctrl(c) => {
+                event.modifiers.contains(KeyModifiers::CONTROL)
+                    && matches!(event.code, KeyCode::Char(e) if e.eq_ignore_ascii_case(&c))
+            }
+            Key::AnyChar => {
+                !ctrl_or_alt && matches!(event.code, KeyCode::Char(c) if !c.is_control())
+            }
+        }
+    }
+}
+
+/// One row of the key map.
+#[derive(Debug, Clone, Copy)]
+pub struct Binding {
+    pub keys: &'static [Key],
+    pub context: Context,
+    pub action: Action,
+    /// Shown in the help overlay.
+    pub description: &'static str,
+}
+
+const fn plain(c: char) -> Key {
+    Key::Plain(KeyCode::Char(c))
+}
+
+const fn bind(
+    keys: &'static [Key],
+    context: Context,
+    action: Action,
+    description: &'static str,
+) -> Binding {
+    Binding {
+        keys,
+        context,
+        action,
+        description,
+    }
+}
+
+/// The key map. Within a context the first matching row wins; `Anywhere` rows are tried first.
+pub const KEYMAP: &[Binding] = &[
+    bind(&[Key::Ctrl('c')], Context::Anywhere, Action::Quit, "quit"),
+    // Fleet view.
+    bind(&[plain('q')], Context::Fleet, Action::Quit, "quit"),
+    bind(
+        &[plain('?')],
+        Context::Fleet,
+        Action::ToggleHelp,
+        "this help",
+    ),
+    bind(
+        &[plain('j'), Key::Plain(KeyCode::Down)],
+        Context::Fleet,
+        Action::SelectDown,
+        "next engine",
+    ),
+    bind(
+        &[plain('k'), Key::Plain(KeyCode::Up)],
+        Context::Fleet,
+        Action::SelectUp,
+        "previous engine",
+    ),
+    bind(
+        &[plain('g'), Key::Plain(KeyCode::Home)],
+        Context::Fleet,
+        Action::SelectFirst,
+        "first engine",
+    ),
+    bind(
+        &[plain('G'), Key::Plain(KeyCode::End)],
+        Context::Fleet,
+        Action::SelectLast,
+        "last engine",
+    ),
+    bind(
+        &[Key::Plain(KeyCode::PageDown)],
+        Context::Fleet,
+        Action::PageDown,
+        "page down",
+    ),
+    bind(
+        &[Key::Plain(KeyCode::PageUp)],
+        Context::Fleet,
+        Action::PageUp,
+        "page up",
+    ),
+    bind(
+        &[plain('s')],
+        Context::Fleet,
+        Action::CycleSort,
+        "next sort column",
+    ),
+    bind(
+        &[plain('S')],
+        Context::Fleet,
+        Action::ReverseSort,
+        "reverse sort",
+    ),
+    bind(
+        &[plain('/')],
+        Context::Fleet,
+        Action::OpenFilter,
+        "filter rows",
+    ),
+    bind(
+        &[Key::Plain(KeyCode::Esc)],
+        Context::Fleet,
+        Action::ClearFilter,
+        "clear the filter",
+    ),
+    bind(
+        &[plain('w')],
+        Context::Fleet,
+        Action::CycleWindow,
+        "quantile window 15s/1m/5m",
+    ),
+    bind(
+        &[plain('+'), plain('=')],
+        Context::Fleet,
+        Action::ZoomIn,
+        "chart zoom in",
+    ),
+    bind(
+        &[plain('-')],
+        Context::Fleet,
+        Action::ZoomOut,
+        "chart zoom out",
+    ),
+    bind(
+        &[plain('f')],
+        Context::Fleet,
+        Action::ToggleFreeze,
+        "freeze / unfreeze",
+    ),
+    bind(
+        &[Key::Plain(KeyCode::Enter), Key::Plain(KeyCode::Tab)],
+        Context::Fleet,
+        Action::ToggleDetail,
+        "larger detail pane",
+    ),
+    // Filter prompt.
+    bind(
+        &[Key::Plain(KeyCode::Enter)],
+        Context::Filter,
+        Action::KeepFilter,
+        "keep the filter",
+    ),
+    bind(
+        &[Key::Plain(KeyCode::Esc)],
+        Context::Filter,
+        Action::ClearFilter,
+        "clear the filter",
+    ),
+    bind(
+        &[Key::Plain(KeyCode::Backspace)],
+        Context::Filter,
+        Action::FilterBackspace,
+        "delete a character",
+    ),
+    bind(
+        &[Key::AnyChar],
+        Context::Filter,
+        Action::FilterInput,
+        "name, model or status",
+    ),
+    // Help overlay.
+    bind(
+        &[plain('?'), Key::Plain(KeyCode::Esc), plain('q')],
+        Context::Help,
+        Action::CloseHelp,
+        "close the help",
+    ),
+];
+
+/// The action a key event triggers in `context`, if any. Key releases trigger nothing.
+pub fn lookup(context: Context, event: &KeyEvent) -> Option<Action> {
+    if event.kind == KeyEventKind::Release {
+        return None;
+    }
+    [Context::Anywhere, context].into_iter().find_map(|ctx| {
+        KEYMAP
+            .iter()
+            .filter(|b| b.context == ctx)
+            .find(|b| b.keys.iter().any(|k| k.matches(event)))
+            .map(|b| b.action)
+    })
+}
+
+/// How a key is written in the help overlay and the footer.
+pub fn key_label(key: Key) -> String {
+    match key {
+        Key::Ctrl(c) => format!("Ctrl-{}", c.to_ascii_uppercase()),
+        Key::AnyChar => "a-z…".to_string(),
+        Key::Plain(code) => match code {
+            KeyCode::Char(' ') => "Space".to_string(),
+            KeyCode::Char(c) => c.to_string(),
+            KeyCode::Down => "↓".to_string(),
+            KeyCode::Up => "↑".to_string(),
+            KeyCode::Left => "←".to_string(),
+            KeyCode::Right => "→".to_string(),
+            KeyCode::Home => "Home".to_string(),
+            KeyCode::End => "End".to_string(),
+            KeyCode::PageUp => "PgUp".to_string(),
+            KeyCode::PageDown => "PgDn".to_string(),
+            KeyCode::Enter => "Enter".to_string(),
+            KeyCode::Tab => "Tab".to_string(),
+            KeyCode::Esc => "Esc".to_string(),
+            KeyCode::Backspace => "Bksp".to_string(),
+            other => format!("{other:?}"),
+        },
+    }
+}
+
+/// The keys of a binding, as shown in the help: `j ↓`.
+pub fn binding_label(binding: &Binding) -> String {
+    binding
+        .keys
+        .iter()
+        .map(|k| key_label(*k))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The first key bound to `action` in `context`, for hints such as the footer's.
+pub fn first_key(context: Context, action: Action) -> Option<Key> {
+    KEYMAP
+        .iter()
+        .find(|b| b.context == context && b.action == action)
+        .and_then(|b| b.keys.first().copied())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn press(code: KeyCode) -> KeyEvent {
+        KeyEvent::new(code, KeyModifiers::NONE)
+    }
+
+    #[test]
+    fn letters_dispatch_in_fleet_context() {
+        assert_eq!(
+            lookup(Context::Fleet, &press(KeyCode::Char('q'))),
+            Some(Action::Quit)
+        );
+        assert_eq!(
+            lookup(Context::Fleet, &press(KeyCode::Char('s'))),
+            Some(Action::CycleSort)
+        );
+        assert_eq!(
+            lookup(Context::Fleet, &press(KeyCode::Down)),
+            Some(Action::SelectDown)
+        );
+        assert_eq!(lookup(Context::Fleet, &press(KeyCode::Char('x'))), None);
+    }
+
+    #[test]
+    fn shifted_letters_match_with_or_without_the_shift_flag() {
+        let with_shift = KeyEvent::new(KeyCode::Char('G'), KeyModifiers::SHIFT);
+        assert_eq!(
+            lookup(Context::Fleet, &with_shift),
+            Some(Action::SelectLast)
+        );
+        assert_eq!(
+            lookup(Context::Fleet, &press(KeyCode::Char('S'))),
+            Some(Action::ReverseSort)
+        );
+    }
+
+    #[test]
+    fn ctrl_c_quits_everywhere_but_plain_c_is_text_in_the_prompt() {
+        let ctrl_c = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL);
+        for ctx in Context::HELP_ORDER {
+            assert_eq!(lookup(ctx, &ctrl_c), Some(Action::Quit), "{ctx:?}");
+        }
+        assert_eq!(
+            lookup(Context::Filter, &press(KeyCode::Char('c'))),
+            Some(Action::FilterInput)
+        );
+        assert_eq!(
+            lookup(Context::Filter, &press(KeyCode::Char('q'))),
+            Some(Action::FilterInput)
+        );
+    }
+
+    #[test]
+    fn esc_means_the_context_s_own_thing() {
+        assert_eq!(
+            lookup(Context::Filter, &press(KeyCode::Esc)),
+            Some(Action::ClearFilter)
+        );
+        assert_eq!(
+            lookup(Context::Help, &press(KeyCode::Esc)),
+            Some(Action::CloseHelp)
+        );
+        assert_eq!(lookup(Context::Help, &press(KeyCode::Char('j'))), None);
+    }
+
+    #[test]
+    fn releases_do_nothing() {
+        let release = KeyEvent::new_with_kind(
+            KeyCode::Char('q'),
+            KeyModifiers::NONE,
+            KeyEventKind::Release,
+        );
+        assert_eq!(lookup(Context::Fleet, &release), None);
+    }
+
+    #[test]
+    fn every_action_but_input_has_a_visible_key_and_a_description() {
+        for b in KEYMAP {
+            assert!(!b.keys.is_empty(), "{:?} has no key", b.action);
+            assert!(
+                !b.description.is_empty(),
+                "{:?} has no description",
+                b.action
+            );
+        }
+        assert_eq!(binding_label(&KEYMAP[3]), "j ↓");
+        assert_eq!(key_label(Key::Ctrl('c')), "Ctrl-C");
+    }
+
+    #[test]
+    fn no_key_is_bound_twice_in_one_context() {
+        for (i, a) in KEYMAP.iter().enumerate() {
+            for b in KEYMAP.iter().skip(i + 1).filter(|b| b.context == a.context) {
+                for k in a.keys {
+                    assert!(
+                        !b.keys.contains(k) || *k == Key::AnyChar,
+                        "{k:?} bound twice in {:?}",
+                        a.context
+                    );
+                }
+            }
+        }
+    }
+}

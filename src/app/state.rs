@@ -1,0 +1,333 @@
+//! The console's state: the fleet it shows and everything the operator chose about how to show it.
+
+use std::cell::Cell;
+use std::time::Duration;
+
+use super::keys::Context;
+use super::rows::{SortColumn, visible_rows};
+use crate::engine::EngineId;
+use crate::fleet::{EngineState, Fleet, QuantileWindow, TargetId, Ts};
+use crate::theme::Theme;
+
+/// How long a transient notice stays in the footer, seconds.
+pub const NOTICE_SECS: f64 = 4.0;
+
+/// Rows PgUp/PgDn move before the table was ever drawn.
+const DEFAULT_PAGE: usize = 10;
+
+/// The views the console can show. Later: diagnostics, explainer, nodes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum View {
+    #[default]
+    Fleet,
+}
+
+/// Identity of a table row, stable across re-sorting and rows appearing or disappearing.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct RowKey {
+    pub target: TargetId,
+    pub id: EngineId,
+}
+
+impl RowKey {
+    /// The key of an engine row.
+    pub fn of(engine: &EngineState) -> RowKey {
+        RowKey {
+            target: engine.target,
+            id: engine.id.clone(),
+        }
+    }
+
+    /// Whether `engine` is the row this key names.
+    pub fn is(&self, engine: &EngineState) -> bool {
+        self.target == engine.target && self.id == engine.id
+    }
+}
+
+/// The time span the detail charts show, zoomed with `+`/`-` through [`ChartRange::LEVELS`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct ChartRange(Duration);
+
+impl ChartRange {
+    /// Zoom levels: 1m, 5m, 15m, 1h.
+    pub const LEVELS: [Duration; 4] = [
+        Duration::from_secs(60),
+        Duration::from_secs(300),
+        Duration::from_secs(900),
+        Duration::from_secs(3600),
+    ];
+    /// Shortest range accepted from the configuration.
+    pub const MIN: Duration = Duration::from_secs(10);
+
+    /// A range from the configuration; anything shorter than [`ChartRange::MIN`] becomes `MIN`.
+    pub fn new(range: Duration) -> ChartRange {
+        ChartRange(range.max(Self::MIN))
+    }
+
+    /// The span as a duration.
+    pub fn duration(self) -> Duration {
+        self.0
+    }
+
+    /// The span in seconds.
+    pub fn secs(self) -> f64 {
+        self.0.as_secs_f64()
+    }
+
+    /// The next shorter zoom level, or the same range when none is shorter.
+    pub fn zoom_in(self) -> ChartRange {
+        Self::LEVELS
+            .iter()
+            .rev()
+            .find(|l| **l < self.0)
+            .map_or(self, |l| ChartRange(*l))
+    }
+
+    /// The next longer zoom level, or the same range when none is longer.
+    pub fn zoom_out(self) -> ChartRange {
+        Self::LEVELS
+            .iter()
+            .find(|l| **l > self.0)
+            .map_or(self, |l| ChartRange(*l))
+    }
+}
+
+/// A snapshot of the fleet the view is frozen on; ingestion continues into `App::fleet`.
+#[derive(Debug, Clone)]
+pub struct Frozen {
+    pub fleet: Fleet,
+    /// When the view was frozen: ages and charts are drawn as of this time.
+    pub at: Ts,
+}
+
+/// What a transient footer notice reports (the text is in `ui::text`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum NoticeKind {
+    Filter {
+        shown: usize,
+        total: usize,
+    },
+    FilterCleared,
+    Sort {
+        column: SortColumn,
+        descending: bool,
+    },
+    Window(QuantileWindow),
+    Range(ChartRange),
+    Frozen,
+    Unfrozen,
+}
+
+/// A transient footer notice and when it expires.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Notice {
+    pub kind: NoticeKind,
+    pub until: Ts,
+}
+
+/// Where the table was scrolled to and how many rows it showed, as of the last draw.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct TableScroll {
+    pub offset: usize,
+    pub height: usize,
+}
+
+/// The console's state. `update` changes it; `ui::draw` reads it.
+#[derive(Debug)]
+pub struct App {
+    pub fleet: Fleet,
+    pub theme: Theme,
+    /// What is being watched, for the header ("3 targets", "demo (8 simulated engines)").
+    pub source: String,
+    /// Scrape interval, for the header.
+    pub interval: Duration,
+    pub view: View,
+    /// The selected row; `None` until there is a row to select.
+    pub selected: Option<RowKey>,
+    pub sort: SortColumn,
+    pub sort_descending: bool,
+    pub filter: String,
+    /// True while the filter prompt has the keyboard.
+    pub filter_editing: bool,
+    pub range: ChartRange,
+    pub frozen: Option<Frozen>,
+    pub help_visible: bool,
+    /// Give the detail pane (charts) more room than the table on short terminals.
+    pub detail_expanded: bool,
+    pub notice: Option<Notice>,
+    /// The screen needs redrawing. The event loop clears it after drawing.
+    pub dirty: bool,
+    pub should_quit: bool,
+    /// Offset of the header clock from UTC, seconds (0 = UTC, labelled as such).
+    pub utc_offset_secs: i32,
+    /// Second of the last tick, to redraw once per second for the clock and ages.
+    pub(crate) last_second: Option<i64>,
+    /// Written by the table view while drawing (it takes `&App`), read by paging.
+    pub(crate) scroll: Cell<TableScroll>,
+}
+
+impl App {
+    /// A console over `fleet`: sorted by name, nothing selected yet, charts over `range`
+    /// (see [`ChartRange::new`]), the clock in UTC, and a first draw pending.
+    pub fn new(
+        fleet: Fleet,
+        theme: Theme,
+        source: String,
+        interval: Duration,
+        range: Duration,
+    ) -> App {
+        App {
+            fleet,
+            theme,
+            source,
+            interval,
+            view: View::Fleet,
+            selected: None,
+            sort: SortColumn::Name,
+            sort_descending: SortColumn::Name.natural_descending(),
+            filter: String::new(),
+            filter_editing: false,
+            range: ChartRange::new(range),
+            frozen: None,
+            help_visible: false,
+            detail_expanded: false,
+            notice: None,
+            dirty: true,
+            should_quit: false,
+            utc_offset_secs: 0,
+            last_second: None,
+            scroll: Cell::new(TableScroll::default()),
+        }
+    }
+
+    /// Whether the view shows a frozen snapshot.
+    pub fn is_frozen(&self) -> bool {
+        self.frozen.is_some()
+    }
+
+    /// The fleet the view shows: the frozen snapshot, or the live fleet.
+    pub fn view_fleet(&self) -> &Fleet {
+        self.frozen.as_ref().map_or(&self.fleet, |f| &f.fleet)
+    }
+
+    /// The time the view is drawn as of: the freeze time, or `now`.
+    pub fn view_now(&self, now: Ts) -> Ts {
+        self.frozen.as_ref().map_or(now, |f| f.at)
+    }
+
+    /// The visible rows (indices into `view_fleet().engines()`), filtered and sorted.
+    pub fn rows(&self, now: Ts) -> Vec<usize> {
+        visible_rows(
+            self.view_fleet(),
+            &self.filter,
+            self.sort,
+            self.sort_descending,
+            self.view_now(now),
+        )
+    }
+
+    /// Position in `rows` of the selected engine; the first row when the selection is not
+    /// among them; `None` when there are no rows.
+    pub fn selection(&self, rows: &[usize]) -> Option<usize> {
+        if rows.is_empty() {
+            return None;
+        }
+        let engines = self.view_fleet().engines();
+        let found = self.selected.as_ref().and_then(|key| {
+            rows.iter()
+                .position(|&i| engines.get(i).is_some_and(|e| key.is(e)))
+        });
+        Some(found.unwrap_or(0))
+    }
+
+    /// The selected engine as drawn (see [`App::selection`]).
+    pub fn selected_engine(&self, rows: &[usize]) -> Option<&EngineState> {
+        let pos = self.selection(rows)?;
+        let index = *rows.get(pos)?;
+        self.view_fleet().engines().get(index)
+    }
+
+    /// Select the row at `pos` of `rows` (clamped).
+    pub fn select_position(&mut self, rows: &[usize], pos: usize) {
+        let pos = pos.min(rows.len().saturating_sub(1));
+        let key = rows
+            .get(pos)
+            .and_then(|&i| self.view_fleet().engines().get(i))
+            .map(RowKey::of);
+        if key.is_some() {
+            self.selected = key;
+        }
+    }
+
+    /// Which part of the key map applies now.
+    pub fn context(&self) -> Context {
+        if self.help_visible {
+            Context::Help
+        } else if self.filter_editing {
+            Context::Filter
+        } else {
+            Context::Fleet
+        }
+    }
+
+    /// Show a notice in the footer for [`NOTICE_SECS`] from `now`.
+    pub fn set_notice(&mut self, kind: NoticeKind, now: Ts) {
+        self.notice = Some(Notice {
+            kind,
+            until: now + NOTICE_SECS,
+        });
+    }
+
+    /// Rows one PgUp/PgDn moves: the table height as last drawn.
+    pub fn page_size(&self) -> usize {
+        match self.scroll.get().height {
+            0 => DEFAULT_PAGE,
+            h => h,
+        }
+    }
+
+    /// The first visible row for a table of `height` rows out of `len` with the row at
+    /// `selected` in view, keeping the previous offset when the selection is still visible.
+    /// Records the result for the next draw and for paging.
+    pub fn scroll_to(&self, selected: usize, len: usize, height: usize) -> usize {
+        let previous = self.scroll.get().offset;
+        let offset = if height == 0 {
+            0
+        } else if selected < previous {
+            selected
+        } else if selected >= previous + height {
+            selected + 1 - height
+        } else {
+            previous
+        }
+        .min(len.saturating_sub(height));
+        self.scroll.set(TableScroll { offset, height });
+        offset
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn secs(s: u64) -> Duration {
+        Duration::from_secs(s)
+    }
+
+    #[test]
+    fn zoom_steps_through_levels_and_stops_at_the_ends() {
+        let r = ChartRange::new(secs(300));
+        assert_eq!(r.zoom_in().duration(), secs(60));
+        assert_eq!(r.zoom_in().zoom_in().duration(), secs(60));
+        assert_eq!(r.zoom_out().duration(), secs(900));
+        assert_eq!(r.zoom_out().zoom_out().zoom_out().duration(), secs(3600));
+    }
+
+    #[test]
+    fn a_configured_range_between_levels_zooms_to_its_neighbours() {
+        let r = ChartRange::new(secs(600));
+        assert_eq!(r.zoom_in().duration(), secs(300));
+        assert_eq!(r.zoom_out().duration(), secs(900));
+        assert_eq!(ChartRange::new(secs(0)).duration(), ChartRange::MIN);
+    }
+}

@@ -1,0 +1,68 @@
+//! Current signals of one engine: gauges from its latest sample, rates and windowed quantiles
+//! from its snapshot window.
+
+use super::Signals;
+use super::window::{Counter, HistogramKind, SnapshotWindow};
+use crate::engine::EngineSample;
+use crate::metrics::{Bucket, histogram_quantile};
+
+/// Derive the signals of an engine over the last `window_secs` seconds of its snapshots.
+/// `scratch` is a reusable buffer for bucket deltas.
+pub(crate) fn derive(
+    sample: &EngineSample,
+    window: &SnapshotWindow,
+    window_secs: f64,
+    scratch: &mut Vec<Bucket>,
+) -> Signals {
+    let rate = |counter| window.rate(counter, window_secs);
+    let ratio = |numerator, denominator| window.ratio(numerator, denominator, window_secs);
+    let mut quantiles = |kind, qs: &[f64]| -> [Option<f64>; 3] {
+        let mut out = [None; 3];
+        if window.bucket_deltas(kind, window_secs, scratch) {
+            for (slot, q) in out.iter_mut().zip(qs) {
+                *slot = histogram_quantile(*q, scratch);
+            }
+        }
+        out
+    };
+    let [ttft_p50, ttft_p95, ttft_p99] = quantiles(HistogramKind::Ttft, &[0.5, 0.95, 0.99]);
+    let [itl_p50, itl_p95, itl_p99] = quantiles(HistogramKind::Itl, &[0.5, 0.95, 0.99]);
+    let [e2e_p95, e2e_p99, _] = quantiles(HistogramKind::E2e, &[0.95, 0.99]);
+    let [queue_p95, _, _] = quantiles(HistogramKind::QueueTime, &[0.95]);
+
+    Signals {
+        kv_usage: known(sample.kv_usage),
+        running: known(sample.running),
+        waiting: known(sample.waiting),
+        swapped: known(sample.swapped),
+        preemptions_per_s: rate(Counter::Preemptions),
+        gen_tps: rate(Counter::GenerationTokens),
+        prompt_tps: rate(Counter::PromptTokens),
+        requests_per_s: rate(Counter::RequestsFinished),
+        prefix_hit: ratio(Counter::PrefixHits, Counter::PrefixQueries)
+            .or(known(sample.prefix_hit_rate_gauge)),
+        ttft_p50,
+        ttft_p95,
+        ttft_p99,
+        itl_p50,
+        itl_p95,
+        itl_p99,
+        e2e_p95,
+        e2e_p99,
+        queue_p95,
+        spec_acceptance: ratio(Counter::SpecAcceptedTokens, Counter::SpecDraftTokens)
+            .or(known(sample.spec_acceptance_gauge)),
+        cpu_cores: rate(Counter::CpuSeconds),
+        error_ratio: ratio(Counter::RequestsFailed, Counter::RequestsFinished),
+        kv_capacity_tokens: sample
+            .cache_config
+            .as_ref()
+            .and_then(|c| c.kv_capacity_tokens())
+            .map(|tokens| tokens as f64),
+    }
+}
+
+/// A gauge reading that is a number; `NaN` is as unknown as a missing metric.
+fn known(value: Option<f64>) -> Option<f64> {
+    value.filter(|v| !v.is_nan())
+}

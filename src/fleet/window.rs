@@ -1,0 +1,546 @@
+//! Per-engine ring of cumulative snapshots: the raw material of windowed rates and quantiles.
+//!
+//! Each good scrape of an engine records one [`Snapshot`]: its time, the reset-adjusted value of
+//! every counter and the raw cumulative bucket counts of every latency histogram.
+//!
+//! Retention policy (relative to the newest snapshot's time `t`):
+//! - every snapshot younger than [`DENSE_SECS`] (20 s) is kept;
+//! - older ones are thinned so that kept snapshots are at least [`SPARSE_STEP_SECS`] (5 s)
+//!   apart: walking from old to new, a snapshot closer than that to the previous kept one is
+//!   dropped when it leaves the dense span;
+//! - the oldest kept snapshot at or before `t −` [`RETAIN_SECS`] (5 min window + 30 s margin)
+//!   is kept and everything before it is dropped.
+//!
+//! So at most `20 s / interval + 1 + 330 s / 5 s + 1` snapshots are held whatever the uptime.
+//!
+//! Counters are stored *reset-adjusted*: each snapshot holds the previous adjusted value plus
+//! [`counter_delta`] of the raw readings, i.e. the sum of piecewise increases as in Prometheus'
+//! `increase`. The increase between any two kept snapshots is then exact even when the snapshots
+//! between them (and a reset among them) were thinned away. Histograms are kept raw; after a
+//! reset or a change of bucket layout only later snapshots are used for their deltas.
+
+use std::collections::VecDeque;
+
+use super::Ts;
+use crate::engine::{EngineSample, Histogram};
+use crate::metrics::{Bucket, counter_delta};
+
+/// Span behind the newest snapshot in which every snapshot is kept, seconds.
+pub(crate) const DENSE_SECS: f64 = 20.0;
+/// Minimum spacing of kept snapshots beyond the dense span, seconds.
+pub(crate) const SPARSE_STEP_SECS: f64 = 5.0;
+/// Span covered: the largest window (5 min) plus a margin, seconds.
+pub(crate) const RETAIN_SECS: f64 = 330.0;
+
+/// The cumulative counters rates are derived from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Counter {
+    Preemptions,
+    PromptTokens,
+    GenerationTokens,
+    PrefixQueries,
+    PrefixHits,
+    /// Sum of `request_success_total` over every finished reason.
+    RequestsFinished,
+    /// Sum of `request_success_total` for the `abort` and `error` reasons.
+    RequestsFailed,
+    SpecDraftTokens,
+    SpecAcceptedTokens,
+    CpuSeconds,
+}
+
+impl Counter {
+    const ALL: [Counter; 10] = [
+        Counter::Preemptions,
+        Counter::PromptTokens,
+        Counter::GenerationTokens,
+        Counter::PrefixQueries,
+        Counter::PrefixHits,
+        Counter::RequestsFinished,
+        Counter::RequestsFailed,
+        Counter::SpecDraftTokens,
+        Counter::SpecAcceptedTokens,
+        Counter::CpuSeconds,
+    ];
+    const COUNT: usize = Self::ALL.len();
+
+    /// The raw cumulative value in a sample; `None` when not exported (or not a number).
+    fn read(self, sample: &EngineSample) -> Option<f64> {
+        let value = match self {
+            Counter::Preemptions => sample.preemptions_total,
+            Counter::PromptTokens => sample.prompt_tokens_total,
+            Counter::GenerationTokens => sample.generation_tokens_total,
+            Counter::PrefixQueries => sample.prefix_queries_total,
+            Counter::PrefixHits => sample.prefix_hits_total,
+            Counter::RequestsFinished => sample.requests_finished_total(),
+            Counter::RequestsFailed => failed_requests_total(sample),
+            Counter::SpecDraftTokens => sample.spec_draft_tokens_total,
+            Counter::SpecAcceptedTokens => sample.spec_accepted_tokens_total,
+            Counter::CpuSeconds => sample.process_cpu_seconds_total,
+        };
+        value.filter(|v| !v.is_nan())
+    }
+}
+
+/// Finished reasons that count as failures.
+const FAILED_REASONS: [&str; 2] = ["abort", "error"];
+
+/// Aborted plus errored requests; `None` when neither reason is exported.
+fn failed_requests_total(sample: &EngineSample) -> Option<f64> {
+    sample
+        .request_success_total
+        .iter()
+        .filter(|(reason, _)| FAILED_REASONS.contains(&reason.as_str()))
+        .map(|(_, v)| *v)
+        .reduce(|a, b| a + b)
+}
+
+/// The latency histograms windowed quantiles are derived from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum HistogramKind {
+    Ttft,
+    Itl,
+    E2e,
+    QueueTime,
+}
+
+impl HistogramKind {
+    const ALL: [HistogramKind; 4] = [
+        HistogramKind::Ttft,
+        HistogramKind::Itl,
+        HistogramKind::E2e,
+        HistogramKind::QueueTime,
+    ];
+    const COUNT: usize = Self::ALL.len();
+
+    fn read(self, sample: &EngineSample) -> Option<&Histogram> {
+        match self {
+            HistogramKind::Ttft => sample.ttft.as_ref(),
+            HistogramKind::Itl => sample.itl.as_ref(),
+            HistogramKind::E2e => sample.e2e.as_ref(),
+            HistogramKind::QueueTime => sample.queue_time.as_ref(),
+        }
+    }
+}
+
+/// The cumulative state of one engine at one scrape.
+#[derive(Debug, Clone)]
+struct Snapshot {
+    ts: Ts,
+    /// Reset-adjusted cumulative value per counter; `NaN` = not exported.
+    counters: [f64; Counter::COUNT],
+    /// Raw cumulative bucket counts per histogram, in the bucket layout current when recorded;
+    /// empty = not exported.
+    buckets: [Vec<f64>; HistogramKind::COUNT],
+}
+
+impl Snapshot {
+    fn empty() -> Self {
+        Snapshot {
+            ts: f64::NAN,
+            counters: [f64::NAN; Counter::COUNT],
+            buckets: Default::default(),
+        }
+    }
+}
+
+/// The snapshot ring of one engine (see module docs).
+#[derive(Debug, Clone)]
+pub(crate) struct SnapshotWindow {
+    snaps: VecDeque<Snapshot>,
+    /// The leading snapshots already vetted by thinning.
+    thinned: usize,
+    /// Raw counter readings of the newest snapshot, for reset detection.
+    last_raw: [f64; Counter::COUNT],
+    /// Start of each counter's current unbroken run (it was absent before): increases never
+    /// reach back past it.
+    counter_since: [Ts; Counter::COUNT],
+    /// Bucket bounds of each histogram's current layout.
+    bounds: [Vec<f64>; HistogramKind::COUNT],
+    /// Earliest time each histogram's deltas may start from (after a reset, a layout change,
+    /// or a gap in which it was not exported).
+    histogram_since: [Ts; HistogramKind::COUNT],
+    /// Storage of dropped snapshots, reused to avoid reallocating bucket vectors.
+    spare: Vec<Snapshot>,
+}
+
+/// Dropped snapshots kept for reuse.
+const SPARE_SNAPSHOTS: usize = 2;
+
+impl SnapshotWindow {
+    /// An empty window sized for scrapes every `interval` seconds.
+    pub(crate) fn new(interval: f64) -> Self {
+        SnapshotWindow {
+            snaps: VecDeque::with_capacity(expected_len(interval)),
+            thinned: 0,
+            last_raw: [f64::NAN; Counter::COUNT],
+            counter_since: [f64::NEG_INFINITY; Counter::COUNT],
+            bounds: Default::default(),
+            histogram_since: [f64::NEG_INFINITY; HistogramKind::COUNT],
+            spare: Vec::new(),
+        }
+    }
+
+    /// Number of snapshots held.
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.snaps.len()
+    }
+
+    /// Time of the newest snapshot.
+    pub(crate) fn newest_ts(&self) -> Option<Ts> {
+        self.snaps.back().map(|s| s.ts)
+    }
+
+    /// Record a scrape of this engine at `at`. Returns true when a counter or a histogram went
+    /// backwards since the previous snapshot (the engine restarted).
+    ///
+    /// A non-finite `at`, or the time of the newest snapshot again, is ignored. An earlier `at`
+    /// means the clock stepped back: the window restarts empty so windows stay time-ordered.
+    pub(crate) fn record(&mut self, at: Ts, sample: &EngineSample) -> bool {
+        if !at.is_finite() {
+            return false;
+        }
+        match self.newest_ts() {
+            Some(newest) if at == newest => return false,
+            Some(newest) if at < newest => self.clear(),
+            _ => {}
+        }
+        let mut snap = self.spare.pop().unwrap_or_else(Snapshot::empty);
+        snap.ts = at;
+        let prev = self.snaps.back();
+        let mut reset = false;
+
+        for counter in Counter::ALL {
+            let i = counter as usize;
+            let raw = counter.read(sample).unwrap_or(f64::NAN);
+            let prev_adjusted = prev.map_or(f64::NAN, |p| p.counters[i]);
+            snap.counters[i] = if raw.is_nan() {
+                f64::NAN
+            } else if prev_adjusted.is_nan() {
+                self.counter_since[i] = at;
+                raw
+            } else {
+                let delta = counter_delta(self.last_raw[i], raw);
+                reset |= delta.reset;
+                prev_adjusted + delta.increase
+            };
+            self.last_raw[i] = raw;
+        }
+
+        for kind in HistogramKind::ALL {
+            let i = kind as usize;
+            let counts = &mut snap.buckets[i];
+            counts.clear();
+            let Some(histogram) = kind.read(sample).filter(|h| !h.buckets.is_empty()) else {
+                continue;
+            };
+            let bounds = &mut self.bounds[i];
+            let same_layout = bounds.len() == histogram.buckets.len()
+                && bounds
+                    .iter()
+                    .zip(&histogram.buckets)
+                    .all(|(le, b)| same_bound(*le, b.le));
+            if !same_layout {
+                bounds.clear();
+                bounds.extend(histogram.buckets.iter().map(|b| b.le));
+            }
+            counts.extend(histogram.buckets.iter().map(|b| b.count));
+            match prev.map(|p| &p.buckets[i]) {
+                Some(prev_counts) if same_layout && prev_counts.len() == counts.len() => {
+                    if counts.iter().zip(prev_counts).any(|(cur, old)| cur < old) {
+                        reset = true;
+                        self.histogram_since[i] = at;
+                    }
+                }
+                _ => self.histogram_since[i] = at,
+            }
+        }
+
+        self.snaps.push_back(snap);
+        self.prune(at);
+        reset
+    }
+
+    /// Increase of a counter over the last `window` seconds and the seconds it spans.
+    pub(crate) fn increase(&self, counter: Counter, window: f64) -> Option<(f64, f64)> {
+        let i = counter as usize;
+        self.increases(&[counter], window, self.counter_since[i])
+            .map(|(inc, secs)| (inc[0], secs))
+    }
+
+    /// Per-second rate of a counter over the last `window` seconds.
+    pub(crate) fn rate(&self, counter: Counter, window: f64) -> Option<f64> {
+        let (increase, secs) = self.increase(counter, window)?;
+        Some(increase / secs)
+    }
+
+    /// Increase of `numerator` over increase of `denominator`, both over the same span of the
+    /// last `window` seconds. `None` when either is unknown or the denominator did not grow.
+    pub(crate) fn ratio(
+        &self,
+        numerator: Counter,
+        denominator: Counter,
+        window: f64,
+    ) -> Option<f64> {
+        let since =
+            self.counter_since[numerator as usize].max(self.counter_since[denominator as usize]);
+        let ([num, den], _) = self.increases(&[numerator, denominator], window, since)?;
+        (den > 0.0).then(|| num / den)
+    }
+
+    /// Per-bucket count increases of a histogram over the last `window` seconds, written to `out`
+    /// (cleared first). False, with `out` empty, when there are not two comparable snapshots.
+    pub(crate) fn bucket_deltas(
+        &self,
+        kind: HistogramKind,
+        window: f64,
+        out: &mut Vec<Bucket>,
+    ) -> bool {
+        out.clear();
+        let i = kind as usize;
+        let Some(base) = self.base_index(window, self.histogram_since[i]) else {
+            return false;
+        };
+        let (Some(base), Some(newest)) = (self.snaps.get(base), self.snaps.back()) else {
+            return false;
+        };
+        let (old, new, bounds) = (&base.buckets[i], &newest.buckets[i], &self.bounds[i]);
+        if new.is_empty() || old.len() != new.len() || bounds.len() != new.len() {
+            return false;
+        }
+        out.extend(
+            bounds
+                .iter()
+                .zip(new.iter().zip(old))
+                .map(|(le, (n, o))| Bucket {
+                    le: *le,
+                    count: n - o,
+                }),
+        );
+        true
+    }
+
+    /// Bytes held, including unused capacity.
+    pub(crate) fn memory_bytes(&self) -> usize {
+        let snapshot_heap: usize = self
+            .snaps
+            .iter()
+            .chain(&self.spare)
+            .flat_map(|s| s.buckets.iter())
+            .map(|b| b.capacity() * size_of::<f64>())
+            .sum();
+        let bounds_heap: usize = self
+            .bounds
+            .iter()
+            .map(|b| b.capacity() * size_of::<f64>())
+            .sum();
+        size_of::<Self>()
+            + (self.snaps.capacity() + self.spare.capacity()) * size_of::<Snapshot>()
+            + snapshot_heap
+            + bounds_heap
+    }
+
+    /// Increases of several counters from a common base snapshot to the newest one.
+    fn increases<const N: usize>(
+        &self,
+        counters: &[Counter; N],
+        window: f64,
+        since: Ts,
+    ) -> Option<([f64; N], f64)> {
+        let base = self.snaps.get(self.base_index(window, since)?)?;
+        let newest = self.snaps.back()?;
+        let secs = newest.ts - base.ts;
+        if secs.is_nan() || secs <= 0.0 {
+            return None;
+        }
+        let mut out = [0.0; N];
+        for (slot, counter) in out.iter_mut().zip(counters) {
+            let i = *counter as usize;
+            let increase = newest.counters[i] - base.counters[i];
+            if !increase.is_finite() {
+                return None;
+            }
+            *slot = increase;
+        }
+        Some((out, secs))
+    }
+
+    /// The snapshot a window of `window` seconds ending at the newest snapshot starts from: the
+    /// newest one at or before its start, else the oldest; never one before `since`. `None`
+    /// when that leaves fewer than two snapshots.
+    fn base_index(&self, window: f64, since: Ts) -> Option<usize> {
+        let newest = self.snaps.len().checked_sub(1)?;
+        let start = self.snaps.back()?.ts - window;
+        let mut base = self
+            .snaps
+            .partition_point(|s| s.ts <= start)
+            .saturating_sub(1);
+        if self.snaps.get(base)?.ts < since {
+            base = self.snaps.partition_point(|s| s.ts < since);
+        }
+        (base < newest).then_some(base)
+    }
+
+    /// Apply the retention policy after recording a snapshot at `now`.
+    fn prune(&mut self, now: Ts) {
+        while self.snaps.get(1).is_some_and(|s| s.ts <= now - RETAIN_SECS) {
+            if let Some(old) = self.snaps.pop_front() {
+                self.keep_spare(old);
+            }
+            self.thinned = self.thinned.saturating_sub(1);
+        }
+        let dense_from = now - DENSE_SECS;
+        while self.thinned + 1 < self.snaps.len() {
+            let Some(candidate) = self.snaps.get(self.thinned) else {
+                break;
+            };
+            if candidate.ts >= dense_from {
+                break;
+            }
+            let too_close = self
+                .thinned
+                .checked_sub(1)
+                .and_then(|k| self.snaps.get(k))
+                .is_some_and(|kept| candidate.ts - kept.ts < SPARSE_STEP_SECS);
+            if too_close {
+                if let Some(dropped) = self.snaps.remove(self.thinned) {
+                    self.keep_spare(dropped);
+                }
+            } else {
+                self.thinned += 1;
+            }
+        }
+    }
+
+    fn keep_spare(&mut self, snap: Snapshot) {
+        if self.spare.len() < SPARE_SNAPSHOTS {
+            self.spare.push(snap);
+        }
+    }
+
+    fn clear(&mut self) {
+        while let Some(old) = self.snaps.pop_front() {
+            self.keep_spare(old);
+        }
+        self.thinned = 0;
+        self.last_raw = [f64::NAN; Counter::COUNT];
+        self.counter_since = [f64::NEG_INFINITY; Counter::COUNT];
+        self.histogram_since = [f64::NEG_INFINITY; HistogramKind::COUNT];
+    }
+}
+
+/// Bucket bounds compare as numbers ("120.0" = "120"); two `NaN` bounds count as the same.
+fn same_bound(a: f64, b: f64) -> bool {
+    a == b || (a.is_nan() && b.is_nan())
+}
+
+/// Snapshots held at steady state for a scrape every `interval` seconds.
+fn expected_len(interval: f64) -> usize {
+    let interval = if interval.is_finite() && interval > 0.0 {
+        interval
+    } else {
+        1.0
+    };
+    let dense = (DENSE_SECS / interval).ceil().min(4096.0) as usize + 1;
+    let sparse = (RETAIN_SECS / SPARSE_STEP_SECS).ceil() as usize + 1;
+    dense + sparse
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tokens(total: f64) -> EngineSample {
+        EngineSample {
+            generation_tokens_total: Some(total),
+            ..EngineSample::default()
+        }
+    }
+
+    #[test]
+    fn snapshot_count_stays_bounded_and_sparse_ones_are_spaced() {
+        let mut w = SnapshotWindow::new(1.0);
+        for t in 0..2000 {
+            w.record(f64::from(t), &tokens(f64::from(t)));
+        }
+        assert!(w.len() <= expected_len(1.0));
+        let times: Vec<f64> = w.snaps.iter().map(|s| s.ts).collect();
+        // Newest 1999: dense span keeps 1979..=1999 (21 snapshots); the oldest kept one is at
+        // or before 1999 - 330 = 1669.
+        assert!(times.first().is_some_and(|t| *t <= 1669.0));
+        assert!(times.get(1).is_some_and(|t| *t > 1669.0));
+        let dense: Vec<f64> = times.iter().copied().filter(|t| *t >= 1979.0).collect();
+        assert_eq!(dense.len(), 21);
+        for pair in times.windows(2).filter(|p| p[1] < 1979.0) {
+            assert!(pair[1] - pair[0] >= SPARSE_STEP_SECS, "{pair:?}");
+        }
+    }
+
+    #[test]
+    fn a_short_window_uses_the_exact_dense_base() {
+        let mut w = SnapshotWindow::new(1.0);
+        // 7 tokens per second, scraped every second for 100 s.
+        for t in 0..=100 {
+            w.record(f64::from(t), &tokens(7.0 * f64::from(t)));
+        }
+        assert_eq!(
+            w.increase(Counter::GenerationTokens, 15.0),
+            Some((105.0, 15.0))
+        );
+        assert_eq!(w.rate(Counter::GenerationTokens, 60.0), Some(7.0));
+    }
+
+    #[test]
+    fn a_window_longer_than_the_history_uses_the_oldest_snapshot() {
+        let mut w = SnapshotWindow::new(1.0);
+        w.record(10.0, &tokens(0.0));
+        assert_eq!(w.rate(Counter::GenerationTokens, 60.0), None);
+        w.record(20.0, &tokens(50.0));
+        assert_eq!(
+            w.increase(Counter::GenerationTokens, 300.0),
+            Some((50.0, 10.0))
+        );
+    }
+
+    #[test]
+    fn a_counter_that_appears_later_is_measured_from_its_first_reading() {
+        let mut w = SnapshotWindow::new(1.0);
+        w.record(0.0, &EngineSample::default());
+        w.record(10.0, &tokens(100.0));
+        assert_eq!(w.rate(Counter::GenerationTokens, 60.0), None);
+        w.record(20.0, &tokens(160.0));
+        assert_eq!(
+            w.increase(Counter::GenerationTokens, 60.0),
+            Some((60.0, 10.0))
+        );
+        // Never exported at all: unknown, not zero.
+        assert_eq!(w.rate(Counter::Preemptions, 60.0), None);
+    }
+
+    #[test]
+    fn failed_requests_need_an_abort_or_error_reason() {
+        let mut s = EngineSample {
+            request_success_total: vec![("stop".into(), 5.0), ("length".into(), 1.0)],
+            ..EngineSample::default()
+        };
+        assert_eq!(Counter::RequestsFailed.read(&s), None);
+        assert_eq!(Counter::RequestsFinished.read(&s), Some(6.0));
+        s.request_success_total.push(("abort".into(), 2.0));
+        s.request_success_total.push(("error".into(), 3.0));
+        assert_eq!(Counter::RequestsFailed.read(&s), Some(5.0));
+    }
+
+    #[test]
+    fn clock_stepping_back_restarts_the_window() {
+        let mut w = SnapshotWindow::new(1.0);
+        w.record(100.0, &tokens(0.0));
+        w.record(101.0, &tokens(10.0));
+        assert!(!w.record(50.0, &tokens(20.0)));
+        assert_eq!(w.len(), 1);
+        assert_eq!(w.rate(Counter::GenerationTokens, 60.0), None);
+        // The same time again is ignored.
+        w.record(50.0, &tokens(30.0));
+        assert_eq!(w.len(), 1);
+    }
+}

@@ -1,0 +1,534 @@
+//! The fleet table: one row per engine, columns dropped by priority on narrow terminals, only
+//! the visible slice built.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+
+use super::{format, text};
+use crate::app::rows::{RowStatus, row_status};
+use crate::app::{App, SortColumn};
+use crate::fleet::{EngineState, TargetState, Ts};
+use crate::theme::Theme;
+
+/// KV usage from which the bar uses `bar_mid`.
+pub const KV_MID: f64 = 0.75;
+/// KV usage from which the bar uses `bar_high`.
+pub const KV_HIGH: f64 = 0.9;
+/// Cells of the KV bar.
+const BAR_CELLS: usize = 5;
+/// The name column's share of the flexible space when the model column is shown, percent.
+const NAME_SHARE: u16 = 55;
+
+/// A table column.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Column {
+    Name,
+    Model,
+    Status,
+    Kv,
+    Running,
+    Waiting,
+    Ttft,
+    Itl,
+    GenTps,
+    Prefix,
+    Preempt,
+    Age,
+}
+
+struct Spec {
+    column: Column,
+    header: &'static str,
+    /// Width, or minimum width for the flexible Name and Model columns.
+    width: u16,
+    /// 0 is kept longest; the highest number is dropped first.
+    priority: u8,
+    right_aligned: bool,
+    sort: SortColumn,
+}
+
+const fn spec(
+    column: Column,
+    header: &'static str,
+    width: u16,
+    priority: u8,
+    right_aligned: bool,
+    sort: SortColumn,
+) -> Spec {
+    Spec {
+        column,
+        header,
+        width,
+        priority,
+        right_aligned,
+        sort,
+    }
+}
+
+/// Columns in display order.
+const SPECS: [Spec; 12] = [
+    spec(Column::Name, text::COL_NAME, 22, 0, false, SortColumn::Name),
+    spec(
+        Column::Model,
+        text::COL_MODEL,
+        12,
+        8,
+        false,
+        SortColumn::Name,
+    ),
+    spec(
+        Column::Status,
+        text::COL_STATUS,
+        11,
+        1,
+        false,
+        SortColumn::Status,
+    ),
+    spec(Column::Kv, text::COL_KV, 11, 2, false, SortColumn::Kv),
+    spec(
+        Column::Running,
+        text::COL_RUNNING,
+        5,
+        5,
+        true,
+        SortColumn::Running,
+    ),
+    spec(
+        Column::Waiting,
+        text::COL_WAITING,
+        5,
+        4,
+        true,
+        SortColumn::Waiting,
+    ),
+    spec(
+        Column::Ttft,
+        text::COL_TTFT,
+        7,
+        3,
+        true,
+        SortColumn::TtftP95,
+    ),
+    spec(Column::Itl, text::COL_ITL, 6, 6, true, SortColumn::ItlP95),
+    spec(
+        Column::GenTps,
+        text::COL_GEN_TPS,
+        6,
+        7,
+        true,
+        SortColumn::GenTps,
+    ),
+    spec(
+        Column::Prefix,
+        text::COL_PREFIX,
+        5,
+        10,
+        true,
+        SortColumn::PrefixHit,
+    ),
+    spec(
+        Column::Preempt,
+        text::COL_PREEMPT,
+        6,
+        11,
+        true,
+        SortColumn::Preemptions,
+    ),
+    spec(Column::Age, text::COL_AGE, 6, 9, true, SortColumn::Age),
+];
+
+fn spec_of(column: Column) -> &'static Spec {
+    SPECS
+        .iter()
+        .find(|s| s.column == column)
+        .unwrap_or(&SPECS[0])
+}
+
+/// The columns shown at `width` and their widths: least important columns are dropped until
+/// the rest fit; Name (and Model) share the space left.
+pub fn columns(width: u16) -> Vec<(Column, u16)> {
+    let mut shown: Vec<&Spec> = SPECS.iter().collect();
+    let needed = |cols: &[&Spec]| -> u16 {
+        let widths: u16 = cols.iter().map(|s| s.width).sum();
+        widths + u16::try_from(cols.len().saturating_sub(1)).unwrap_or(u16::MAX)
+    };
+    while needed(&shown) > width {
+        let drop = shown
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.priority > 0)
+            .max_by_key(|(_, s)| s.priority)
+            .map(|(i, _)| i);
+        match drop {
+            Some(i) => {
+                shown.remove(i);
+            }
+            None => break,
+        }
+    }
+    let spare = width.saturating_sub(needed(&shown));
+    let has_model = shown.iter().any(|s| s.column == Column::Model);
+    let name_extra = if has_model {
+        spare * NAME_SHARE / 100
+    } else {
+        spare
+    };
+    shown
+        .iter()
+        .map(|s| {
+            let w = match s.column {
+                Column::Name => s.width + name_extra,
+                Column::Model => s.width + spare - name_extra,
+                _ => s.width,
+            };
+            (s.column, w)
+        })
+        .collect()
+}
+
+/// The level style of a KV usage and, for themes without colour, its text marker.
+pub fn kv_level(theme: &Theme, usage: f64) -> (Style, &'static str) {
+    let (style, mark) = if usage >= KV_HIGH {
+        (theme.bar_high, text::LEVEL_HIGH_MARK)
+    } else if usage >= KV_MID {
+        (theme.bar_mid, text::LEVEL_MID_MARK)
+    } else {
+        (theme.bar_low, "")
+    };
+    (style, if theme.monochrome { mark } else { "" })
+}
+
+/// A horizontal bar of `cells` characters for a 0..1 value, in eighths of a cell.
+pub fn bar(value: f64, cells: usize) -> String {
+    const PARTIAL: [char; 8] = [' ', '▏', '▎', '▍', '▌', '▋', '▊', '▉'];
+    let eighths = (value.clamp(0.0, 1.0) * (cells * 8) as f64).round() as usize;
+    let full = eighths / 8;
+    let mut s = "█".repeat(full);
+    if full < cells {
+        s.push(PARTIAL.get(eighths % 8).copied().unwrap_or(' '));
+        s.push_str(&" ".repeat(cells - full - 1));
+    }
+    s
+}
+
+/// Draw the table header and the visible slice of `rows` (indices into the view fleet's
+/// engines, in display order) with the row at position `selected` highlighted and in view.
+pub fn render(
+    buf: &mut Buffer,
+    area: Rect,
+    app: &App,
+    rows: &[usize],
+    selected: Option<usize>,
+    now: Ts,
+) {
+    if area.height == 0 || area.width == 0 {
+        return;
+    }
+    let theme = &app.theme;
+    let cols = columns(area.width);
+    header_row(buf, Rect { height: 1, ..area }, app, &cols);
+
+    let body = Rect {
+        y: area.y + 1,
+        height: area.height - 1,
+        ..area
+    };
+    if body.height == 0 {
+        return;
+    }
+    if rows.is_empty() {
+        let message = if app.filter.trim().is_empty() {
+            text::NO_ENGINES.to_string()
+        } else {
+            text::no_match(app.filter.trim())
+        };
+        buf.set_line(
+            body.x,
+            body.y,
+            &Line::styled(format!(" {message}"), theme.dim),
+            body.width,
+        );
+        return;
+    }
+
+    let fleet = app.view_fleet();
+    let view_now = app.view_now(now);
+    let restart_mark = fleet.settings().restart_mark_secs;
+    let height = usize::from(body.height);
+    let offset = app.scroll_to(selected.unwrap_or(0), rows.len(), height);
+    let engines = fleet.engines();
+    for (line_no, (pos, &index)) in rows
+        .iter()
+        .enumerate()
+        .skip(offset)
+        .take(height)
+        .enumerate()
+    {
+        let Some(engine) = engines.get(index) else {
+            continue;
+        };
+        let y = body.y + u16::try_from(line_no).unwrap_or(u16::MAX);
+        let rect = Rect::new(body.x, y, body.width, 1);
+        let is_selected = selected == Some(pos);
+        if is_selected {
+            buf.set_style(rect, theme.selected);
+        }
+        let target = fleet.target(engine.target);
+        let status = row_status(engine, view_now, restart_mark);
+        let line = row_line(engine, target, status, &cols, theme, view_now);
+        buf.set_line(rect.x, rect.y, &line, rect.width);
+    }
+}
+
+fn header_row(buf: &mut Buffer, area: Rect, app: &App, cols: &[(Column, u16)]) {
+    let theme = &app.theme;
+    buf.set_style(area, theme.table_header);
+    let mut spans = Vec::with_capacity(cols.len() * 2);
+    for (i, (column, width)) in cols.iter().enumerate() {
+        if i > 0 {
+            spans.push(Span::raw(" "));
+        }
+        let spec = spec_of(*column);
+        let sorted = spec.sort == app.sort && (*column != Column::Model);
+        let label = if sorted {
+            let arrow = if app.sort_descending {
+                text::SORT_DOWN
+            } else {
+                text::SORT_UP
+            };
+            format!("{}{arrow}", spec.header)
+        } else {
+            spec.header.to_string()
+        };
+        let cell = if spec.right_aligned {
+            format::right(&label, usize::from(*width))
+        } else {
+            format::left(&label, usize::from(*width))
+        };
+        spans.push(Span::raw(cell));
+    }
+    buf.set_line(area.x, area.y, &Line::from(spans), area.width);
+}
+
+/// One engine row as a line of padded cells.
+fn row_line(
+    engine: &EngineState,
+    target: Option<&TargetState>,
+    status: RowStatus,
+    cols: &[(Column, u16)],
+    theme: &Theme,
+    now: Ts,
+) -> Line<'static> {
+    let mut spans = Vec::with_capacity(cols.len() * 2);
+    let values_style = if status == RowStatus::Stale {
+        theme.dim
+    } else {
+        theme.base
+    };
+    let mut iter = cols.iter().peekable();
+    let mut first = true;
+    while let Some(&(column, width)) = iter.next() {
+        let width = usize::from(width);
+        if !first {
+            spans.push(Span::raw(" "));
+        }
+        first = false;
+        let is_value = !matches!(column, Column::Name | Column::Model | Column::Status);
+        if status == RowStatus::Down && is_value {
+            // The reason takes the place of every value column.
+            let rest: usize = width
+                + iter
+                    .by_ref()
+                    .map(|&(_, w)| usize::from(w) + 1)
+                    .sum::<usize>();
+            let reason = target
+                .and_then(|t| t.last_error.as_ref())
+                .map_or_else(|| text::DOWN_NO_ERROR.to_string(), |(_, e)| e.short());
+            spans.push(Span::styled(format::left(&reason, rest), theme.down));
+            break;
+        }
+        let s = &engine.signals;
+        let (cell, style): (String, Style) = match column {
+            Column::Name => (format::left(&engine.name, width), theme.base),
+            Column::Model => (
+                format::left(format::short_model(&engine.id.model), width),
+                values_style,
+            ),
+            Column::Status => status_cell(engine, status, theme, now, width),
+            Column::Kv => {
+                let (bar_span, pct_span) = kv_cells(s.kv_usage, theme, values_style, status, width);
+                spans.push(bar_span);
+                spans.push(pct_span);
+                continue;
+            }
+            Column::Running => (
+                format::right(&format::count(s.running), width),
+                values_style,
+            ),
+            Column::Waiting => (
+                format::right(&format::count(s.waiting), width),
+                values_style,
+            ),
+            Column::Ttft => (
+                format::right(&format::latency(s.ttft_p95), width),
+                values_style,
+            ),
+            Column::Itl => (
+                format::right(&format::latency(s.itl_p95), width),
+                values_style,
+            ),
+            Column::GenTps => (format::right(&format::si(s.gen_tps), width), values_style),
+            Column::Prefix => (
+                format::right(&format::percent(s.prefix_hit), width),
+                values_style,
+            ),
+            Column::Preempt => (
+                format::right(&format::per_minute(s.preemptions_per_s), width),
+                values_style,
+            ),
+            Column::Age => (
+                format::right(
+                    &engine
+                        .last_ok
+                        .map_or_else(|| format::UNKNOWN.to_string(), |t| format::age(now - t)),
+                    width,
+                ),
+                values_style,
+            ),
+        };
+        spans.push(Span::styled(cell, style));
+    }
+    Line::from(spans)
+}
+
+fn status_cell(
+    engine: &EngineState,
+    status: RowStatus,
+    theme: &Theme,
+    now: Ts,
+    width: usize,
+) -> (String, Style) {
+    let word = text::status_word(status);
+    let (label, style) = match status {
+        RowStatus::Up => (word.to_string(), theme.ok),
+        RowStatus::Restarted => (word.to_string(), theme.warn),
+        RowStatus::Stale => match engine.last_ok {
+            Some(t) => (format!("{word} {}", format::age(now - t)), theme.stale),
+            None => (word.to_string(), theme.stale),
+        },
+        RowStatus::Down => (word.to_string(), theme.down),
+    };
+    (format::left(&label, width), style)
+}
+
+/// The bar and the percentage (with the level mark of colourless themes), e.g. `███▌ ` and
+/// `  71%`, together `width` columns wide.
+fn kv_cells(
+    usage: Option<f64>,
+    theme: &Theme,
+    values_style: Style,
+    status: RowStatus,
+    width: usize,
+) -> (Span<'static>, Span<'static>) {
+    let pct_width = width.saturating_sub(BAR_CELLS);
+    match usage.filter(|u| u.is_finite()) {
+        None => (
+            Span::styled(" ".repeat(BAR_CELLS), values_style),
+            Span::styled(
+                format::left(&format!("{:>5}", format::UNKNOWN), pct_width),
+                values_style,
+            ),
+        ),
+        Some(u) => {
+            let (level, mark) = kv_level(theme, u);
+            let stale = status == RowStatus::Stale;
+            let bar_style = if stale { theme.dim } else { level };
+            let pct_style = if mark.is_empty() || stale {
+                values_style
+            } else {
+                level
+            };
+            let pct = format!("{:>5}{mark}", format::percent(Some(u)));
+            (
+                Span::styled(bar(u, BAR_CELLS), bar_style),
+                Span::styled(format::left(&pct, pct_width), pct_style),
+            )
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(cols: &[(Column, u16)]) -> Vec<Column> {
+        cols.iter().map(|(c, _)| *c).collect()
+    }
+
+    #[test]
+    fn eighty_columns_keep_the_core_set() {
+        let cols = columns(80);
+        assert_eq!(
+            names(&cols),
+            [
+                Column::Name,
+                Column::Status,
+                Column::Kv,
+                Column::Running,
+                Column::Waiting,
+                Column::Ttft,
+                Column::Itl,
+                Column::GenTps
+            ]
+        );
+        let used: u16 = cols.iter().map(|(_, w)| w + 1).sum::<u16>() - 1;
+        assert_eq!(used, 80);
+    }
+
+    #[test]
+    fn wide_terminals_show_everything_and_share_the_spare_room() {
+        let cols = columns(160);
+        assert_eq!(cols.len(), SPECS.len());
+        let used: u16 = cols.iter().map(|(_, w)| w + 1).sum::<u16>() - 1;
+        assert_eq!(used, 160);
+        let name = cols
+            .iter()
+            .find(|(c, _)| *c == Column::Name)
+            .map(|(_, w)| *w);
+        let model = cols
+            .iter()
+            .find(|(c, _)| *c == Column::Model)
+            .map(|(_, w)| *w);
+        assert!(name > model, "{name:?} {model:?}");
+    }
+
+    #[test]
+    fn very_narrow_keeps_the_name() {
+        let cols = columns(10);
+        assert_eq!(names(&cols), [Column::Name]);
+    }
+
+    #[test]
+    fn bars_fill_in_eighths() {
+        assert_eq!(bar(0.0, 5), "     ");
+        assert_eq!(bar(1.0, 5), "█████");
+        assert_eq!(bar(0.5, 5), "██▌  ");
+        assert_eq!(bar(0.95, 5), "████▊");
+        assert_eq!(bar(7.0, 2), "██");
+        assert_eq!(bar(f64::NAN, 2).chars().count(), 2);
+    }
+
+    #[test]
+    fn levels_mark_text_only_without_colour() {
+        let colour = Theme::fallback();
+        let mono = Theme::fallback_mono();
+        assert_eq!(kv_level(&colour, 0.95), (colour.bar_high, ""));
+        assert_eq!(kv_level(&colour, 0.8), (colour.bar_mid, ""));
+        assert_eq!(kv_level(&colour, 0.5), (colour.bar_low, ""));
+        assert_eq!(kv_level(&mono, 0.95).1, "!");
+        assert_eq!(kv_level(&mono, 0.75).1, "+");
+        assert_eq!(kv_level(&mono, 0.74).1, "");
+    }
+}

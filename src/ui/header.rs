@@ -1,0 +1,110 @@
+//! The one-line header: name, what is watched, interval, quantile window, engine counts,
+//! the FROZEN marker and the clock.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::Modifier;
+use ratatui::text::Span;
+
+use super::line::{self, GAP, Segment};
+use super::{format, text};
+use crate::app::App;
+use crate::fleet::Ts;
+
+/// Narrowest the source description is cut to before it is dropped.
+const SOURCE_MIN: usize = 12;
+
+/// Draw the header as of `now` (the clock; a frozen view's data time is shown beside FROZEN).
+pub fn render(buf: &mut Buffer, area: Rect, app: &App, now: Ts) {
+    let theme = &app.theme;
+    let fleet = app.view_fleet();
+
+    let title = Segment::left(
+        0,
+        vec![Span::styled(format!(" {} ", text::APP_NAME), theme.header)],
+    );
+
+    let mut clock = vec![Span::styled(
+        format::clock(now, app.utc_offset_secs),
+        theme.base,
+    )];
+    if app.utc_offset_secs == 0 {
+        clock.push(Span::styled(format!(" {}", text::UTC), theme.dim));
+    }
+    let clock = Segment::right(0, clock);
+
+    let mut counts = Vec::new();
+    let styles = [theme.ok, theme.stale, theme.down];
+    for (i, ((number, word), style)) in text::counts(fleet.counts())
+        .into_iter()
+        .zip(styles)
+        .enumerate()
+    {
+        if i > 0 {
+            counts.push(Span::raw(" "));
+        }
+        let style = if number == "0" { theme.dim } else { style };
+        counts.push(Span::styled(number, style.add_modifier(Modifier::BOLD)));
+        counts.push(Span::styled(format!(" {word}"), style));
+    }
+    let counts = Segment::right(1, counts);
+
+    let frozen = app.frozen.as_ref().map(|frozen| {
+        let badge = theme.warn.add_modifier(Modifier::REVERSED | Modifier::BOLD);
+        let at = text::frozen_at(&format::clock(frozen.at, app.utc_offset_secs));
+        Segment::right(
+            0,
+            vec![
+                Span::styled(format!(" {} ", text::FROZEN), badge),
+                Span::styled(format!(" {at}"), theme.warn),
+            ],
+        )
+    });
+
+    let window = Segment::left(
+        2,
+        vec![Span::styled(
+            text::window(fleet.window().label()),
+            theme.base,
+        )],
+    );
+
+    // The source takes what the title, window, counts, marker and clock leave: cut, then
+    // dropped.
+    let reserved: usize = [
+        Some(&title),
+        Some(&window),
+        Some(&counts),
+        Some(&clock),
+        frozen.as_ref(),
+    ]
+    .into_iter()
+    .flatten()
+    .map(|s| s.width() + GAP)
+    .sum();
+    let room = usize::from(area.width).saturating_sub(reserved);
+
+    let mut segments = vec![title];
+    if room >= SOURCE_MIN {
+        let source = format::truncate(&app.source, room);
+        segments.push(Segment::left(
+            3,
+            vec![Span::styled(
+                source,
+                theme.base.add_modifier(Modifier::BOLD),
+            )],
+        ));
+    }
+    segments.push(window);
+    segments.push(Segment::left(
+        4,
+        vec![Span::styled(
+            text::interval(app.interval.as_secs_f64()),
+            theme.dim,
+        )],
+    ));
+    segments.extend(frozen);
+    segments.push(counts);
+    segments.push(clock);
+    line::render(buf, area, segments);
+}

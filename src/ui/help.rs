@@ -1,0 +1,167 @@
+//! The `?` overlay, generated from the key map (`app::keys::KEYMAP`), never written by hand.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Clear, Paragraph, Widget};
+
+use super::text;
+use crate::app::keys::{Action, Context, KEYMAP, binding_label};
+use crate::theme::Theme;
+
+/// Columns between the key and its description, and between two columns of sections.
+const KEY_GAP: usize = 2;
+const COLUMN_GAP: u16 = 3;
+
+/// The overlay's sections: a heading and one line per binding, per context.
+pub fn sections(theme: &Theme) -> Vec<Vec<Line<'static>>> {
+    let key_width = KEYMAP
+        .iter()
+        .map(|b| binding_label(b).chars().count())
+        .max()
+        .unwrap_or(0);
+    Context::HELP_ORDER
+        .iter()
+        .map(|ctx| {
+            let mut lines = vec![Line::styled(text::context_heading(*ctx), theme.title)];
+            lines.extend(KEYMAP.iter().filter(|b| b.context == *ctx).map(|b| {
+                Line::from(vec![
+                    Span::styled(
+                        format!("{:<w$}", binding_label(b), w = key_width + KEY_GAP),
+                        theme.key,
+                    ),
+                    Span::styled(b.description, theme.base),
+                ])
+            }));
+            lines
+        })
+        .filter(|lines| lines.len() > 1)
+        .collect()
+}
+
+/// Split sections into columns no taller than `height` (one blank line between sections);
+/// a section taller than `height` gets a column of its own and is clipped.
+fn columns(sections: Vec<Vec<Line<'static>>>, height: usize) -> Vec<Vec<Line<'static>>> {
+    let mut out: Vec<Vec<Line<'static>>> = vec![Vec::new()];
+    for section in sections {
+        let Some(current) = out.last_mut() else { break };
+        let needed = section.len() + usize::from(!current.is_empty());
+        if !current.is_empty() && current.len() + needed > height {
+            out.push(section);
+        } else {
+            if !current.is_empty() {
+                current.push(Line::raw(""));
+            }
+            current.extend(section);
+        }
+    }
+    out
+}
+
+/// The keys that close the help, from the key map.
+fn close_hint() -> String {
+    let keys = KEYMAP
+        .iter()
+        .find(|b| b.context == Context::Help && b.action == Action::CloseHelp)
+        .map(binding_label)
+        .unwrap_or_default();
+    text::help_close_hint(&keys)
+}
+
+fn width_of(lines: &[Line<'_>]) -> u16 {
+    let w = lines.iter().map(Line::width).max().unwrap_or(0);
+    u16::try_from(w).unwrap_or(u16::MAX)
+}
+
+/// Draw the overlay centred in `area`.
+pub fn render(buf: &mut Buffer, area: Rect, theme: &Theme) {
+    if area.width < 4 || area.height < 3 {
+        return;
+    }
+    let max_inner_height = usize::from(area.height - 2);
+    let sections = sections(theme);
+    let one_column_height: usize =
+        sections.iter().map(Vec::len).sum::<usize>() + sections.len().saturating_sub(1);
+    let cols = if one_column_height <= max_inner_height {
+        columns(sections, usize::MAX)
+    } else {
+        columns(sections, max_inner_height)
+    };
+    let widths: Vec<u16> = cols.iter().map(|c| width_of(c)).collect();
+    let inner_width = widths.iter().sum::<u16>()
+        + COLUMN_GAP * u16::try_from(widths.len().saturating_sub(1)).unwrap_or(0)
+        + 2;
+    let inner_height = cols.iter().map(Vec::len).max().unwrap_or(0);
+    let width = (inner_width + 2).min(area.width);
+    let height = u16::try_from(inner_height + 2)
+        .unwrap_or(u16::MAX)
+        .min(area.height);
+    let popup = Rect::new(
+        area.x + (area.width - width) / 2,
+        area.y + (area.height - height) / 2,
+        width,
+        height,
+    );
+    Clear.render(popup, buf);
+    let block = Block::bordered()
+        .border_style(theme.border)
+        .style(theme.base)
+        .title(Line::styled(text::HELP_TITLE, theme.title))
+        .title_bottom(Line::styled(close_hint(), theme.dim).right_aligned());
+    let inner = block.inner(popup);
+    block.render(popup, buf);
+    let mut x = inner.x + 1;
+    for (lines, w) in cols.into_iter().zip(widths) {
+        if x >= inner.right() {
+            break;
+        }
+        let rect = Rect::new(x, inner.y, w.min(inner.right() - x), inner.height);
+        Paragraph::new(lines).render(rect, buf);
+        x = x.saturating_add(w + COLUMN_GAP);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text_of(lines: &[Line<'_>]) -> Vec<String> {
+        lines.iter().map(|l| l.to_string()).collect()
+    }
+
+    #[test]
+    fn every_binding_appears_once_under_its_context() {
+        let theme = Theme::fallback_mono();
+        let sections = sections(&theme);
+        assert_eq!(sections.len(), Context::HELP_ORDER.len());
+        for (ctx, section) in Context::HELP_ORDER.iter().zip(&sections) {
+            let lines = text_of(section);
+            assert_eq!(
+                lines.first().map(String::as_str),
+                Some(text::context_heading(*ctx))
+            );
+            let bindings: Vec<_> = KEYMAP.iter().filter(|b| b.context == *ctx).collect();
+            assert_eq!(lines.len(), bindings.len() + 1);
+            for b in bindings {
+                let hits = lines
+                    .iter()
+                    .filter(|l| l.starts_with(&binding_label(b)) && l.ends_with(b.description))
+                    .count();
+                assert_eq!(hits, 1, "{:?}", b.action);
+            }
+        }
+    }
+
+    #[test]
+    fn sections_flow_into_a_second_column_when_too_tall() {
+        let theme = Theme::fallback_mono();
+        // Fleet: heading + 17 bindings = 18 lines, too many to add the filter section under
+        // it in 20 rows; the second column holds Filter (5), Help (2) and Anywhere (2) with a
+        // blank line between sections: 11.
+        let short = columns(sections(&theme), 20);
+        let heights: Vec<usize> = short.iter().map(Vec::len).collect();
+        assert_eq!(heights, [18, 11]);
+        let tall = columns(sections(&theme), usize::MAX);
+        assert_eq!(tall.len(), 1);
+    }
+}

@@ -1,0 +1,236 @@
+//! Every user-facing string of the console's views, in one place.
+
+use super::format;
+use crate::app::rows::RowStatus;
+use crate::app::{Action, Context, NoticeKind, SortColumn};
+use crate::fleet::StatusCounts;
+
+// Whole screen.
+pub const APP_NAME: &str = "kvtop";
+pub const TOO_SMALL: &str = "terminal too small";
+pub const MIN_WIDTH: u16 = 60;
+pub const MIN_HEIGHT: u16 = 15;
+
+/// "need 60×15, have 50×10"
+pub fn too_small_detail(width: u16, height: u16) -> String {
+    format!("need {MIN_WIDTH}×{MIN_HEIGHT}, have {width}×{height}")
+}
+
+// Header.
+pub const FROZEN: &str = "FROZEN";
+pub const UTC: &str = "UTC";
+
+/// "every 1s"
+pub fn interval(secs: f64) -> String {
+    format!("every {}", format::span(secs))
+}
+
+/// "p95 over 1m"
+pub fn window(label: &str) -> String {
+    format!("p95 over {label}")
+}
+
+/// The header's status counts, as (number, word) pairs.
+pub fn counts(c: StatusCounts) -> [(String, &'static str); 3] {
+    [
+        (c.up.to_string(), "up"),
+        (c.stale.to_string(), "stale"),
+        (c.down.to_string(), "down"),
+    ]
+}
+
+/// "at 12:03:04", after the FROZEN marker.
+pub fn frozen_at(clock: &str) -> String {
+    format!("at {clock}")
+}
+
+// Fleet table.
+pub const COL_NAME: &str = "NAME";
+pub const COL_MODEL: &str = "MODEL";
+pub const COL_STATUS: &str = "STATUS";
+pub const COL_KV: &str = "KV";
+pub const COL_RUNNING: &str = "RUN";
+pub const COL_WAITING: &str = "WAIT";
+pub const COL_TTFT: &str = "TTFT95";
+pub const COL_ITL: &str = "ITL95";
+pub const COL_GEN_TPS: &str = "TOK/S";
+pub const COL_PREFIX: &str = "HIT%";
+pub const COL_PREEMPT: &str = "PRE/M";
+pub const COL_AGE: &str = "AGE";
+pub const SORT_UP: &str = "▲";
+pub const SORT_DOWN: &str = "▼";
+pub const NO_ENGINES: &str = "no engines yet: waiting for the first scrape";
+pub const DOWN_NO_ERROR: &str = "no data";
+/// Marker after a KV percentage at the high level, for themes without colour.
+pub const LEVEL_HIGH_MARK: &str = "!";
+/// Marker after a KV percentage at the mid level, for themes without colour.
+pub const LEVEL_MID_MARK: &str = "+";
+
+/// "no engine matches “xyz”"
+pub fn no_match(filter: &str) -> String {
+    format!("no engine matches “{filter}”")
+}
+
+/// The word of a status cell; the filter matches it too.
+pub fn status_word(status: RowStatus) -> &'static str {
+    match status {
+        RowStatus::Up => "UP",
+        RowStatus::Restarted => "RESTARTED",
+        RowStatus::Stale => "STALE",
+        RowStatus::Down => "DOWN",
+    }
+}
+
+/// Name of a sort column in notices.
+pub fn sort_name(column: SortColumn) -> &'static str {
+    match column {
+        SortColumn::Name => "name",
+        SortColumn::Status => "status",
+        SortColumn::Kv => "KV usage",
+        SortColumn::Running => "running",
+        SortColumn::Waiting => "waiting",
+        SortColumn::TtftP95 => "TTFT p95",
+        SortColumn::ItlP95 => "ITL p95",
+        SortColumn::GenTps => "tokens/s",
+        SortColumn::PrefixHit => "prefix hit",
+        SortColumn::Preemptions => "preemptions",
+        SortColumn::Age => "scrape age",
+    }
+}
+
+// Detail pane.
+pub const NO_SELECTION: &str = "no engine selected";
+pub const NO_DATA_YET: &str = "no data yet";
+pub const CHART_KV: &str = "KV usage";
+pub const CHART_QUEUE: &str = "queue";
+pub const CHART_TTFT: &str = "TTFT";
+pub const CHART_ITL: &str = "ITL p95";
+pub const CHART_GEN_TPS: &str = "gen tok/s";
+pub const SPARK_KV: &str = "KV";
+pub const SPARK_WAITING: &str = "wait";
+pub const SPARK_TTFT: &str = "TTFT95";
+pub const SPARK_ITL: &str = "ITL95";
+pub const SPARK_GEN_TPS: &str = "tok/s";
+pub const LABEL_RUNNING: &str = "run";
+pub const LABEL_WAITING: &str = "wait";
+pub const LABEL_P50: &str = "p50";
+pub const LABEL_P95: &str = "p95";
+pub const LABEL_P99: &str = "p99";
+pub const FACT_MODEL: &str = "model";
+pub const FACT_ENGINE: &str = "engine";
+pub const FACT_KV_CAPACITY: &str = "KV cap";
+pub const FACT_PREFIX: &str = "prefix hit";
+pub const FACT_SPEC: &str = "spec accept";
+pub const FACT_ERRORS: &str = "req errors";
+pub const FACT_CPU: &str = "CPU";
+pub const FACT_SCRAPE: &str = "scrape";
+pub const FACT_MALFORMED: &str = "malformed";
+pub const FACT_LAST_ERROR: &str = "last error";
+pub const FACT_RESTARTED: &str = "restarted";
+pub const FLAVOR_V0: &str = "vLLM V0";
+pub const FLAVOR_V1: &str = "vLLM V1";
+pub const FLAVOR_SGLANG: &str = "SGLang";
+pub const FLAVOR_UNKNOWN: &str = "unknown engine";
+pub const NO_MODEL: &str = "(no model label)";
+
+/// "last 5m" in the detail title.
+pub fn range(secs: f64) -> String {
+    format!("last {}", format::span(secs))
+}
+
+/// "124k tokens"
+pub fn tokens(n: u64) -> String {
+    format!("{} tokens", format::si(Some(n as f64)))
+}
+
+/// "1.20 cores"
+pub fn cores(v: Option<f64>) -> String {
+    match v.filter(|v| v.is_finite()) {
+        Some(v) => format!("{v:.2} cores"),
+        None => format::UNKNOWN.into(),
+    }
+}
+
+/// "42ms · 180 KiB"
+pub fn scrape_cost(took: Option<f64>, bytes: Option<usize>) -> String {
+    let size = bytes.map_or_else(|| format::UNKNOWN.to_string(), format::bytes);
+    format!("{} · {size}", format::latency(took))
+}
+
+/// "3 lines, first: line 12: bad value"
+pub fn malformed(count: usize, first: Option<(usize, &str)>) -> String {
+    match first {
+        Some((line, reason)) if count > 0 => format!("{count}, first line {line}: {reason}"),
+        _ => count.to_string(),
+    }
+}
+
+/// "12s ago"
+pub fn ago(secs: f64) -> String {
+    format!("{} ago", format::age(secs))
+}
+
+// Footer.
+pub const FILTER_PROMPT: &str = "/";
+/// The footer's key hints, most useful first (the keys come from the key map).
+pub const FOOTER_HINTS: [(Action, &str); 7] = [
+    (Action::ToggleHelp, "help"),
+    (Action::OpenFilter, "filter"),
+    (Action::CycleSort, "sort"),
+    (Action::CycleWindow, "window"),
+    (Action::ZoomIn, "zoom"),
+    (Action::ToggleFreeze, "freeze"),
+    (Action::Quit, "quit"),
+];
+/// Footer hints while the filter prompt is open.
+pub const FILTER_HINTS: [(Action, &str); 2] =
+    [(Action::KeepFilter, "keep"), (Action::ClearFilter, "clear")];
+
+/// "sort KV usage ▼"
+pub fn sort_state(column: SortColumn, descending: bool) -> String {
+    let arrow = if descending { SORT_DOWN } else { SORT_UP };
+    format!("sort {} {arrow}", sort_name(column))
+}
+
+/// "filter “abc”"
+pub fn filter_state(filter: &str) -> String {
+    format!("filter “{filter}”")
+}
+
+/// "3 of 8 engines"
+pub fn shown_of(shown: usize, total: usize) -> String {
+    format!("{shown} of {total} engines")
+}
+
+/// A transient notice's text.
+pub fn notice(kind: &NoticeKind) -> String {
+    match kind {
+        NoticeKind::Filter { shown, total } => format!("filter: {}", shown_of(*shown, *total)),
+        NoticeKind::FilterCleared => "filter cleared".into(),
+        NoticeKind::Sort { column, descending } => sort_state(*column, *descending),
+        NoticeKind::Window(w) => format!("quantiles and rates over {}", w.label()),
+        NoticeKind::Range(r) => format!("charts show the {}", range(r.secs())),
+        NoticeKind::Frozen => {
+            "view frozen: data keeps arriving in the background (f resumes)".into()
+        }
+        NoticeKind::Unfrozen => "view live again".into(),
+    }
+}
+
+// Help overlay.
+pub const HELP_TITLE: &str = " keys ";
+
+/// The hint at the bottom of the help overlay: " ? Esc q close ".
+pub fn help_close_hint(keys: &str) -> String {
+    format!(" {keys} close ")
+}
+
+/// Heading of a key-map context in the help overlay.
+pub fn context_heading(context: Context) -> &'static str {
+    match context {
+        Context::Fleet => "Fleet",
+        Context::Filter => "Filter prompt",
+        Context::Help => "This help",
+        Context::Anywhere => "Anywhere",
+    }
+}
