@@ -4,7 +4,9 @@
 //! tokio, reqwest, crossterm or ratatui. I/O lives in `sources`, `sim` and `app`; drawing in `ui`.
 
 pub mod app;
+pub mod cli;
 pub mod clock;
+pub mod commands;
 pub mod config;
 pub mod engine;
 pub mod fleet;

@@ -1,1 +1,19 @@
-fn main() {}
+//! The `kvtop` binary: parse the command line and hand over to the library.
+
+use std::process::ExitCode;
+
+use clap::Parser;
+use kvtop::cli::{Cli, CliCommand};
+use kvtop::commands;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command.unwrap_or(CliCommand::Console) {
+        CliCommand::Console => commands::console_cmd::run(&cli.global),
+        CliCommand::Demo(args) => commands::demo::run(args, &cli.global),
+        CliCommand::Sim(args) => commands::sim::run(args),
+        CliCommand::Config { action } => {
+            commands::config_cmd::run(action, cli.global.config.as_deref())
+        }
+    }
+}

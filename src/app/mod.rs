@@ -3,6 +3,7 @@
 
 pub mod keys;
 pub mod rows;
+pub mod run;
 pub mod state;
 pub mod update;
 

@@ -51,7 +51,8 @@ pub async fn run(
     // Ticks land just after each wall-clock second, so the header clock changes once per tick.
     let now = unix_now();
     let to_next_second = Duration::from_secs_f64(1.0 - now.fract() + 0.005);
-    let mut ticker = tokio::time::interval_at(Instant::now() + to_next_second, Duration::from_secs(1));
+    let mut ticker =
+        tokio::time::interval_at(Instant::now() + to_next_second, Duration::from_secs(1));
     ticker.set_missed_tick_behavior(MissedTickBehavior::Skip);
 
     draw(app, terminal)?;

@@ -11,6 +11,8 @@ use crate::theme::Theme;
 
 /// How long a transient notice stays in the footer, seconds.
 pub const NOTICE_SECS: f64 = 4.0;
+/// How long a start-up problem stays in the footer, seconds.
+pub const PROBLEM_SECS: f64 = 30.0;
 
 /// Rows PgUp/PgDn move before the table was ever drawn.
 const DEFAULT_PAGE: usize = 10;
@@ -116,6 +118,8 @@ pub enum NoticeKind {
     Range(ChartRange),
     Frozen,
     Unfrozen,
+    /// A problem worked around at start-up (a broken config file, a theme that did not load).
+    Problem(String),
 }
 
 /// A transient footer notice and when it expires.
@@ -275,6 +279,15 @@ impl App {
         self.notice = Some(Notice {
             kind,
             until: now + NOTICE_SECS,
+        });
+    }
+
+    /// Show a start-up problem in the footer for [`PROBLEM_SECS`] from `now`.
+    pub fn warn(&mut self, message: String, now: Ts) {
+        tracing::warn!(%message, "start-up problem");
+        self.notice = Some(Notice {
+            kind: NoticeKind::Problem(message),
+            until: now + PROBLEM_SECS,
         });
     }
 

@@ -48,7 +48,7 @@ pub struct CacheConfig {
 impl CacheConfig {
     /// KV capacity in tokens = num_gpu_blocks × block_size, when both are known.
     pub fn kv_capacity_tokens(&self) -> Option<u64> {
-        Some(self.num_gpu_blocks?.checked_mul(self.block_size?)?)
+        self.num_gpu_blocks?.checked_mul(self.block_size?)
     }
 }
 

@@ -37,7 +37,13 @@ pub fn render(buf: &mut Buffer, area: Rect, app: &App, shown: usize, now: Ts) {
         match app.notice.as_ref().filter(|n| now < n.until) {
             Some(notice) => segments.push(Segment::left(
                 0,
-                vec![Span::styled(text::notice(&notice.kind), theme.info)],
+                vec![Span::styled(
+                    text::notice(&notice.kind),
+                    match notice.kind {
+                        NoticeKind::Problem(_) => theme.warn,
+                        _ => theme.info,
+                    },
+                )],
             )),
             None => segments.extend(hints(theme, Context::Fleet, &text::FOOTER_HINTS, 2, false)),
         }

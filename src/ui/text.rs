@@ -214,6 +214,7 @@ pub fn notice(kind: &NoticeKind) -> String {
             "view frozen: data keeps arriving in the background (f resumes)".into()
         }
         NoticeKind::Unfrozen => "view live again".into(),
+        NoticeKind::Problem(message) => message.clone(),
     }
 }
 

@@ -1,0 +1,8 @@
+//! What each command line does. `main` parses the command line and calls one of these.
+
+pub mod config_cmd;
+pub mod console;
+pub mod console_cmd;
+pub mod demo;
+pub mod setup;
+pub mod sim;

@@ -1,0 +1,84 @@
+//! Shared start-up steps: config with command-line overrides, theme, logging, runtime.
+
+use crate::cli::GlobalArgs;
+use crate::config::{self, Config, Overrides};
+use crate::logging::{self, LogSink};
+use crate::theme::{self, Theme};
+
+/// The resolved config, or the defaults plus a message saying what was wrong with the file.
+/// A broken config file must not stop the console: the message is shown on screen.
+pub struct Loaded {
+    pub config: Config,
+    pub problems: Vec<String>,
+}
+
+/// Load the config file and apply the command-line flags.
+pub fn load_config(global: &GlobalArgs) -> Loaded {
+    let mut problems = Vec::new();
+    let mut config = match config::load(global.config.as_deref()) {
+        Ok(config) => config,
+        Err(err) => {
+            problems.push(format!("config ignored: {err}"));
+            Config::default()
+        }
+    };
+    let overrides = Overrides {
+        targets: global.targets.clone(),
+        interval: global.interval.clone(),
+        timeout: global.timeout.clone(),
+        window: global.window.clone(),
+        theme: global.theme.clone(),
+        body_limit: global.body_limit.clone(),
+        log_level: global.log_level.clone(),
+    };
+    if let Err(err) = config.apply(overrides) {
+        problems.push(err.to_string());
+    }
+    Loaded { config, problems }
+}
+
+/// The theme to draw with: `NO_COLOR` forces mono; a theme that fails to load falls back to
+/// the built-in default with a message.
+pub fn load_theme(config: &Config, problems: &mut Vec<String>) -> Theme {
+    let name = if theme::no_color_requested() {
+        "mono"
+    } else {
+        config.theme.as_str()
+    };
+    match theme::load_theme(name, config::themes_dir().as_deref()) {
+        Ok(theme) => theme,
+        Err(err) => {
+            problems.push(format!("theme: {err}"));
+            if name == "mono" {
+                Theme::fallback_mono()
+            } else {
+                Theme::fallback()
+            }
+        }
+    }
+}
+
+/// Log to the configured file (default: the state directory). Problems are returned as
+/// messages, never printed over the UI.
+pub fn start_logging(config: &Config, problems: &mut Vec<String>) {
+    let path = config
+        .log_file
+        .clone()
+        .or_else(|| config::state_dir().map(|d| d.join(config::LOG_FILE_NAME)));
+    let result = match &path {
+        Some(path) => logging::init(LogSink::File(path), &config.log_level),
+        None => Ok(None),
+    };
+    if let Err(message) = result {
+        problems.push(format!("logging off: {message}"));
+    }
+}
+
+/// The runtime every command uses: two worker threads are plenty for scraping and drawing.
+pub fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name("kvtop")
+        .enable_all()
+        .build()
+}
