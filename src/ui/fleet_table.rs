@@ -69,7 +69,7 @@ const fn spec(
 
 /// Columns in display order.
 const SPECS: [Spec; 12] = [
-    spec(Column::Name, text::COL_NAME, 22, 0, false, SortColumn::Name),
+    spec(Column::Name, text::COL_NAME, 20, 0, false, SortColumn::Name),
     spec(
         Column::Model,
         text::COL_MODEL,
@@ -81,7 +81,7 @@ const SPECS: [Spec; 12] = [
     spec(
         Column::Status,
         text::COL_STATUS,
-        11,
+        13,
         1,
         false,
         SortColumn::Status,
@@ -356,7 +356,7 @@ fn row_line(
                 format::left(format::short_model(&engine.id.model), width),
                 values_style,
             ),
-            Column::Status => status_cell(engine, status, theme, now, width),
+            Column::Status => status_cell(engine, target, status, theme, now, width),
             Column::Kv => {
                 let (bar_span, pct_span) = kv_cells(s.kv_usage, theme, values_style, status, width);
                 spans.push(bar_span);
@@ -405,6 +405,7 @@ fn row_line(
 
 fn status_cell(
     engine: &EngineState,
+    target: Option<&TargetState>,
     status: RowStatus,
     theme: &Theme,
     now: Ts,
@@ -414,9 +415,17 @@ fn status_cell(
     let (label, style) = match status {
         RowStatus::Up => (word.to_string(), theme.ok),
         RowStatus::Restarted => (word.to_string(), theme.warn),
-        RowStatus::Stale => match engine.last_ok {
-            Some(t) => (format!("{word} {}", format::age(now - t)), theme.stale),
-            None => (word.to_string(), theme.stale),
+        // A stale row says why while its target keeps failing (the age is in the AGE column
+        // and the detail pane); otherwise how old its values are.
+        RowStatus::Stale => match (
+            target
+                .filter(|t| t.failing)
+                .and_then(|t| t.last_error.as_ref()),
+            engine.last_ok,
+        ) {
+            (Some((_, err)), _) => (format!("{word} {}", err.short()), theme.stale),
+            (None, Some(t)) => (format!("{word} {}", format::age(now - t)), theme.stale),
+            (None, None) => (word.to_string(), theme.stale),
         },
         RowStatus::Down => (word.to_string(), theme.down),
     };
