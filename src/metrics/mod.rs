@@ -4,7 +4,7 @@
 
 pub mod counter;
 pub mod histogram;
-mod number;
+pub(crate) mod number;
 pub mod parser;
 mod scan;
 

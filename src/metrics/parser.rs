@@ -333,7 +333,9 @@ impl<'a> LabelIter<'a> {
     /// The next label without resolving escapes. Stops (returns `None`) at the end or at the
     /// first thing that is not a well-formed label, so arbitrary text cannot make it panic.
     pub(crate) fn next_raw(&mut self) -> Option<RawLabel<'a>> {
-        let text = self.rest.trim_start_matches([' ', '\t', ',']);
+        let text = self
+            .rest
+            .trim_start_matches(|c| matches!(c, ' ' | '\t' | '\r' | ','));
         let bytes = text.as_bytes();
         let name_end = label_name_end(bytes, 0);
         let eq = skip_blanks(bytes, name_end);
@@ -364,8 +366,8 @@ impl<'a> LabelIter<'a> {
     }
 }
 
-/// Resolve `\\`, `\"` and `\n`; borrows when there is nothing to resolve.
-fn unescape(raw: &str) -> Cow<'_, str> {
+/// Resolve `\\`, `\"` and `\n` in a raw label value; borrows when there is nothing to resolve.
+pub(crate) fn unescape(raw: &str) -> Cow<'_, str> {
     if !raw.contains('\\') {
         return Cow::Borrowed(raw);
     }
