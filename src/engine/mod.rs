@@ -2,8 +2,10 @@
 //! sample per engine. A signal an engine does not export stays `None` ("unknown"), never 0.
 
 pub mod alias;
+mod cache_info;
 pub mod dcgm;
 pub mod sample;
+mod series;
 
 pub use alias::extract_engines;
 pub use dcgm::{GpuSample, extract_gpus};

@@ -4,8 +4,9 @@
 
 pub mod counter;
 pub mod histogram;
-mod number;
+pub(crate) mod number;
 pub mod parser;
+mod scan;
 
 pub use counter::{CounterDelta, counter_delta};
 pub use histogram::{Bucket, histogram_quantile};

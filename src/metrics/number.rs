@@ -5,6 +5,8 @@
 //! power of ten is at most 10^22, so both are exact `f64`s and one IEEE multiplication or division
 //! rounds correctly (Clinger's fast path). Everything else goes through `str::parse::<f64>`.
 
+use super::scan::token_end;
+
 /// Largest mantissa that converts to `f64` exactly.
 const MAX_EXACT_MANTISSA: u64 = 1 << 53;
 
@@ -17,10 +19,23 @@ const EXACT_POWERS_OF_TEN: [f64; 23] = [
 /// Parse a sample value as Prometheus does: decimal or scientific notation, `NaN`, `+Inf`, `-Inf`
 /// and `Inf` in any letter case. `None` when the text is not a number.
 pub(crate) fn parse_f64(text: &str) -> Option<f64> {
-    if let Some(v) = parse_simple_decimal(text.as_bytes()) {
-        return Some(v);
+    match simple_decimal_prefix(text.as_bytes(), 0) {
+        Some((value, end)) if end == text.len() => Some(value),
+        _ => parse_special(text).or_else(|| text.parse::<f64>().ok()),
     }
-    parse_special(text).or_else(|| text.parse::<f64>().ok())
+}
+
+/// Parse the value token that starts at `start` in `input` (it ends at a blank, a newline or
+/// the end). Returns the value and the token's end, or `None` when the token is not a number.
+pub(crate) fn parse_value_token(input: &str, start: usize) -> Option<(f64, usize)> {
+    let bytes = input.as_bytes();
+    if let Some((value, end)) = simple_decimal_prefix(bytes, start) {
+        if matches!(bytes.get(end), None | Some(b' ' | b'\t' | b'\r' | b'\n')) {
+            return Some((value, end));
+        }
+    }
+    let end = token_end(bytes, start);
+    Some((parse_f64(input.get(start..end)?)?, end))
 }
 
 /// `NaN` / `Inf` spellings, case-insensitive. Rust's parser accepts these too, but also
@@ -44,13 +59,14 @@ fn parse_special(text: &str) -> Option<f64> {
     }
 }
 
-/// The exact fast path for `[+-]digits[.digits][(e|E)[+-]digits]`. `None` when the text has
-/// another shape or does not fit the exact range; the caller then falls back to the full parser.
-fn parse_simple_decimal(bytes: &[u8]) -> Option<f64> {
-    let (negative, mut i) = match bytes.first() {
-        Some(b'-') => (true, 1),
-        Some(b'+') => (false, 1),
-        _ => (false, 0),
+/// The exact fast path for a number `[+-]digits[.digits][(e|E)[+-]digits]` at the start of
+/// `bytes[start..]`: its value and the index just after it. `None` when there is no such
+/// number or it does not fit the exact range; callers then fall back to the full parser.
+fn simple_decimal_prefix(bytes: &[u8], start: usize) -> Option<(f64, usize)> {
+    let (negative, mut i) = match bytes.get(start) {
+        Some(b'-') => (true, start + 1),
+        Some(b'+') => (false, start + 1),
+        _ => (false, start),
     };
     let mut mantissa: u64 = 0;
     let mut exponent: i32 = 0;
@@ -107,9 +123,6 @@ fn parse_simple_decimal(bytes: &[u8]) -> Option<f64> {
         }
         exponent = exponent.checked_add(if exp_negative { -e } else { e })?;
     }
-    if i != bytes.len() {
-        return None;
-    }
     // Trailing zeros of a fraction ("300.000000") carry no information: drop them so the
     // mantissa stays small and the power of ten stays in the exact range.
     while exponent < 0 && mantissa != 0 && mantissa % 10 == 0 {
@@ -125,7 +138,7 @@ fn parse_simple_decimal(bytes: &[u8]) -> Option<f64> {
     } else {
         m / *EXACT_POWERS_OF_TEN.get(usize::try_from(-exponent).ok()?)?
     };
-    Some(if negative { -value } else { value })
+    Some((if negative { -value } else { value }, i))
 }
 
 /// Parse an integer millisecond timestamp (`-?digits`).
@@ -195,6 +208,21 @@ mod tests {
         ] {
             assert_eq!(parse_f64(text), None, "{text}");
         }
+    }
+
+    #[test]
+    fn value_tokens_end_at_blanks_and_newlines() {
+        assert_eq!(parse_value_token("m 14.0 123", 2), Some((14.0, 6)));
+        assert_eq!(parse_value_token("m 14.0\nx", 2), Some((14.0, 6)));
+        assert_eq!(parse_value_token("m 14.0\r\n", 2), Some((14.0, 6)));
+        assert_eq!(parse_value_token("m +Inf", 2), Some((f64::INFINITY, 6)));
+        assert_eq!(
+            parse_value_token("m 1.7952600588488026e+09 x", 2),
+            Some((1.7952600588488026e+09, 24))
+        );
+        assert_eq!(parse_value_token("m 1.5x", 2), None);
+        assert_eq!(parse_value_token("m 1e", 2), None);
+        assert_eq!(parse_value_token("m", 5), None);
     }
 
     #[test]

@@ -8,7 +8,8 @@
 
 use std::borrow::Cow;
 
-use super::number::{parse_f64, parse_timestamp_ms};
+use super::number::{parse_timestamp_ms, parse_value_token};
+use super::scan::{label_name_end, line_end, metric_name_end, skip_blanks, token_end, value_stop};
 
 /// The `# TYPE` of a metric family.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -68,26 +69,51 @@ const BYTES_PER_SAMPLE_ESTIMATE: usize = 96;
 
 /// Parse a whole payload. Never fails and never panics: malformed lines are counted in
 /// [`Exposition::malformed`] and skipped.
+///
+/// Sample lines are parsed in one pass straight from the payload (the scanners stop at the
+/// newline themselves); only comments and malformed lines are searched for their end.
 pub fn parse(input: &str) -> Exposition<'_> {
+    let bytes = input.as_bytes();
     let mut expo = Exposition {
-        samples: Vec::with_capacity(input.len() / BYTES_PER_SAMPLE_ESTIMATE + 1),
+        samples: Vec::with_capacity(bytes.len() / BYTES_PER_SAMPLE_ESTIMATE + 1),
         ..Exposition::default()
     };
-    let mut rest = input;
+    let mut pos = 0usize;
     let mut line_no = 0usize;
-    while !rest.is_empty() {
+    while pos < bytes.len() {
         line_no += 1;
-        let (line, next) = rest.split_once('\n').unwrap_or((rest, ""));
-        rest = next;
-        match parse_line(line.trim_ascii()) {
-            Line::Skip => {}
-            Line::Sample(sample) => expo.samples.push(sample),
-            Line::Type(family, metric_type) => expo.types.push((family, metric_type)),
-            Line::Eof => {
+        let start = skip_blanks(bytes, pos);
+        let outcome = match bytes.get(start) {
+            None => break,
+            Some(b'\n') => {
+                pos = start + 1;
+                continue;
+            }
+            Some(b'#') => {
+                let end = line_end(input, start);
+                pos = end + 1;
+                parse_comment(input.get(start..end).unwrap_or_default().trim_ascii_end())
+            }
+            Some(_) => match parse_sample(input, start) {
+                Ok((sample, end)) => {
+                    expo.samples.push(sample);
+                    pos = end + 1;
+                    continue;
+                }
+                Err(reason) => {
+                    pos = line_end(input, start) + 1;
+                    Comment::Malformed(reason)
+                }
+            },
+        };
+        match outcome {
+            Comment::Skip => {}
+            Comment::Type(family, metric_type) => expo.types.push((family, metric_type)),
+            Comment::Eof => {
                 expo.saw_eof = true;
                 break;
             }
-            Line::Malformed(reason) => {
+            Comment::Malformed(reason) => {
                 expo.malformed += 1;
                 if expo.errors.len() < MAX_RECORDED_ERRORS {
                     expo.errors.push(LineError {
@@ -101,48 +127,36 @@ pub fn parse(input: &str) -> Exposition<'_> {
     expo
 }
 
-/// What one trimmed line turned out to be.
-enum Line<'a> {
-    /// Blank line, `# HELP` or another comment.
+/// What a line other than a well-formed sample turned out to be.
+enum Comment<'a> {
+    /// `# HELP` or another comment.
     Skip,
-    Sample(Sample<'a>),
     Type(&'a str, MetricType),
     Eof,
     Malformed(&'static str),
 }
 
-fn parse_line(line: &str) -> Line<'_> {
-    match line.as_bytes().first() {
-        None => Line::Skip,
-        Some(b'#') => parse_comment(line),
-        Some(_) => match parse_sample(line) {
-            Ok(sample) => Line::Sample(sample),
-            Err(reason) => Line::Malformed(reason),
-        },
-    }
-}
-
-/// `# HELP ...`, `# TYPE name type`, `# EOF` or a free comment.
-fn parse_comment(line: &str) -> Line<'_> {
+/// `# HELP ...`, `# TYPE name type`, `# EOF` or a free comment (trimmed, starting with '#').
+fn parse_comment(line: &str) -> Comment<'_> {
     let body = line.get(1..).unwrap_or_default().trim_ascii_start();
     let (keyword, rest) = split_word(body);
     match keyword {
         "TYPE" => {
             let (family, rest) = split_word(rest);
             let (type_word, rest) = split_word(rest);
-            if family.is_empty() || metric_name_end(family.as_bytes()) != family.len() {
-                return Line::Malformed("bad metric name in TYPE line");
+            if family.is_empty() || metric_name_end(family.as_bytes(), 0) != family.len() {
+                return Comment::Malformed("bad metric name in TYPE line");
             }
             if !rest.is_empty() {
-                return Line::Malformed("junk after TYPE");
+                return Comment::Malformed("junk after TYPE");
             }
             match metric_type(type_word) {
-                Some(metric_type) => Line::Type(family, metric_type),
-                None => Line::Malformed("unknown metric type"),
+                Some(metric_type) => Comment::Type(family, metric_type),
+                None => Comment::Malformed("unknown metric type"),
             }
         }
-        "EOF" if rest.is_empty() => Line::Eof,
-        _ => Line::Skip,
+        "EOF" if rest.is_empty() => Comment::Eof,
+        _ => Comment::Skip,
     }
 }
 
@@ -162,114 +176,71 @@ fn metric_type(word: &str) -> Option<MetricType> {
 
 /// The first whitespace-separated word and the rest with leading whitespace removed.
 fn split_word(text: &str) -> (&str, &str) {
-    match text.find([' ', '\t']) {
-        Some(end) => (
-            text.get(..end).unwrap_or_default(),
-            text.get(end..).unwrap_or_default().trim_ascii_start(),
-        ),
-        None => (text, ""),
-    }
+    let bytes = text.as_bytes();
+    let end = token_end(bytes, 0);
+    (
+        text.get(..end).unwrap_or_default(),
+        text.get(end..).unwrap_or_default().trim_ascii_start(),
+    )
 }
 
-/// `name[{labels}] value [timestamp] [# exemplar]`, already trimmed and not starting with '#'.
-fn parse_sample(line: &str) -> Result<Sample<'_>, &'static str> {
-    let bytes = line.as_bytes();
-    let name_end = metric_name_end(bytes);
-    if name_end == 0 {
+/// Parse `name[{labels}] value [timestamp] [# exemplar]` starting at `start` (the first
+/// non-blank byte of a line that is not a comment). Returns the sample and the index of the
+/// line's end (its newline, or the input length).
+fn parse_sample(input: &str, start: usize) -> Result<(Sample<'_>, usize), &'static str> {
+    let bytes = input.as_bytes();
+    let name_end = metric_name_end(bytes, start);
+    if name_end == start {
         return Err("bad metric name");
     }
-    let name = line.get(..name_end).ok_or("bad metric name")?;
+    let name = input.get(start..name_end).ok_or("bad metric name")?;
 
     let mut pos = skip_blanks(bytes, name_end);
     let labels_raw = if bytes.get(pos) == Some(&b'{') {
         let open = pos + 1;
         let close = label_set_end(bytes, open)?;
         pos = close + 1;
-        line.get(open..close).ok_or("bad label set")?
+        input.get(open..close).ok_or("bad label set")?
     } else {
         pos = name_end;
         ""
     };
 
     let value_start = skip_blanks(bytes, pos);
-    if value_start == bytes.len() {
+    if matches!(bytes.get(value_start), None | Some(b'\n')) {
         return Err("missing value");
     }
     if value_start == pos {
         return Err("bad character in metric name or label set");
     }
-    let value_end = token_end(bytes, value_start);
-    let value = line
-        .get(value_start..value_end)
-        .and_then(parse_f64)
-        .ok_or("unparsable value")?;
+    let (value, value_end) = parse_value_token(input, value_start).ok_or("unparsable value")?;
 
-    let mut timestamp_ms = None;
     let mut pos = skip_blanks(bytes, value_end);
-    if pos < bytes.len() && bytes.get(pos) != Some(&b'#') {
+    let mut timestamp_ms = None;
+    if !matches!(bytes.get(pos), None | Some(b'\n' | b'#')) {
         let ts_end = token_end(bytes, pos);
         timestamp_ms = Some(
-            line.get(pos..ts_end)
+            input
+                .get(pos..ts_end)
                 .and_then(parse_timestamp_ms)
                 .ok_or("junk after value")?,
         );
         pos = skip_blanks(bytes, ts_end);
     }
-    // An OpenMetrics exemplar (` # {labels} value [ts]`) may follow; it is ignored.
-    if pos < bytes.len() && bytes.get(pos) != Some(&b'#') {
-        return Err("junk after timestamp");
-    }
-    Ok(Sample {
+    let end = match bytes.get(pos) {
+        None => bytes.len(),
+        Some(b'\n') => pos,
+        // An OpenMetrics exemplar (` # {labels} value [ts]`): ignored.
+        Some(b'#') => line_end(input, pos),
+        Some(_) => return Err("junk after timestamp"),
+    };
+    let sample = Sample {
         name,
         labels_raw,
         value,
         timestamp_ms,
-    })
-}
-
-/// Length of the metric name at the start of `bytes` (`[a-zA-Z_:][a-zA-Z0-9_:]*`), 0 if none.
-fn metric_name_end(bytes: &[u8]) -> usize {
-    match bytes.first() {
-        Some(c) if c.is_ascii_alphabetic() || *c == b'_' || *c == b':' => {}
-        _ => return 0,
-    }
-    bytes
-        .iter()
-        .position(|c| !(c.is_ascii_alphanumeric() || *c == b'_' || *c == b':'))
-        .unwrap_or(bytes.len())
-}
-
-/// End of a label name starting at `start` (`[a-zA-Z_][a-zA-Z0-9_]*`); `start` if none.
-fn label_name_end(bytes: &[u8], start: usize) -> usize {
-    match bytes.get(start) {
-        Some(c) if c.is_ascii_alphabetic() || *c == b'_' => {}
-        _ => return start,
-    }
-    let mut i = start + 1;
-    while let Some(c) = bytes.get(i) {
-        if !(c.is_ascii_alphanumeric() || *c == b'_') {
-            break;
-        }
-        i += 1;
-    }
-    i
-}
-
-fn skip_blanks(bytes: &[u8], mut i: usize) -> usize {
-    while let Some(b' ' | b'\t') = bytes.get(i) {
-        i += 1;
-    }
-    i
-}
-
-fn token_end(bytes: &[u8], mut i: usize) -> usize {
-    while let Some(c) = bytes.get(i) {
-        if *c == b' ' || *c == b'\t' {
-            break;
-        }
-        i += 1;
-    }
-    i
+    };
+    Ok((sample, end))
 }
 
 /// Validate `name="value", ...}` starting just after `{`; returns the index of the closing `}`.
@@ -279,7 +250,7 @@ fn label_set_end(bytes: &[u8], open: usize) -> Result<usize, &'static str> {
         i = skip_blanks(bytes, i);
         match bytes.get(i) {
             Some(b'}') => return Ok(i),
-            None => return Err("unterminated label set"),
+            None | Some(b'\n') => return Err("unterminated label set"),
             Some(_) => {}
         }
         let name_end = label_name_end(bytes, i);
@@ -299,29 +270,26 @@ fn label_set_end(bytes: &[u8], open: usize) -> Result<usize, &'static str> {
         match bytes.get(i) {
             Some(b',') => i += 1,
             Some(b'}') => return Ok(i),
-            None => return Err("unterminated label set"),
+            None | Some(b'\n') => return Err("unterminated label set"),
             Some(_) => return Err("expected ',' or '}' after label value"),
         }
     }
 }
 
 /// Scan a label value starting after its opening quote; returns the index after the closing
-/// quote. Only `\\`, `\"` and `\n` are valid escapes.
+/// quote. Only `\\`, `\"` and `\n` are valid escapes; a raw newline ends the line first.
 fn quoted_end(bytes: &[u8], start: usize) -> Result<usize, &'static str> {
     let mut i = start;
     loop {
-        let offset = bytes
-            .get(i..)
-            .and_then(|tail| tail.iter().position(|c| *c == b'"' || *c == b'\\'))
-            .ok_or("unterminated label value")?;
-        i += offset;
-        if bytes.get(i) == Some(&b'"') {
-            return Ok(i + 1);
-        }
-        match bytes.get(i + 1) {
-            Some(b'\\' | b'"' | b'n') => i += 2,
-            Some(_) => return Err("bad escape in label value"),
-            None => return Err("unterminated label value"),
+        i = value_stop(bytes, i).ok_or("unterminated label value")?;
+        match bytes.get(i) {
+            Some(b'"') => return Ok(i + 1),
+            Some(b'\\') => match bytes.get(i + 1) {
+                Some(b'\\' | b'"' | b'n') => i += 2,
+                Some(b'\n') | None => return Err("unterminated label value"),
+                Some(_) => return Err("bad escape in label value"),
+            },
+            _ => return Err("unterminated label value"),
         }
     }
 }
@@ -365,7 +333,9 @@ impl<'a> LabelIter<'a> {
     /// The next label without resolving escapes. Stops (returns `None`) at the end or at the
     /// first thing that is not a well-formed label, so arbitrary text cannot make it panic.
     pub(crate) fn next_raw(&mut self) -> Option<RawLabel<'a>> {
-        let text = self.rest.trim_start_matches([' ', '\t', ',']);
+        let text = self
+            .rest
+            .trim_start_matches(|c| matches!(c, ' ' | '\t' | '\r' | ','));
         let bytes = text.as_bytes();
         let name_end = label_name_end(bytes, 0);
         let eq = skip_blanks(bytes, name_end);
@@ -396,8 +366,8 @@ impl<'a> LabelIter<'a> {
     }
 }
 
-/// Resolve `\\`, `\"` and `\n`; borrows when there is nothing to resolve.
-fn unescape(raw: &str) -> Cow<'_, str> {
+/// Resolve `\\`, `\"` and `\n` in a raw label value; borrows when there is nothing to resolve.
+pub(crate) fn unescape(raw: &str) -> Cow<'_, str> {
     if !raw.contains('\\') {
         return Cow::Borrowed(raw);
     }
