@@ -351,7 +351,7 @@ fn row_line(
         }
         let s = &engine.signals;
         let (cell, style): (String, Style) = match column {
-            Column::Name => (format::left(&engine.name, width), theme.base),
+            Column::Name => (format::left_middle(&engine.name, width), theme.base),
             Column::Model => (
                 format::left(format::short_model(&engine.id.model), width),
                 values_style,

@@ -170,6 +170,30 @@ pub fn truncate(s: &str, width: usize) -> String {
     out
 }
 
+/// `s` cut in the middle to at most `width` columns: pod and host names differ at their ends
+/// (`vllm-llama-8b-98ztx-pfwbm`), so both ends stay visible: `vllm-llama-…-pfwbm`.
+pub fn truncate_middle(s: &str, width: usize) -> String {
+    let len = s.chars().count();
+    if len <= width {
+        return s.to_string();
+    }
+    if width < 8 {
+        return truncate(s, width);
+    }
+    let tail = (width - 1) / 2;
+    let head = width - 1 - tail;
+    let mut out: String = s.chars().take(head).collect();
+    out.push('…');
+    out.extend(s.chars().skip(len - tail));
+    out
+}
+
+/// `s` padded or cut (in the middle) to exactly `width` columns, left-aligned.
+pub fn left_middle(s: &str, width: usize) -> String {
+    let s = truncate_middle(s, width);
+    format!("{s:<width$}")
+}
+
 /// A model name without its organisation prefix: `meta-llama/Llama-3.1-8B` → `Llama-3.1-8B`.
 pub fn short_model(model: &str) -> &str {
     model.rsplit('/').next().unwrap_or(model)
@@ -190,6 +214,26 @@ pub fn left(s: &str, width: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_are_cut_in_the_middle() {
+        assert_eq!(
+            truncate_middle("vllm-llama-8b-98ztx-pfwbm", 25),
+            "vllm-llama-8b-98ztx-pfwbm"
+        );
+        assert_eq!(
+            truncate_middle("vllm-llama-8b-98ztx-pfwbm", 15),
+            "vllm-ll…x-pfwbm"
+        );
+        assert_eq!(
+            truncate_middle("vllm-llama-8b-98ztx-pfwbm", 15)
+                .chars()
+                .count(),
+            15
+        );
+        assert_eq!(truncate_middle("abcdefghij", 5), "abcd…");
+        assert_eq!(left_middle("abc", 5), "abc  ");
+    }
 
     #[test]
     fn latency_picks_a_unit_per_magnitude() {
