@@ -69,7 +69,7 @@ const fn spec(
 
 /// Columns in display order.
 const SPECS: [Spec; 12] = [
-    spec(Column::Name, text::COL_NAME, 20, 0, false, SortColumn::Name),
+    spec(Column::Name, text::COL_NAME, 19, 0, false, SortColumn::Name),
     spec(
         Column::Model,
         text::COL_MODEL,
@@ -81,7 +81,7 @@ const SPECS: [Spec; 12] = [
     spec(
         Column::Status,
         text::COL_STATUS,
-        13,
+        14,
         1,
         false,
         SortColumn::Status,

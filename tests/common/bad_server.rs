@@ -28,6 +28,7 @@ pub enum Behaviour {
 /// A running misbehaving server. Dropping it stops accepting.
 pub struct BadServer {
     pub url: String,
+    behaviour: std::sync::Arc<std::sync::Mutex<Behaviour>>,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -44,18 +45,29 @@ impl BadServer {
             .expect("bind 127.0.0.1:0");
         let addr = listener.local_addr().expect("local addr");
         let url = format!("http://{addr}/metrics");
+        let shared = std::sync::Arc::new(std::sync::Mutex::new(behaviour));
+        let current = std::sync::Arc::clone(&shared);
         let task = tokio::spawn(async move {
             loop {
                 let Ok((stream, _)) = listener.accept().await else {
                     return;
                 };
-                let behaviour = behaviour.clone();
+                let behaviour = current.lock().expect("behaviour lock").clone();
                 tokio::spawn(async move {
                     let _ = serve(stream, behaviour).await;
                 });
             }
         });
-        BadServer { url, task }
+        BadServer {
+            url,
+            behaviour: shared,
+            task,
+        }
+    }
+
+    /// Change how the following requests are answered.
+    pub fn set(&self, behaviour: Behaviour) {
+        *self.behaviour.lock().expect("behaviour lock") = behaviour;
     }
 }
 
