@@ -1,10 +1,13 @@
 //! The alias table: vendor metric names -> typed signals, one `EngineSample` per engine.
 //!
 //! One pass over the samples: the vendor prefix is stripped (`vllm:`, Ray Serve's `ray_vllm:`,
-//! `sglang:`), the labels are scanned once, the engine is found by its raw `model_name` ×
-//! `engine` label values, and a `match` on the bare name routes the value into a slot. Renamed
-//! metrics land in separate slots and the precedence (new name over old) is applied once at
-//! the end, so the order of families in the payload does not matter.
+//! `sglang:`) and a `match` on the bare name picks a route. Names kvtop does not read
+//! (`_created` series, request-parameter histograms, `iteration_tokens_total`, ...) stop there:
+//! they neither carry a signal nor create an engine. For the others the labels are scanned
+//! once, the engine is found by its raw `model_name` × `engine` values (in order of first
+//! appearance) and the value lands in a slot. Renamed metrics have separate slots and the
+//! precedence (new name over old) is applied once at the end, so family order does not matter.
+//! How repeated and extra-labelled series combine is documented in `series.rs`.
 
 use super::cache_info::{CacheInfoSeries, cache_config_for};
 use super::series::{HistogramParts, SeriesKey, SeriesSet};
