@@ -1,10 +1,13 @@
 //! The alias table: vendor metric names -> typed signals, one `EngineSample` per engine.
 //!
 //! One pass over the samples: the vendor prefix is stripped (`vllm:`, Ray Serve's `ray_vllm:`,
-//! `sglang:`), the labels are scanned once, the engine is found by its raw `model_name` ×
-//! `engine` label values, and a `match` on the bare name routes the value into a slot. Renamed
-//! metrics land in separate slots and the precedence (new name over old) is applied once at
-//! the end, so the order of families in the payload does not matter.
+//! `sglang:`) and a `match` on the bare name picks a route. Names kvtop does not read
+//! (`_created` series, request-parameter histograms, `iteration_tokens_total`, ...) stop there:
+//! they neither carry a signal nor create an engine. For the others the labels are scanned
+//! once, the engine is found by its raw `model_name` × `engine` values (in order of first
+//! appearance) and the value lands in a slot. Renamed metrics have separate slots and the
+//! precedence (new name over old) is applied once at the end, so family order does not matter.
+//! How repeated and extra-labelled series combine is documented in `series.rs`.
 
 use super::cache_info::{CacheInfoSeries, cache_config_for};
 use super::series::{HistogramParts, SeriesKey, SeriesSet};
@@ -18,19 +21,32 @@ pub fn extract_engines(expo: &Exposition<'_>) -> Vec<EngineSample> {
     let mut engines: Vec<EngineParts<'_>> = Vec::new();
     let mut cache_infos: Vec<CacheInfoSeries<'_>> = Vec::new();
     let mut process_cpu = SeriesSet::default();
+    // Samples of one family arrive together: remember the last name's route so the name
+    // `match` runs once per family rather than once per sample.
+    let mut last: Option<(&str, Vendor, Route)> = None;
+    let mut last_engine = 0usize;
 
     for sample in &expo.samples {
-        let Some((vendor, name)) = split_vendor(sample.name) else {
-            if sample.name == "process_cpu_seconds_total" {
-                process_cpu.record((sample.labels_raw, ""), sample.value);
+        let (vendor, route) = match last {
+            Some((name, vendor, route)) if name == sample.name => (vendor, route),
+            _ => {
+                let (vendor, route) = route_of(sample.name);
+                last = Some((sample.name, vendor, route));
+                (vendor, route)
             }
-            continue;
         };
-        if name.ends_with("_created") {
+        if route == Route::ProcessCpu {
+            process_cpu.record((sample.labels_raw, ""), sample.value);
+            continue;
+        }
+        // Unmapped names (`_created` series, request-parameter histograms, ...) are skipped
+        // before their labels are even looked at: they neither carry a signal nor make an
+        // engine.
+        if route == Route::Ignored {
             continue;
         }
         let labels = SeriesLabels::scan(sample);
-        if name == "cache_config_info" {
+        if route == Route::CacheConfig {
             cache_infos.push(CacheInfoSeries {
                 engine: labels.engine,
                 model: labels.model,
@@ -38,25 +54,21 @@ pub fn extract_engines(expo: &Exposition<'_>) -> Vec<EngineSample> {
             });
             continue;
         }
-        if name.ends_with("_info") {
-            continue;
-        }
-        let route = match vendor {
-            Vendor::Vllm => vllm_route(name),
-            Vendor::SGLang => sglang_route(name),
-        };
         let model = labels.model.unwrap_or("");
         let engine_label = labels.engine.unwrap_or("");
-        let index = match engines
-            .iter()
-            .position(|e| e.model == model && e.engine == engine_label)
-        {
-            Some(index) => index,
-            None => {
-                engines.push(EngineParts::new(model, engine_label));
-                engines.len() - 1
-            }
+        let same = |e: &EngineParts<'_>| e.model == model && e.engine == engine_label;
+        // Histogram buckets of one engine are consecutive: try the last engine first.
+        let index = match engines.get(last_engine) {
+            Some(e) if same(e) => last_engine,
+            _ => match engines.iter().position(same) {
+                Some(index) => index,
+                None => {
+                    engines.push(EngineParts::new(model, engine_label));
+                    engines.len() - 1
+                }
+            },
         };
+        last_engine = index;
         if let Some(engine) = engines.get_mut(index) {
             engine.record(vendor, route, &labels, sample);
         }
@@ -80,16 +92,22 @@ pub fn extract_engines(expo: &Exposition<'_>) -> Vec<EngineSample> {
 enum Vendor {
     Vllm,
     SGLang,
+    /// Unprefixed process collector names.
+    Process,
 }
 
-fn split_vendor(name: &str) -> Option<(Vendor, &str)> {
+/// The vendor (from the prefix; Ray Serve's `ray_vllm:` is vLLM) and the route of a name.
+fn route_of(name: &str) -> (Vendor, Route) {
     if let Some(rest) = name.strip_prefix("vllm:") {
-        Some((Vendor::Vllm, rest))
+        (Vendor::Vllm, vllm_route(rest))
     } else if let Some(rest) = name.strip_prefix("ray_vllm:") {
-        Some((Vendor::Vllm, rest))
+        (Vendor::Vllm, vllm_route(rest))
+    } else if let Some(rest) = name.strip_prefix("sglang:") {
+        (Vendor::SGLang, sglang_route(rest))
+    } else if name == "process_cpu_seconds_total" {
+        (Vendor::Process, Route::ProcessCpu)
     } else {
-        name.strip_prefix("sglang:")
-            .map(|rest| (Vendor::SGLang, rest))
+        (Vendor::Process, Route::Ignored)
     }
 }
 
@@ -113,20 +131,23 @@ impl<'a> SeriesLabels<'a> {
         };
         let mut iter = LabelIter { rest: raw };
         while let Some(label) = iter.next_raw() {
-            match label.name {
-                "model_name" => labels.model = Some(label.value),
-                "engine" => labels.engine = Some(label.value),
-                "finished_reason" => labels.finished_reason = Some(label.value),
-                "le" => {
-                    let start = raw.len().saturating_sub(label.tail_len);
-                    let end = raw.len().saturating_sub(iter.rest.len());
-                    let key = (
-                        raw.get(..start).unwrap_or_default(),
-                        raw.get(end..).unwrap_or_default(),
-                    );
-                    labels.le = Some((label.value, key));
-                }
-                _ => {}
+            // An if-chain rather than a `match`: a string `match` compiles to a jump table on
+            // the length, an indirect branch the CPU mispredicts on almost every label.
+            let name = label.name;
+            if name == "le" {
+                let start = raw.len().saturating_sub(label.tail_len);
+                let end = raw.len().saturating_sub(iter.rest.len());
+                let key = (
+                    raw.get(..start).unwrap_or_default(),
+                    raw.get(end..).unwrap_or_default(),
+                );
+                labels.le = Some((label.value, key));
+            } else if name == "engine" {
+                labels.engine = Some(label.value);
+            } else if name == "model_name" {
+                labels.model = Some(label.value);
+            } else if name == "finished_reason" {
+                labels.finished_reason = Some(label.value);
             }
         }
         labels
@@ -140,6 +161,10 @@ enum Route {
     Counter(Counter),
     RequestSuccess,
     Histogram(Hist, HistPart),
+    /// `cache_config_info`: configuration labels, attached to engines at the end.
+    CacheConfig,
+    /// `process_cpu_seconds_total`: one per target, attached to every engine.
+    ProcessCpu,
     /// Not mapped, but tells which engine generation exported it.
     Evidence(Flavor),
     Ignored,
@@ -230,6 +255,7 @@ fn vllm_route(name: &str) -> Route {
         "spec_decode_num_draft_tokens_total" => C(Counter::SpecDraftTokens),
         "spec_decode_num_accepted_tokens_total" => C(Counter::SpecAcceptedTokens),
         "request_success_total" => Route::RequestSuccess,
+        "cache_config_info" => Route::CacheConfig,
         // A breakdown of `num_requests_waiting` (0.33), never added to it.
         "num_requests_waiting_by_reason" => E(Flavor::V1),
         "cpu_cache_usage_perc"
@@ -368,7 +394,7 @@ impl<'a> EngineParts<'a> {
             }
             Route::Evidence(Flavor::V0) => self.v0_names = true,
             Route::Evidence(Flavor::V1) => self.v1_names = true,
-            Route::Ignored => {}
+            Route::CacheConfig | Route::ProcessCpu | Route::Ignored => {}
         }
     }
 

@@ -127,7 +127,7 @@ impl<'a> GpuLabels<'a> {
     }
 }
 
-fn first_non_empty<'a>(candidates: [Option<&'a str>; 3]) -> Option<&'a str> {
+fn first_non_empty(candidates: [Option<&str>; 3]) -> Option<&str> {
     candidates.into_iter().flatten().find(|v| !v.is_empty())
 }
 

@@ -9,7 +9,10 @@
 use std::borrow::Cow;
 
 use super::number::{parse_timestamp_ms, parse_value_token};
-use super::scan::{label_name_end, line_end, metric_name_end, skip_blanks, token_end, value_stop};
+use super::scan::{
+    label_name_end, line_end, metric_name_end, skip_blanks, skip_label_separators, token_end,
+    value_stop,
+};
 
 /// The `# TYPE` of a metric family.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -333,36 +336,31 @@ impl<'a> LabelIter<'a> {
     /// The next label without resolving escapes. Stops (returns `None`) at the end or at the
     /// first thing that is not a well-formed label, so arbitrary text cannot make it panic.
     pub(crate) fn next_raw(&mut self) -> Option<RawLabel<'a>> {
-        let text = self
-            .rest
-            .trim_start_matches(|c| matches!(c, ' ' | '\t' | '\r' | ','));
+        let label = self.scan_one();
+        if label.is_none() {
+            self.rest = "";
+        }
+        label
+    }
+
+    fn scan_one(&mut self) -> Option<RawLabel<'a>> {
+        let text = self.rest;
         let bytes = text.as_bytes();
-        let name_end = label_name_end(bytes, 0);
+        let start = skip_label_separators(bytes, 0);
+        let name_end = label_name_end(bytes, start);
         let eq = skip_blanks(bytes, name_end);
         let quote = skip_blanks(bytes, eq + 1);
-        let parsed =
-            if name_end > 0 && bytes.get(eq) == Some(&b'=') && bytes.get(quote) == Some(&b'"') {
-                quoted_end(bytes, quote + 1).ok().and_then(|after| {
-                    Some(RawLabel {
-                        name: text.get(..name_end)?,
-                        value: text.get(quote + 1..after - 1)?,
-                        tail_len: text.len(),
-                    })
-                    .zip(text.get(after..))
-                })
-            } else {
-                None
-            };
-        match parsed {
-            Some((label, rest)) => {
-                self.rest = rest;
-                Some(label)
-            }
-            None => {
-                self.rest = "";
-                None
-            }
+        if name_end == start || bytes.get(eq) != Some(&b'=') || bytes.get(quote) != Some(&b'"') {
+            return None;
         }
+        let after = quoted_end(bytes, quote + 1).ok()?;
+        let label = RawLabel {
+            name: text.get(start..name_end)?,
+            value: text.get(quote + 1..after - 1)?,
+            tail_len: bytes.len() - start,
+        };
+        self.rest = text.get(after..)?;
+        Some(label)
     }
 }
 

@@ -9,6 +9,7 @@ const LABEL_CHAR: u8 = 2; // [a-zA-Z0-9_] continues a label name
 const NAME_START: u8 = 4; // [a-zA-Z_:] starts a metric name
 const LABEL_START: u8 = 8; // [a-zA-Z_] starts a label name
 const BLANK: u8 = 16; // ' ', '\t', '\r': separators inside a line
+const LABEL_SEPARATOR: u8 = 32; // blanks and ',' between labels
 
 const CHAR_CLASS: [u8; 256] = {
     let mut table = [0u8; 256];
@@ -26,7 +27,10 @@ const CHAR_CLASS: [u8; 256] = {
             table[c] |= NAME_CHAR | NAME_START;
         }
         if b == b' ' || b == b'\t' || b == b'\r' {
-            table[c] |= BLANK;
+            table[c] |= BLANK | LABEL_SEPARATOR;
+        }
+        if b == b',' {
+            table[c] |= LABEL_SEPARATOR;
         }
         c += 1;
     }
@@ -140,6 +144,11 @@ pub(super) fn skip_blanks(bytes: &[u8], i: usize) -> usize {
     class_run_end(bytes, i, BLANK)
 }
 
+/// First index at or after `i` that is neither a blank nor a ',' (the gap between labels).
+pub(super) fn skip_label_separators(bytes: &[u8], i: usize) -> usize {
+    class_run_end(bytes, i, LABEL_SEPARATOR)
+}
+
 /// End of a whitespace-delimited token starting at `i` (stops at a blank or a newline).
 pub(super) fn token_end(bytes: &[u8], mut i: usize) -> usize {
     while let Some(c) = bytes.get(i) {
@@ -225,6 +234,8 @@ mod tests {
     #[test]
     fn tokens_blanks_and_lines() {
         assert_eq!(skip_blanks(b"  \t\rx", 0), 4);
+        assert_eq!(skip_blanks(b" ,x", 0), 1);
+        assert_eq!(skip_label_separators(b" , ,\tx", 0), 5);
         assert_eq!(token_end(b"12.5 99", 0), 4);
         assert_eq!(token_end(b"12.5\r\n", 0), 4);
         assert_eq!(line_end("ab\ncd", 0), 2);
