@@ -245,19 +245,20 @@ fn test_fleet() -> Fleet {
         ..base("sglang-h", "google/gemma-2-9b-it")
     };
 
-    let add = |fleet: &mut Fleet, name: &str, profiles: &[&Profile]| {
-        let id = fleet.add_target(spec(name));
+    // A target is named after its profiles' `target`.
+    let add = |fleet: &mut Fleet, profiles: &[&Profile]| {
+        let id = fleet.add_target(spec(profiles[0].target));
         for step in 0..STEPS {
             let engines = profiles.iter().map(|p| sample(p, step)).collect();
             fleet.ingest(ok(id, step, engines));
         }
         id
     };
-    add(&mut fleet, "vllm-a-0", &[&hot]);
-    add(&mut fleet, "vllm-a-1", &[&warm]);
-    add(&mut fleet, "vllm-b", &[&dp0, &dp1]);
-    add(&mut fleet, "vllm-c", &[&v0]);
-    add(&mut fleet, "vllm-d", &[&restarted]);
+    add(&mut fleet, &[&hot]);
+    add(&mut fleet, &[&warm]);
+    add(&mut fleet, &[&dp0, &dp1]);
+    add(&mut fleet, &[&v0]);
+    add(&mut fleet, &[&restarted]);
 
     // Good until 21 s ago, then timeouts.
     let id = fleet.add_target(spec("vllm-e"));
@@ -281,7 +282,7 @@ fn test_fleet() -> Fleet {
             reason: Some("Service Unavailable".into()),
         },
     ));
-    add(&mut fleet, "sglang-h", &[&sglang]);
+    add(&mut fleet, &[&sglang]);
     fleet.tick(NOW);
     fleet
 }
