@@ -2,16 +2,13 @@
 
 use std::process::ExitCode;
 
-use super::setup::{Loaded, load_config, load_theme, runtime, start_logging};
+use super::setup::{Session, load_config};
 use crate::cli::GlobalArgs;
 
 pub fn run(global: &GlobalArgs) -> ExitCode {
-    let Loaded {
-        config,
-        mut problems,
-    } = load_config(global);
-    if config.targets.is_empty() {
-        for problem in &problems {
+    let loaded = load_config(global);
+    if loaded.config.targets.is_empty() {
+        for problem in &loaded.problems {
             eprintln!("kvtop: {problem}");
         }
         eprintln!(
@@ -20,21 +17,24 @@ pub fn run(global: &GlobalArgs) -> ExitCode {
         );
         return ExitCode::from(2);
     }
-    start_logging(&config, &mut problems);
-    let theme = load_theme(&config, &mut problems);
-    let rt = match runtime() {
-        Ok(rt) => rt,
-        Err(err) => {
-            eprintln!("kvtop: cannot start the runtime: {err}");
-            return ExitCode::from(1);
-        }
+    let Session {
+        config,
+        theme,
+        problems,
+        runtime,
+    } = match Session::start(loaded) {
+        Ok(session) => session,
+        Err(code) => return code,
     };
     let source = match config.targets.len() {
         1 => "1 target".to_string(),
         n => format!("{n} targets"),
     };
-    let targets = config.targets.clone();
-    rt.block_on(super::console::run_console(
-        &config, theme, &targets, source, problems,
+    runtime.block_on(super::console::run_console(
+        &config,
+        theme,
+        &config.targets,
+        source,
+        problems,
     ))
 }

@@ -82,3 +82,37 @@ pub fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
         .enable_all()
         .build()
 }
+
+/// Everything a console command needs once the config is known.
+pub struct Session {
+    pub config: Config,
+    pub theme: Theme,
+    /// Problems worked around so far, for the footer.
+    pub problems: Vec<String>,
+    pub runtime: tokio::runtime::Runtime,
+}
+
+impl Session {
+    /// Start logging, load the theme and build the runtime. Fails (with a message already
+    /// printed) only when no runtime can be created.
+    pub fn start(loaded: Loaded) -> Result<Session, std::process::ExitCode> {
+        let Loaded {
+            config,
+            mut problems,
+        } = loaded;
+        start_logging(&config, &mut problems);
+        let theme = load_theme(&config, &mut problems);
+        match runtime() {
+            Ok(runtime) => Ok(Session {
+                config,
+                theme,
+                problems,
+                runtime,
+            }),
+            Err(err) => {
+                eprintln!("kvtop: cannot start the runtime: {err}");
+                Err(std::process::ExitCode::from(1))
+            }
+        }
+    }
+}
