@@ -178,6 +178,11 @@ const ENGINE_CASES: &[(&str, Set, Set)] = &[
         |e| e.signals.prefix_hit = Some(0.9),
     ),
     (
+        "prefix-hit-very-low",
+        |e| e.signals.prefix_hit = Some(0.2),
+        |e| e.signals.prefix_hit = Some(0.9),
+    ),
+    (
         "ttft-target",
         |e| e.signals.ttft_p95 = Some(0.2),
         |e| e.signals.ttft_p95 = Some(0.05),
