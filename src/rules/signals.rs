@@ -437,7 +437,7 @@ impl TextSource {
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Resolved {
     Named(&'static SignalDef),
-    /// `cache.<field>` not in the table: a `cache_config_info` label.
+    /// `cache.<field>` not in the table: a `cache_config_info` label (the full name is kept).
     CacheField(Box<str>),
     /// `config.*`, `env.*`, `pod.*`: looked up by the full name in the engine's facts.
     Fact(Box<str>),
@@ -456,7 +456,7 @@ pub(crate) fn resolve(name: &str) -> Option<Resolved> {
         return None;
     }
     Some(if namespace.prefix == "cache." {
-        Resolved::CacheField(field.into())
+        Resolved::CacheField(name.into())
     } else {
         Resolved::Fact(name.into())
     })
@@ -534,7 +534,7 @@ mod tests {
         ));
         assert_eq!(
             resolve("cache.swap_space"),
-            Some(Resolved::CacheField("swap_space".into()))
+            Some(Resolved::CacheField("cache.swap_space".into()))
         );
         assert_eq!(
             resolve("env.OMP_NUM_THREADS"),

@@ -326,11 +326,11 @@ fn aggregate(f: AggFn, arg: &Num, group: Group<'_, '_>) -> Option<f64> {
 pub(crate) fn read(resolved: &Resolved, input: &EngineInput<'_>) -> Option<f64> {
     match resolved {
         Resolved::Named(def) => def.read(input),
-        Resolved::CacheField(field) => {
+        Resolved::CacheField(name) => {
             if input.status != crate::fleet::EngineStatus::Up {
                 return None;
             }
-            input.cache_field(field)
+            input.cache_field(name.strip_prefix("cache.").unwrap_or(name))
         }
         Resolved::Fact(key) => input.fact(key),
     }
