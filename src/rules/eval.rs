@@ -15,7 +15,7 @@ use super::finding::{Finding, FindingCounts, FindingState, RESOLVED_KEEP_SECS, S
 use super::health::EngineHealth;
 use super::input::EngineInput;
 use super::model::{Per, Rule};
-use super::truth::{Evidence, Group, Truth};
+use super::truth::{Evidence, Group, TextCache, Truth};
 use crate::engine::EngineId;
 use crate::fleet::{EngineStatus, TargetId, Ts};
 
@@ -153,6 +153,8 @@ pub struct RuleEngine {
     scratch: Vec<u32>,
     /// False until the first cycle has sized the per-subject state.
     synced: bool,
+    /// Lower-cased text of the engine being evaluated.
+    text: TextCache,
 }
 
 impl RuleEngine {
@@ -164,6 +166,7 @@ impl RuleEngine {
             findings: Vec::new(),
             scratch: Vec::new(),
             synced: false,
+            text: TextCache::default(),
         }
     }
 
@@ -212,11 +215,21 @@ impl RuleEngine {
             slots,
             subjects,
             scratch,
+            text,
             ..
         } = self;
+        // Engine-major, so each engine's text sources are lower-cased once per cycle.
+        for (index, input) in inputs.iter().enumerate() {
+            text.reset();
+            for slot in slots.iter_mut().filter(|s| s.rule.per == Per::Engine) {
+                if let Some(phase) = slot.phases.get_mut(index) {
+                    evaluate_engine(&slot.rule, slot.scraped, phase, input, text, now);
+                }
+            }
+        }
         for slot in slots.iter_mut() {
             match slot.rule.per {
-                Per::Engine => evaluate_engines(slot, inputs, now),
+                Per::Engine => {}
                 Per::Model => {
                     for (phase, members) in slot.phases.iter_mut().zip(&subjects.members) {
                         evaluate_group(&slot.rule, phase, inputs, members, scratch, now);
@@ -408,27 +421,30 @@ impl RuleEngine {
     }
 }
 
-fn evaluate_engines(slot: &mut Slot, inputs: &[EngineInput<'_>], now: Ts) {
-    let rule = &slot.rule;
-    let scoped = !rule.scope.is_everything();
-    for (phase, input) in slot.phases.iter_mut().zip(inputs) {
-        if scoped && !rule.scope.matches(input) {
-            *phase = Phase::Idle;
-            continue;
-        }
-        if slot.scraped && input.status != EngineStatus::Up {
-            expire(phase, now);
-            continue;
-        }
-        advance(
-            phase,
-            rule,
-            now,
-            || rule.when.eval_engine(input),
-            |expr| expr.eval_engine(input),
-            |expr, out| out.extend(expr.evidence_engine(input)),
-        );
+fn evaluate_engine(
+    rule: &Rule,
+    scraped: bool,
+    phase: &mut Phase,
+    input: &EngineInput<'_>,
+    text: &TextCache,
+    now: Ts,
+) {
+    if !rule.scope.is_everything() && !rule.scope.matches(input) {
+        *phase = Phase::Idle;
+        return;
     }
+    if scraped && input.status != EngineStatus::Up {
+        expire(phase, now);
+        return;
+    }
+    advance(
+        phase,
+        rule,
+        now,
+        || rule.when.eval_engine_with(input, text),
+        |expr| expr.eval_engine_with(input, text),
+        |expr, out| out.extend(expr.evidence_engine(input)),
+    );
 }
 
 fn evaluate_group(

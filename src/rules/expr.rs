@@ -680,6 +680,13 @@ impl<'t, 'a> Parser<'t, 'a> {
         if needle.trim().is_empty() {
             return Err(self.error_at(text.start, "a non-empty text", self.found(text)));
         }
+        if needle.contains(['\n', '\r']) {
+            return Err(self.error_at(
+                text.start,
+                "a text without line breaks (it matches within one line)",
+                self.found(text),
+            ));
+        }
         self.bump();
         self.note_read(SignalRef(Leaf::Text(source)));
         Ok(Node::Cond(

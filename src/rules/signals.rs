@@ -384,6 +384,7 @@ pub static NAMESPACES: &[NamespaceDef] = &[
 
 /// Text sources a `~` match can read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
 pub enum TextSource {
     /// `log`: recent log lines of the engine's pod.
     Log,

@@ -1,6 +1,8 @@
 //! Evaluating expressions: three-valued logic over possibly unknown signals, and the evidence
 //! (each comparison's operands, their values and whether it held) behind a result.
 
+use std::cell::RefCell;
+
 use super::expr::{AggFn, ArOp, Cmp, CmpOp, Cond, Expr, Level, Num};
 use super::input::EngineInput;
 use super::signals::{Resolved, TextSource};
@@ -54,15 +56,74 @@ impl Group<'_, '_> {
 /// What an expression is evaluated over.
 #[derive(Debug, Clone, Copy)]
 enum Ctx<'s, 'a> {
-    Engine(&'s EngineInput<'a>),
+    /// One engine, with the lower-cased text of its sources when the caller keeps one.
+    Engine(&'s EngineInput<'a>, Option<&'s TextCache>),
     Group(Group<'s, 'a>),
+}
+
+/// The lower-cased lines of one engine's text sources (joined by newlines), built on the first
+/// text match of a cycle and reused by every other text match of that engine, so each rule's
+/// `~` is one fast substring search instead of a case-insensitive scan of every line.
+#[derive(Debug, Default)]
+pub(crate) struct TextCache {
+    sources: [RefCell<Lowered>; 3],
+}
+
+impl Clone for TextCache {
+    /// The cache only lives within one engine's evaluation: a clone starts empty.
+    fn clone(&self) -> Self {
+        TextCache::default()
+    }
+}
+
+#[derive(Debug, Default)]
+struct Lowered {
+    valid: bool,
+    text: String,
+}
+
+impl TextCache {
+    /// Forget the text (keeping the buffers) before moving to another engine.
+    pub(crate) fn reset(&self) {
+        for source in &self.sources {
+            if let Ok(mut lowered) = source.try_borrow_mut() {
+                lowered.valid = false;
+            }
+        }
+    }
+
+    /// Whether a line of `lines` (the lines of `source`) contains `needle` (ASCII lower case).
+    fn contains(&self, source: TextSource, lines: &[String], needle: &str) -> bool {
+        let slot = self.sources.get(source as usize);
+        let Some(mut lowered) = slot.and_then(|s| s.try_borrow_mut().ok()) else {
+            return lines.iter().any(|l| contains_ignore_case(l, needle));
+        };
+        if !lowered.valid {
+            lowered.text.clear();
+            for line in lines {
+                lowered.text.push_str(line);
+                lowered.text.push('\n');
+            }
+            lowered.text.make_ascii_lowercase();
+            lowered.valid = true;
+        }
+        lowered.text.contains(needle)
+    }
 }
 
 impl Expr {
     /// Evaluate an engine-level expression for one engine (a group-level one is `Unknown`).
     pub fn eval_engine(&self, input: &EngineInput<'_>) -> Truth {
         match self.level() {
-            Level::Engine => cond(&self.root, Ctx::Engine(input)),
+            Level::Engine => cond(&self.root, Ctx::Engine(input, None)),
+            Level::Group => Truth::Unknown,
+        }
+    }
+
+    /// [`eval_engine`](Self::eval_engine) reusing the lower-cased text of the engine's sources.
+    pub(crate) fn eval_engine_with(&self, input: &EngineInput<'_>, text: &TextCache) -> Truth {
+        match self.level() {
+            Level::Engine => cond(&self.root, Ctx::Engine(input, Some(text))),
             Level::Group => Truth::Unknown,
         }
     }
@@ -79,7 +140,7 @@ impl Expr {
     pub fn evidence_engine(&self, input: &EngineInput<'_>) -> Vec<Evidence> {
         let mut out = Vec::new();
         if self.level() == Level::Engine {
-            self.collect(&self.root, Ctx::Engine(input), &mut out);
+            self.collect(&self.root, Ctx::Engine(input, None), &mut out);
         }
         out
     }
@@ -116,7 +177,7 @@ impl Expr {
                 span,
             } => {
                 let (holds, line) = match ctx {
-                    Ctx::Engine(input) => match source.lines(input) {
+                    Ctx::Engine(input, _) => match source.lines(input) {
                         None => (Truth::Unknown, None),
                         Some(lines) => {
                             let hit = lines.iter().find(|l| contains_ignore_case(l, needle));
@@ -237,13 +298,16 @@ fn compare(cmp: &Cmp, ctx: Ctx<'_, '_>) -> Truth {
 }
 
 fn text(source: TextSource, needle: &str, ctx: Ctx<'_, '_>) -> Truth {
-    let Ctx::Engine(input) = ctx else {
+    let Ctx::Engine(input, cache) = ctx else {
         return Truth::Unknown;
     };
-    match source.lines(input) {
-        None => Truth::Unknown,
-        Some(lines) => Truth::from_bool(lines.iter().any(|l| contains_ignore_case(l, needle))),
-    }
+    let Some(lines) = source.lines(input) else {
+        return Truth::Unknown;
+    };
+    Truth::from_bool(match cache {
+        Some(cache) => cache.contains(source, lines, needle),
+        None => lines.iter().any(|l| contains_ignore_case(l, needle)),
+    })
 }
 
 /// Whether `haystack` contains `needle_lower` (already ASCII-lower-cased), ignoring ASCII case.
@@ -264,7 +328,7 @@ fn num(n: &Num, ctx: Ctx<'_, '_>) -> Option<f64> {
     let value = match n {
         Num::Lit(v) => Some(*v),
         Num::Signal(resolved) => match ctx {
-            Ctx::Engine(input) => read(resolved, input),
+            Ctx::Engine(input, _) => read(resolved, input),
             Ctx::Group(_) => None,
         },
         Num::Neg(a) => num(a, ctx).map(|v| -v),
@@ -280,17 +344,17 @@ fn num(n: &Num, ctx: Ctx<'_, '_>) -> Option<f64> {
         }
         Num::Agg(f, arg) => match ctx {
             Ctx::Group(group) => aggregate(*f, arg, group),
-            Ctx::Engine(_) => None,
+            Ctx::Engine(..) => None,
         },
         Num::Count(c) => match ctx {
             Ctx::Group(group) => {
                 let n = group
                     .each()
-                    .filter(|input| cond(c, Ctx::Engine(input)) == Truth::True)
+                    .filter(|input| cond(c, Ctx::Engine(input, None)) == Truth::True)
                     .count();
                 Some(n as f64)
             }
-            Ctx::Engine(_) => None,
+            Ctx::Engine(..) => None,
         },
     };
     value.filter(|v| v.is_finite())
@@ -301,7 +365,7 @@ fn aggregate(f: AggFn, arg: &Num, group: Group<'_, '_>) -> Option<f64> {
     let mut known = 0u32;
     let mut acc = 0.0_f64;
     for input in group.each() {
-        let Some(v) = num(arg, Ctx::Engine(input)) else {
+        let Some(v) = num(arg, Ctx::Engine(input, None)) else {
             continue;
         };
         acc = if known == 0 {
