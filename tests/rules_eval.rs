@@ -751,7 +751,7 @@ fn model_rules_no_engine_up_and_pdb() {
     assert!(of(&findings, "no-engine-up").is_empty());
     // "other" has one engine up: fewer than the PDB's minAvailable 2 (pending for 1m).
     let pdb = one(&findings, "pdb-min-available");
-    assert_eq!(pdb.subject, Subject::Model("other".into()));
+    assert_eq!(*pdb.subject, Subject::Model("other".into()));
     assert_eq!(pdb.state, FindingState::Pending);
 
     for e in engines.iter_mut().take(2) {
@@ -761,7 +761,7 @@ fn model_rules_no_engine_up_and_pdb() {
     let findings = run(&mut engine, &engines, T0 + 61.0);
     let f = one(&findings, "no-engine-up");
     assert_eq!(f.state, FindingState::Firing);
-    assert_eq!(f.subject, Subject::Model("meta-llama/Llama-3.1-8B".into()));
+    assert_eq!(*f.subject, Subject::Model("meta-llama/Llama-3.1-8B".into()));
     assert_eq!(f.subject.label(), "meta-llama/Llama-3.1-8B");
     assert_eq!(f.evidence[0].describe(), "count(up == 1) = 0 == 0");
     assert_eq!(of(&findings, "pdb-min-available").len(), 2);

@@ -412,6 +412,10 @@ fn error_text_matches() {
         "column 7: expected a non-empty text, found \"\\\"  \\\"\""
     );
     assert_eq!(
+        error("log ~ \"a\nb\"", Level::Engine),
+        "column 7: expected a text without line breaks (it matches within one line), found \"\\\"a\\nb\\\"\""
+    );
+    assert_eq!(
         error("waiting ~ \"x\"", Level::Engine),
         "column 1: expected log, event or pod_status before \"~\", found \"waiting\""
     );

@@ -85,7 +85,7 @@ impl Slot {
 }
 
 /// Engines and groups of the last cycle, in input order.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 struct Subjects {
     engines: Vec<(TargetId, EngineId)>,
     /// Distinct non-empty model names, in order of first appearance.
@@ -94,6 +94,10 @@ struct Subjects {
     members: Vec<Vec<u32>>,
     /// Every engine index.
     all: Vec<u32>,
+    /// Finding subjects, shared by every finding about them.
+    engine_subjects: Vec<Arc<Subject>>,
+    model_subjects: Vec<Arc<Subject>>,
+    fleet_subject: Arc<Subject>,
 }
 
 impl Subjects {
@@ -106,10 +110,23 @@ impl Subjects {
                 .all(|((target, id), input)| *target == input.target && id == input.id)
     }
 
+    fn empty() -> Self {
+        Subjects {
+            engines: Vec::new(),
+            models: Vec::new(),
+            members: Vec::new(),
+            all: Vec::new(),
+            engine_subjects: Vec::new(),
+            model_subjects: Vec::new(),
+            fleet_subject: Arc::new(Subject::Fleet),
+        }
+    }
+
     fn of(inputs: &[EngineInput<'_>]) -> Self {
         let mut subjects = Subjects {
             engines: inputs.iter().map(|i| (i.target, i.id.clone())).collect(),
-            ..Subjects::default()
+            engine_subjects: inputs.iter().map(engine_subject).collect(),
+            ..Subjects::empty()
         };
         for (index, input) in inputs.iter().enumerate() {
             let index = u32::try_from(index).unwrap_or(u32::MAX);
@@ -127,10 +144,22 @@ impl Subjects {
                 None => {
                     subjects.models.push(model.clone());
                     subjects.members.push(vec![index]);
+                    subjects
+                        .model_subjects
+                        .push(Arc::new(Subject::Model(model.clone())));
                 }
             }
         }
         subjects
+    }
+
+    /// Follow display-name changes of engines whose identity did not change.
+    fn rename(&mut self, inputs: &[EngineInput<'_>]) {
+        for (subject, input) in self.engine_subjects.iter_mut().zip(inputs) {
+            if subject.label() != input.name {
+                *subject = engine_subject(input);
+            }
+        }
     }
 
     fn count(&self, per: Per) -> usize {
@@ -140,6 +169,14 @@ impl Subjects {
             Per::Fleet => 1,
         }
     }
+}
+
+fn engine_subject(input: &EngineInput<'_>) -> Arc<Subject> {
+    Arc::new(Subject::Engine {
+        target: input.target,
+        id: input.id.clone(),
+        name: input.name.to_owned(),
+    })
 }
 
 /// Evaluates a rule set cycle after cycle. See the module docs.
@@ -161,7 +198,7 @@ impl RuleEngine {
     pub fn new(rules: &RuleSet) -> Self {
         RuleEngine {
             slots: rules.rules().iter().cloned().map(Slot::new).collect(),
-            subjects: Subjects::default(),
+            subjects: Subjects::empty(),
             health: Vec::new(),
             findings: Vec::new(),
             scratch: Vec::new(),
@@ -208,6 +245,7 @@ impl RuleEngine {
             return &self.findings;
         }
         self.sync(inputs);
+        self.subjects.rename(inputs);
         for (health, input) in self.health.iter_mut().zip(inputs) {
             *health = health.step(input.status, input.signals.kv_usage, now);
         }
@@ -378,21 +416,19 @@ impl RuleEngine {
                 };
                 let (subject, frozen) = match slot.rule.per {
                     Per::Engine => {
-                        let Some(input) = inputs.get(index) else {
+                        let (Some(input), Some(subject)) =
+                            (inputs.get(index), self.subjects.engine_subjects.get(index))
+                        else {
                             continue;
                         };
-                        let subject = Subject::Engine {
-                            target: input.target,
-                            id: input.id.clone(),
-                            name: input.name.to_owned(),
-                        };
-                        (subject, slot.scraped && input.status != EngineStatus::Up)
+                        let frozen = slot.scraped && input.status != EngineStatus::Up;
+                        (subject.clone(), frozen)
                     }
-                    Per::Model => match self.subjects.models.get(index) {
-                        Some(model) => (Subject::Model(model.clone()), false),
+                    Per::Model => match self.subjects.model_subjects.get(index) {
+                        Some(subject) => (subject.clone(), false),
                         None => continue,
                     },
-                    Per::Fleet => (Subject::Fleet, false),
+                    Per::Fleet => (self.subjects.fleet_subject.clone(), false),
                 };
                 self.findings.push(Finding {
                     rule_id: slot.shared.id.clone(),
@@ -507,74 +543,80 @@ fn advance<'r>(
     eval: impl Fn(&'r super::expr::Expr) -> Truth,
     evidence_of: impl Fn(&'r super::expr::Expr, &mut Vec<Evidence>),
 ) {
-    let evidence = |firing: bool| {
-        let mut out = Vec::new();
-        evidence_of(&rule.when, &mut out);
+    // Refill the evidence in the buffer the phase already holds (no allocation once sized).
+    let refill = |mut buffer: Vec<Evidence>, firing: bool| {
+        buffer.clear();
+        evidence_of(&rule.when, &mut buffer);
         if firing {
             if let Some(clear) = &rule.clear_when {
-                evidence_of(clear, &mut out);
+                evidence_of(clear, &mut buffer);
             }
         }
-        out
+        buffer
     };
-    let start = |since: Ts| {
+    let start = |since: Ts, buffer: Vec<Evidence>| {
         if now - since >= rule.for_secs {
             Phase::Firing {
                 since,
                 fired_at: now,
-                evidence: evidence(true),
+                evidence: refill(buffer, true),
             }
         } else {
             Phase::Pending {
                 since,
-                evidence: evidence(false),
+                evidence: refill(buffer, false),
             }
         }
     };
-    let next = match phase {
+    let next = match std::mem::take(phase) {
         Phase::Idle => {
             if when() != Truth::True {
                 return;
             }
-            start(now)
+            start(now, Vec::new())
         }
-        Phase::Pending { since, .. } => {
+        Phase::Pending { since, evidence } => {
             if when() == Truth::True {
-                start(*since)
+                start(since, evidence)
             } else {
                 Phase::Idle
             }
         }
         Phase::Firing {
-            since, fired_at, ..
+            since,
+            fired_at,
+            evidence,
         } => {
             let cleared = match &rule.clear_when {
                 Some(clear) => eval(clear) == Truth::True,
                 None => when() != Truth::True,
             };
+            let evidence = refill(evidence, true);
             if cleared {
                 Phase::Resolved {
-                    since: *since,
-                    fired_at: *fired_at,
+                    since,
+                    fired_at,
                     at: now,
-                    evidence: evidence(true),
+                    evidence,
                 }
             } else {
                 Phase::Firing {
-                    since: *since,
-                    fired_at: *fired_at,
-                    evidence: evidence(true),
+                    since,
+                    fired_at,
+                    evidence,
                 }
             }
         }
-        Phase::Resolved { at, .. } => {
+        resolved @ Phase::Resolved { at, .. } => {
             if when() == Truth::True {
-                start(now)
+                let Phase::Resolved { evidence, .. } = resolved else {
+                    return;
+                };
+                start(now, evidence)
+            } else if now - at >= RESOLVED_KEEP_SECS {
+                Phase::Idle
             } else {
-                if now - *at >= RESOLVED_KEEP_SECS {
-                    *phase = Phase::Idle;
-                }
-                return;
+                resolved
             }
         }
     };

@@ -17,6 +17,7 @@
 //! `pod_status`; `~` is a case-insensitive substring match.
 
 use std::fmt;
+use std::sync::Arc;
 
 use super::input::EngineInput;
 use super::lexer::{LexError, Op, Token, TokenKind, column, quote, tokenize};
@@ -137,24 +138,25 @@ pub(crate) enum Cond {
         source: TextSource,
         /// Lower-cased (ASCII) text to find.
         needle: Box<str>,
-        /// Byte span of the quoted text in the expression.
-        span: (usize, usize),
+        /// For evidence: the source's name and the quoted text as written.
+        name: Arc<str>,
+        quoted: Arc<str>,
     },
     And(Box<Cond>, Box<Cond>),
     Or(Box<Cond>, Box<Cond>),
     Not(Box<Cond>),
 }
 
-/// A comparison of two numbers; the spans are the operands' text in the expression. A literal
-/// written on the left is moved to the right (`500ms < ttft_p95` becomes `ttft_p95 > 500ms`)
-/// so evidence always reads "signal op threshold".
+/// A comparison of two numbers, with the operands' text as written (shared by every piece of
+/// evidence). A literal written on the left is moved to the right (`500ms < ttft_p95` becomes
+/// `ttft_p95 > 500ms`) so evidence always reads "signal op threshold".
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Cmp {
     pub op: CmpOp,
     pub lhs: Num,
     pub rhs: Num,
-    pub lhs_span: (usize, usize),
-    pub rhs_span: (usize, usize),
+    pub lhs_text: Arc<str>,
+    pub rhs_text: Arc<str>,
     /// Unit for showing both sides.
     pub unit: Unit,
 }
@@ -270,11 +272,6 @@ impl Expr {
     /// Whether it reads anything from the engine's own scrape (metrics or cache config).
     pub fn reads_scraped(&self) -> bool {
         self.reads.iter().any(|r| r.origin().is_scraped())
-    }
-
-    /// The source text of a span.
-    pub(crate) fn slice(&self, (start, end): (usize, usize)) -> &str {
-        self.text.get(start..end).unwrap_or_default()
     }
 }
 
@@ -482,13 +479,16 @@ impl<'t, 'a> Parser<'t, 'a> {
             ));
         }
         let unit = lhs_unit.or(rhs_unit).unwrap_or(Unit::Number);
+        let text = |(start, end): (usize, usize)| -> Arc<str> {
+            self.text.get(start..end).unwrap_or_default().into()
+        };
         let cmp = if matches!(lhs, Num::Lit(_)) && !matches!(rhs, Num::Lit(_)) {
             Cmp {
                 op: op.mirrored(),
                 lhs: rhs,
                 rhs: lhs,
-                lhs_span: rhs_span,
-                rhs_span: lhs_span,
+                lhs_text: text(rhs_span),
+                rhs_text: text(lhs_span),
                 unit,
             }
         } else {
@@ -496,8 +496,8 @@ impl<'t, 'a> Parser<'t, 'a> {
                 op,
                 lhs,
                 rhs,
-                lhs_span,
-                rhs_span,
+                lhs_text: text(lhs_span),
+                rhs_text: text(rhs_span),
                 unit,
             }
         };
@@ -693,7 +693,12 @@ impl<'t, 'a> Parser<'t, 'a> {
             Cond::Text {
                 source,
                 needle: needle.to_ascii_lowercase().into(),
-                span: (text.start, text.end),
+                name: source.name().into(),
+                quoted: self
+                    .text
+                    .get(text.start..text.end)
+                    .unwrap_or_default()
+                    .into(),
             },
             span.0,
         ))

@@ -70,7 +70,8 @@ pub struct Finding {
     pub rule_id: Arc<str>,
     pub title: Arc<str>,
     pub severity: Severity,
-    pub subject: Subject,
+    /// What it is about (shared between the findings about one subject).
+    pub subject: Arc<Subject>,
     /// When the condition started to hold (the start of the pending period).
     pub since: Ts,
     /// When it started firing, if it did.

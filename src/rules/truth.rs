@@ -2,6 +2,7 @@
 //! (each comparison's operands, their values and whether it held) behind a result.
 
 use std::cell::RefCell;
+use std::sync::Arc;
 
 use super::expr::{AggFn, ArOp, Cmp, CmpOp, Cond, Expr, Level, Num};
 use super::input::EngineInput;
@@ -160,10 +161,10 @@ impl Expr {
                 let value = num(&cmp.lhs, ctx);
                 let threshold_value = num(&cmp.rhs, ctx);
                 out.push(Evidence {
-                    signal: self.slice(cmp.lhs_span).to_owned(),
+                    signal: cmp.lhs_text.clone(),
                     value,
                     op: cmp.op,
-                    threshold: self.slice(cmp.rhs_span).to_owned(),
+                    threshold: cmp.rhs_text.clone(),
                     threshold_value,
                     threshold_is_literal: matches!(cmp.rhs, Num::Lit(_)),
                     unit: cmp.unit,
@@ -174,7 +175,8 @@ impl Expr {
             Cond::Text {
                 source,
                 needle,
-                span,
+                name,
+                quoted,
             } => {
                 let (holds, line) = match ctx {
                     Ctx::Engine(input, _) => match source.lines(input) {
@@ -187,10 +189,10 @@ impl Expr {
                     Ctx::Group(_) => (Truth::Unknown, None),
                 };
                 out.push(Evidence {
-                    signal: source.name().to_owned(),
+                    signal: name.clone(),
                     value: None,
                     op: CmpOp::Matches,
-                    threshold: self.slice(*span).to_owned(),
+                    threshold: quoted.clone(),
                     threshold_value: None,
                     threshold_is_literal: true,
                     unit: Unit::Number,
@@ -221,12 +223,12 @@ fn clip(line: &str) -> String {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Evidence {
     /// The left operand as written: `ttft_p95`, `max(kv_usage) - min(kv_usage)`, `log`.
-    pub signal: String,
+    pub signal: Arc<str>,
     /// Its current value; `None` when unknown (and for text matches).
     pub value: Option<f64>,
     pub op: CmpOp,
     /// The right operand as written: `500ms`, `config.max_num_seqs`, `"CUDA out of memory"`.
-    pub threshold: String,
+    pub threshold: Arc<str>,
     /// Its value in base units (`500ms` → 0.5); `None` for text or an unknown signal.
     pub threshold_value: Option<f64>,
     /// Whether the right operand is a number as written (shown as is) rather than a signal or
@@ -260,7 +262,7 @@ impl Evidence {
             .value
             .map_or_else(|| "–".to_owned(), |v| self.unit.format(v));
         let threshold = match self.threshold_value {
-            _ if self.threshold_is_literal => self.threshold.clone(),
+            _ if self.threshold_is_literal => self.threshold.to_string(),
             Some(v) => format!("{} ({})", self.threshold, self.unit.format(v)),
             None => format!("{} (–)", self.threshold),
         };
