@@ -137,7 +137,7 @@ pub(crate) enum Cond {
     Text {
         source: TextSource,
         /// Lower-cased (ASCII) text to find.
-        needle: Box<str>,
+        needle: Arc<str>,
         /// For evidence: the source's name and the quoted text as written.
         name: Arc<str>,
         quoted: Arc<str>,

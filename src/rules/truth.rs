@@ -64,17 +64,12 @@ enum Ctx<'s, 'a> {
 
 /// The lower-cased lines of one engine's text sources (joined by newlines), built on the first
 /// text match of a cycle and reused by every other text match of that engine, so each rule's
-/// `~` is one fast substring search instead of a case-insensitive scan of every line.
+/// `~` is one fast substring search instead of a case-insensitive scan of every line; and the
+/// answers already given for this engine, since several rules look for the same text.
 #[derive(Debug, Default)]
 pub(crate) struct TextCache {
     sources: [RefCell<Lowered>; 3],
-}
-
-impl Clone for TextCache {
-    /// The cache only lives within one engine's evaluation: a clone starts empty.
-    fn clone(&self) -> Self {
-        TextCache::default()
-    }
+    answers: RefCell<Vec<(TextSource, Arc<str>, bool)>>,
 }
 
 #[derive(Debug, Default)]
@@ -84,17 +79,29 @@ struct Lowered {
 }
 
 impl TextCache {
-    /// Forget the text (keeping the buffers) before moving to another engine.
+    /// Forget the text and answers (keeping the buffers) before moving to another engine.
     pub(crate) fn reset(&self) {
         for source in &self.sources {
             if let Ok(mut lowered) = source.try_borrow_mut() {
                 lowered.valid = false;
             }
         }
+        if let Ok(mut answers) = self.answers.try_borrow_mut() {
+            answers.clear();
+        }
     }
 
     /// Whether a line of `lines` (the lines of `source`) contains `needle` (ASCII lower case).
-    fn contains(&self, source: TextSource, lines: &[String], needle: &str) -> bool {
+    fn contains(&self, source: TextSource, lines: &[String], needle: &Arc<str>) -> bool {
+        let Ok(mut answers) = self.answers.try_borrow_mut() else {
+            return lines.iter().any(|l| contains_ignore_case(l, needle));
+        };
+        if let Some((_, _, answer)) = answers
+            .iter()
+            .find(|(s, n, _)| *s == source && **n == **needle)
+        {
+            return *answer;
+        }
         let slot = self.sources.get(source as usize);
         let Some(mut lowered) = slot.and_then(|s| s.try_borrow_mut().ok()) else {
             return lines.iter().any(|l| contains_ignore_case(l, needle));
@@ -108,7 +115,16 @@ impl TextCache {
             lowered.text.make_ascii_lowercase();
             lowered.valid = true;
         }
-        lowered.text.contains(needle)
+        let answer = lowered.text.contains(&**needle);
+        answers.push((source, needle.clone(), answer));
+        answer
+    }
+}
+
+impl Clone for TextCache {
+    /// The cache only lives within one engine's evaluation: a clone starts empty.
+    fn clone(&self) -> Self {
+        TextCache::default()
     }
 }
 
@@ -299,7 +315,7 @@ fn compare(cmp: &Cmp, ctx: Ctx<'_, '_>) -> Truth {
     }
 }
 
-fn text(source: TextSource, needle: &str, ctx: Ctx<'_, '_>) -> Truth {
+fn text(source: TextSource, needle: &Arc<str>, ctx: Ctx<'_, '_>) -> Truth {
     let Ctx::Engine(input, cache) = ctx else {
         return Truth::Unknown;
     };
