@@ -26,6 +26,8 @@ pub struct ConfigFile {
     pub history: HistorySection,
     #[serde(default)]
     pub log: LogSection,
+    #[serde(default)]
+    pub rules: RulesSection,
 }
 
 /// `[scrape]`
@@ -72,6 +74,13 @@ pub struct HistorySection {
 #[serde(deny_unknown_fields)]
 pub struct LogSection {
     pub level: Option<String>,
+    pub file: Option<String>,
+}
+
+/// `[rules]`
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RulesSection {
     pub file: Option<String>,
 }
 

@@ -24,6 +24,7 @@ pub(crate) enum Setting {
     HistoryCoarseStep,
     LogLevel,
     LogFile,
+    RulesFile,
 }
 
 /// A key of a `[[targets]]` entry.
@@ -61,6 +62,7 @@ impl Setting {
             Setting::HistoryCoarseStep => &["history", "coarse_step"],
             Setting::LogLevel => &["log", "level"],
             Setting::LogFile => &["log", "file"],
+            Setting::RulesFile => &["rules", "file"],
         };
         KeyPath::keys(keys)
     }
