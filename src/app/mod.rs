@@ -1,12 +1,15 @@
 //! The console's state machine: `update(&mut App, Event, now) -> Vec<Command>`; the event loop
 //! that feeds it lives in `run`.
 
+pub mod diagnostics;
 pub mod keys;
 pub mod rows;
 pub mod run;
 pub mod state;
 pub mod update;
+mod views;
 
+pub use diagnostics::{Diagnostics, EngineMarks, FindingKey, RulesView, fleet_inputs};
 pub use keys::{Action, Binding, Context, KEYMAP, Key};
 pub use rows::{SortColumn, visible_rows};
 pub use state::{App, ChartRange, Frozen, Notice, NoticeKind, RowKey, TableScroll, View};

@@ -125,6 +125,8 @@ fn apply(app: &mut App, event: Event) -> bool {
 
 fn draw(app: &mut App, terminal: &mut ConsoleTerminal) -> io::Result<()> {
     let now = unix_now();
+    // Once per drawn batch of events, whatever the number of scrapes in it.
+    app.refresh_rules(now);
     terminal.draw(|frame| crate::ui::draw(frame, app, now))?;
     app.dirty = false;
     Ok(())

@@ -52,6 +52,7 @@ pub async fn run_console(
     for notice in notices {
         app.warn(notice, now);
     }
+    app.load_user_rules(config.user_rules_path().as_deref(), now);
     let (tx, rx) = mpsc::channel(EVENT_QUEUE);
     let _scrapers = Scrapers::start(client, settings, scrape_targets, tx);
 

@@ -10,7 +10,7 @@ use ratatui::widgets::{Axis, Block, Borders, Chart, Dataset, GraphType, Paragrap
 
 use super::fleet_table::kv_level;
 use super::spark::sparkline;
-use super::{format, text};
+use super::{findings, format, text};
 use crate::app::App;
 use crate::engine::EngineFlavor;
 use crate::fleet::{EngineState, Series, Signals, TargetState, Ts};
@@ -220,8 +220,9 @@ pub fn render_full(buf: &mut Buffer, area: Rect, app: &App, engine: Option<&Engi
     let [facts_area, charts_area] =
         Layout::horizontal([Constraint::Length(facts_width), Constraint::Fill(1)]).areas(inner);
     if facts_width > 0 {
-        let facts = facts(engine, target, &app.theme, now, facts_area.width);
-        Paragraph::new(facts).render(facts_area, buf);
+        let mut lines = findings::fact_lines(app, engine, facts_area.width);
+        lines.extend(facts(engine, target, &app.theme, now, facts_area.width));
+        Paragraph::new(lines).render(facts_area, buf);
     }
     charts(buf, charts_area, app, engine, now);
 }
@@ -503,9 +504,13 @@ pub fn render_compact(
     let sparks = spark_line(app, engine, now, usize::from(inner.width));
     buf.set_line(inner.x, inner.y, &sparks, inner.width);
     if inner.height >= 2 {
-        let target = app.view_fleet().target(engine.target);
-        let facts = fact_line(engine, target, &app.theme, now);
-        buf.set_line(inner.x, inner.y + 1, &facts, inner.width);
+        // The engine's findings, when it has any, matter more than its facts.
+        let line =
+            findings::compact_line(app, engine, usize::from(inner.width)).unwrap_or_else(|| {
+                let target = app.view_fleet().target(engine.target);
+                fact_line(engine, target, &app.theme, now)
+            });
+        buf.set_line(inner.x, inner.y + 1, &line, inner.width);
     }
 }
 

@@ -1,0 +1,248 @@
+//! The routing explainer (`r`): for each model group, how the seed router's fit score and the
+//! Gateway API Inference Extension scorer rank the engines for prompts of 512, 2048 and 8192
+//! tokens, and which engine each would pick (see `rules::routing`).
+
+use std::collections::HashMap;
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+
+use super::{diag_text as text, format};
+use crate::app::{App, fleet_inputs};
+use crate::engine::EngineId;
+use crate::fleet::{EngineState, TargetId};
+use crate::rules::routing::{EngineRouting, GroupRouting};
+use crate::rules::{Health, PROMPT_SIZES, explain_routing};
+use crate::theme::Theme;
+
+const HEALTH_WIDTH: usize = 8;
+const KV_WIDTH: usize = 5;
+const WAIT_WIDTH: usize = 5;
+/// A score cell: `0.95 ◀` or `no room`.
+const SCORE_WIDTH: usize = 8;
+/// An Inference Extension part (queue, kv, prefix) on wide terminals.
+const PART_WIDTH: usize = 6;
+/// Narrowest engine column.
+const ENGINE_MIN: usize = 12;
+/// From this width the Inference Extension's parts are shown too.
+const WIDE: u16 = 120;
+
+/// Draw the view into the body area.
+pub fn render(buf: &mut Buffer, area: Rect, app: &App) {
+    if area.width == 0 || area.height == 0 {
+        return;
+    }
+    let lines = lines(app, area.width);
+    let height = usize::from(area.height);
+    app.diag.set_routing_extent(lines.len(), height);
+    let offset = app
+        .diag
+        .routing_offset
+        .min(lines.len().saturating_sub(height));
+    for (row, line) in lines.iter().skip(offset).take(height).enumerate() {
+        let y = area.y + u16::try_from(row).unwrap_or(u16::MAX);
+        buf.set_line(area.x, y, line, area.width);
+    }
+}
+
+/// Widths of the columns: (engine, show the Inference Extension parts).
+fn columns(width: u16) -> (usize, bool) {
+    let wide = width >= WIDE;
+    let parts = if wide { 3 * (PART_WIDTH + 2) } else { 0 };
+    let fixed = 1
+        + HEALTH_WIDTH
+        + KV_WIDTH
+        + WAIT_WIDTH
+        + PROMPT_SIZES.len() * SCORE_WIDTH
+        + SCORE_WIDTH
+        + parts
+        + 2 * (4 + PROMPT_SIZES.len());
+    let engine = usize::from(width).saturating_sub(fixed).max(ENGINE_MIN);
+    (engine, wide)
+}
+
+/// Every line of the view.
+pub fn lines(app: &App, width: u16) -> Vec<Line<'static>> {
+    let theme = &app.theme;
+    let fleet = app.view_fleet();
+    let inputs = fleet_inputs(fleet);
+    let groups = explain_routing(&inputs, &PROMPT_SIZES);
+    let mut out = vec![Line::styled(
+        format!(" {}", text::ROUTING_LEGEND),
+        theme.dim,
+    )];
+    if groups.is_empty() {
+        out.push(Line::raw(""));
+        out.push(Line::styled(format!(" {}", text::ROUTING_EMPTY), theme.dim));
+        return out;
+    }
+    let states: HashMap<(TargetId, &EngineId), &EngineState> = fleet
+        .engines()
+        .iter()
+        .map(|e| ((e.target, &e.id), e))
+        .collect();
+    let (engine_w, wide) = columns(width);
+    for group in &groups {
+        out.push(Line::raw(""));
+        out.push(Line::styled(
+            format!(" {}", text::group_title(&group.model, group.engines.len())),
+            theme.title,
+        ));
+        out.push(header(theme, group, engine_w, wide));
+        for (index, engine) in group.engines.iter().enumerate() {
+            let state = states.get(&(engine.target, &engine.id)).copied();
+            out.push(row(app, group, index, engine, state, engine_w, wide));
+        }
+        out.push(picks(theme, group));
+    }
+    out
+}
+
+fn header(theme: &Theme, group: &GroupRouting, engine_w: usize, wide: bool) -> Line<'static> {
+    let mut cells = vec![
+        format::left(text::R_ENGINE, engine_w),
+        format::left(text::R_HEALTH, HEALTH_WIDTH),
+        format::right(text::R_KV, KV_WIDTH),
+        format::right(text::R_WAIT, WAIT_WIDTH),
+    ];
+    for (i, tokens) in group.prompts.iter().enumerate() {
+        cells.push(format::right(
+            &text::prompt_header(*tokens, i == 0),
+            SCORE_WIDTH,
+        ));
+    }
+    cells.push(format::right(text::R_IE, SCORE_WIDTH));
+    if wide {
+        for part in [text::R_IE_QUEUE, text::R_IE_KV, text::R_IE_PREFIX] {
+            cells.push(format::right(part, PART_WIDTH));
+        }
+    }
+    Line::styled(format!(" {}", cells.join("  ")), theme.table_header)
+}
+
+/// A score cell: the score with the pick mark, or why the engine is skipped.
+fn score_cell(theme: &Theme, score: Result<f64, &'static str>, picked: bool) -> Span<'static> {
+    match score {
+        Ok(v) => {
+            let mark = if picked { text::PICK_MARK } else { " " };
+            let style = if picked {
+                theme.ok.add_modifier(ratatui::style::Modifier::BOLD)
+            } else {
+                theme.base
+            };
+            Span::styled(
+                format::right(&format!("{} {mark}", text::score(v)), SCORE_WIDTH),
+                style,
+            )
+        }
+        Err(why) => Span::styled(format::right(&format!("{why}  "), SCORE_WIDTH), theme.dim),
+    }
+}
+
+fn row(
+    app: &App,
+    group: &GroupRouting,
+    index: usize,
+    engine: &EngineRouting,
+    state: Option<&EngineState>,
+    engine_w: usize,
+    wide: bool,
+) -> Line<'static> {
+    let theme = &app.theme;
+    let health_style = match engine.health {
+        Health::Healthy => theme.ok,
+        Health::Degraded => theme.warn,
+        Health::Down => theme.down,
+    };
+    let signals = state.map(|s| &s.signals);
+    let gap = || Span::raw("  ");
+    let mut spans = vec![
+        Span::raw(" "),
+        Span::styled(format::left_middle(&engine.name, engine_w), theme.base),
+        gap(),
+        Span::styled(
+            format::left(engine.health.name(), HEALTH_WIDTH),
+            health_style,
+        ),
+        gap(),
+        Span::styled(
+            format::right(&format::percent(signals.and_then(|s| s.kv_usage)), KV_WIDTH),
+            theme.base,
+        ),
+        gap(),
+        Span::styled(
+            format::right(&format::count(signals.and_then(|s| s.waiting)), WAIT_WIDTH),
+            theme.base,
+        ),
+    ];
+    for (k, seed) in engine.seed.iter().enumerate() {
+        let picked = group.seed_picks.get(k).copied().flatten() == Some(index);
+        let score = seed.map(|s| s.score).map_err(text::skip);
+        spans.push(gap());
+        spans.push(score_cell(theme, score, picked));
+    }
+    let ie_picked = group.gie_pick == Some(index);
+    spans.push(gap());
+    spans.push(score_cell(
+        theme,
+        engine.gie.map(|g| g.total).map_err(text::skip),
+        ie_picked,
+    ));
+    if wide {
+        let parts: [Option<f64>; 3] = match engine.gie {
+            Ok(g) => [Some(g.queue), Some(g.kv), g.prefix],
+            Err(_) => [None, None, None],
+        };
+        for part in parts {
+            spans.push(gap());
+            let cell = part.map_or_else(|| format::UNKNOWN.to_string(), text::score);
+            spans.push(Span::styled(format::right(&cell, PART_WIDTH), theme.dim));
+        }
+    }
+    Line::from(spans)
+}
+
+fn picks(theme: &Theme, group: &GroupRouting) -> Line<'static> {
+    let name = |pick: Option<usize>| {
+        text::pick_name(
+            pick.and_then(|i| group.engines.get(i))
+                .map(|e| e.name.as_str()),
+        )
+    };
+    let seed: Vec<(u32, String)> = group
+        .prompts
+        .iter()
+        .zip(&group.seed_picks)
+        .map(|(tokens, pick)| (*tokens, name(*pick)))
+        .collect();
+    let style: Style = theme.base;
+    Line::styled(
+        format!(" {}", text::picks_line(&seed, &name(group.gie_pick))),
+        style,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn columns_fit_eighty_and_grow_the_engine_column() {
+        let (engine, wide) = columns(80);
+        assert!(!wide);
+        assert!(engine >= ENGINE_MIN);
+        let used = 1
+            + engine
+            + HEALTH_WIDTH
+            + KV_WIDTH
+            + WAIT_WIDTH
+            + 4 * SCORE_WIDTH
+            + 2 * (4 + PROMPT_SIZES.len());
+        assert_eq!(used, 80);
+        let (engine_wide, wide) = columns(160);
+        assert!(wide);
+        assert!(engine_wide > engine);
+    }
+}
