@@ -242,19 +242,19 @@ pub const KEYMAP: &[Binding] = &[
         &[plain('j'), Key::Plain(KeyCode::Down)],
         Context::Views,
         Action::SelectDown,
-        "next finding / scroll down",
+        "next finding / line",
     ),
     bind(
         &[plain('k'), Key::Plain(KeyCode::Up)],
         Context::Views,
         Action::SelectUp,
-        "previous finding / scroll up",
+        "previous finding / line",
     ),
     bind(
         &[Key::Plain(KeyCode::Enter)],
         Context::Views,
         Action::JumpToEngine,
-        "select the finding's engine",
+        "show the finding's engine",
     ),
     bind(
         &[Key::Plain(KeyCode::Tab), Key::Plain(KeyCode::Esc)],
