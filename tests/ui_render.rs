@@ -582,9 +582,10 @@ fn mono_theme_uses_no_colour_and_marks_levels_in_text() {
         if !help {
             let screen = text(&buf);
             let row = |name: &str| {
-                screen
-                    .lines()
-                    .find(|l| l.get(usize::from(NAME_X)..).is_some_and(|r| r.starts_with(name)))
+                screen.lines().find(|l| {
+                    l.get(usize::from(NAME_X)..)
+                        .is_some_and(|r| r.starts_with(name))
+                })
             };
             let hot = row("vllm-a-0");
             let warm = row("vllm-a-1");

@@ -220,7 +220,7 @@ pub fn render_full(buf: &mut Buffer, area: Rect, app: &App, engine: Option<&Engi
     let [facts_area, charts_area] =
         Layout::horizontal([Constraint::Length(facts_width), Constraint::Fill(1)]).areas(inner);
     if facts_width > 0 {
-        let mut lines = findings::fact_lines(app, engine, facts_area.width);
+        let mut lines = findings::fact_lines(app, engine, facts_area.width, now);
         lines.extend(facts(engine, target, &app.theme, now, facts_area.width));
         Paragraph::new(lines).render(facts_area, buf);
     }

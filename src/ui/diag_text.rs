@@ -83,10 +83,10 @@ pub fn engine_findings(n: usize) -> String {
     }
 }
 
-/// "degraded, breaker open since 12:03:04"
-pub fn health_fact(health: Health, open_since: Option<&str>) -> String {
-    match open_since {
-        Some(clock) => format!("{health}, breaker open since {clock}"),
+/// "degraded, breaker open 5m39s" (how long it has been open), "healthy, breaker closed"
+pub fn health_fact(health: Health, open_for: Option<f64>) -> String {
+    match open_for {
+        Some(secs) => format!("{health}, breaker open {}", format::age(secs)),
         None => format!("{health}, breaker closed"),
     }
 }
@@ -167,7 +167,7 @@ pub fn finding_title(severity: Severity, title: &str, subject: &str) -> String {
 
 // Routing view.
 /// First line of the routing view.
-pub const ROUTING_LEGEND: &str = "seed: fit score (free KV share; engines without room for the prompt skipped) · IE: Inference Extension scorer, queue×2 + KV×2 (+ prefix×3) · ◀ pick";
+pub const ROUTING_LEGEND: &str = "512 / 2048 / 8192: the seed router's fit score for a prompt of that many tokens (free KV share; engines without room for it skipped) · IE: the Inference Extension scorer, queue×2 + KV×2 (+ prefix×3) · ◀ each router's pick";
 pub const ROUTING_EMPTY: &str = "no engine with a model name yet";
 pub const R_ENGINE: &str = "ENGINE";
 pub const R_HEALTH: &str = "HEALTH";
@@ -179,13 +179,9 @@ pub const R_IE_KV: &str = "kv";
 pub const R_IE_PREFIX: &str = "prefix";
 pub const PICK_MARK: &str = "◀";
 
-/// Column header of a seed score for a prompt size: "seed 512", "2048".
-pub fn prompt_header(tokens: u32, first: bool) -> String {
-    if first {
-        format!("seed {tokens}")
-    } else {
-        tokens.to_string()
-    }
+/// Column header of the seed router's score for a prompt size: "2048".
+pub fn prompt_header(tokens: u32) -> String {
+    tokens.to_string()
 }
 
 /// "meta-llama/Llama-3.1-8B-Instruct · 4 engines"
@@ -202,8 +198,14 @@ pub fn pick_name(name: Option<&str>) -> String {
     name.unwrap_or("none").to_string()
 }
 
-/// "picks: seed 512 → a · 2048 → a · 8192 → b · IE → a"
+/// "picks: seed 512 → a · 2048 → a · 8192 → b · IE → a", or "picks: seed → a (every size)
+/// · IE → a" when the seed router picks the same engine for every prompt size.
 pub fn picks_line(seed: &[(u32, String)], ie: &str) -> String {
+    if let Some((_, first)) = seed.first() {
+        if seed.len() > 1 && seed.iter().all(|(_, name)| name == first) {
+            return format!("picks: seed → {first} (every size) · IE → {ie}");
+        }
+    }
     let seed: Vec<String> = seed
         .iter()
         .enumerate()

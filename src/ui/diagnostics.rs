@@ -21,8 +21,8 @@ const LIST_SHARE: u16 = 40;
 const LIST_MIN_ROWS: u16 = 4;
 /// Widths of the list's fixed columns.
 const SEVERITY_WIDTH: usize = 4;
-const SINCE_WIDTH: usize = 16;
-const SOURCE_WIDTH: usize = 14;
+const SINCE_WIDTH: usize = 18;
+const SOURCE_WIDTH: usize = 28;
 /// Subject column width: narrow and wide terminals.
 const SUBJECT_NARROW: usize = 18;
 const SUBJECT_WIDE: usize = 26;

@@ -217,8 +217,9 @@ pub fn compact_line(app: &App, engine: &EngineState, width: usize) -> Option<Lin
     Some(Line::from(spans))
 }
 
-/// The facts lines of the selected engine's findings and health for the full detail pane.
-pub fn fact_lines(app: &App, engine: &EngineState, width: u16) -> Vec<Line<'static>> {
+/// The facts lines of the selected engine's findings and health for the full detail pane,
+/// as of `now` (the view's time).
+pub fn fact_lines(app: &App, engine: &EngineState, width: u16, now: Ts) -> Vec<Line<'static>> {
     let theme = &app.theme;
     let value_width = usize::from(width).saturating_sub(FACT_LABEL + 1);
     let label = |l: &str| Span::styled(format!("{l:<FACT_LABEL$} "), theme.dim);
@@ -251,11 +252,11 @@ pub fn fact_lines(app: &App, engine: &EngineState, width: u16) -> Vec<Line<'stat
     }
     let key = RowKey::of(engine);
     if let Some(health) = app.diag.view().health(&key) {
-        let since = match health.breaker {
-            Breaker::Open { since } => Some(format::clock(since, app.utc_offset_secs)),
+        let open_for = match health.breaker {
+            Breaker::Open { since } => Some(now - since),
             Breaker::Closed => None,
         };
-        let value = text::health_fact(health.health, since.as_deref());
+        let value = text::health_fact(health.health, open_for);
         lines.push(Line::from(vec![
             label(text::FACT_HEALTH),
             Span::styled(

@@ -9,6 +9,7 @@ use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
+use super::diagnostics::wrap;
 use super::{diag_text as text, format};
 use crate::app::{App, fleet_inputs};
 use crate::engine::EngineId;
@@ -20,12 +21,14 @@ use crate::theme::Theme;
 const HEALTH_WIDTH: usize = 8;
 const KV_WIDTH: usize = 5;
 const WAIT_WIDTH: usize = 5;
-/// A score cell: `0.95 ◀` or `no room`.
-const SCORE_WIDTH: usize = 8;
+/// A score or skip reason (`0.95`, `no room`), then a space and the pick mark: a cell is
+/// `SCORE_WIDTH + 2` columns.
+const SCORE_WIDTH: usize = 7;
 /// An Inference Extension part (queue, kv, prefix) on wide terminals.
 const PART_WIDTH: usize = 6;
-/// Narrowest engine column.
+/// Narrowest and widest engine column.
 const ENGINE_MIN: usize = 12;
+const ENGINE_MAX: usize = 40;
 /// From this width the Inference Extension's parts are shown too.
 const WIDE: u16 = 120;
 
@@ -51,15 +54,18 @@ pub fn render(buf: &mut Buffer, area: Rect, app: &App) {
 fn columns(width: u16) -> (usize, bool) {
     let wide = width >= WIDE;
     let parts = if wide { 3 * (PART_WIDTH + 2) } else { 0 };
+    // A leading space, three two-space gaps, the fixed columns, one score cell per prompt
+    // size and one for the Inference Extension.
     let fixed = 1
+        + 2 * 3
         + HEALTH_WIDTH
         + KV_WIDTH
         + WAIT_WIDTH
-        + PROMPT_SIZES.len() * SCORE_WIDTH
-        + SCORE_WIDTH
-        + parts
-        + 2 * (4 + PROMPT_SIZES.len());
-    let engine = usize::from(width).saturating_sub(fixed).max(ENGINE_MIN);
+        + (PROMPT_SIZES.len() + 1) * (SCORE_WIDTH + 3)
+        + parts;
+    let engine = usize::from(width)
+        .saturating_sub(fixed)
+        .clamp(ENGINE_MIN, ENGINE_MAX);
     (engine, wide)
 }
 
@@ -69,10 +75,11 @@ pub fn lines(app: &App, width: u16) -> Vec<Line<'static>> {
     let fleet = app.view_fleet();
     let inputs = fleet_inputs(fleet);
     let groups = explain_routing(&inputs, &PROMPT_SIZES);
-    let mut out = vec![Line::styled(
-        format!(" {}", text::ROUTING_LEGEND),
-        theme.dim,
-    )];
+    let mut out: Vec<Line<'static>> =
+        wrap(text::ROUTING_LEGEND, usize::from(width).saturating_sub(2))
+            .into_iter()
+            .map(|part| Line::styled(format!(" {part}"), theme.dim))
+            .collect();
     if groups.is_empty() {
         out.push(Line::raw(""));
         out.push(Line::styled(format!(" {}", text::ROUTING_EMPTY), theme.dim));
@@ -107,22 +114,22 @@ fn header(theme: &Theme, group: &GroupRouting, engine_w: usize, wide: bool) -> L
         format::right(text::R_KV, KV_WIDTH),
         format::right(text::R_WAIT, WAIT_WIDTH),
     ];
-    for (i, tokens) in group.prompts.iter().enumerate() {
-        cells.push(format::right(
-            &text::prompt_header(*tokens, i == 0),
-            SCORE_WIDTH,
-        ));
+    let mut line = format!(" {}", cells.join("  "));
+    for tokens in &group.prompts {
+        let header = text::prompt_header(*tokens);
+        line.push_str(&format!(" {}  ", format::right(&header, SCORE_WIDTH)));
     }
-    cells.push(format::right(text::R_IE, SCORE_WIDTH));
+    line.push_str(&format!(" {}  ", format::right(text::R_IE, SCORE_WIDTH)));
     if wide {
         for part in [text::R_IE_QUEUE, text::R_IE_KV, text::R_IE_PREFIX] {
-            cells.push(format::right(part, PART_WIDTH));
+            line.push_str(&format!("  {}", format::right(part, PART_WIDTH)));
         }
     }
-    Line::styled(format!(" {}", cells.join("  ")), theme.table_header)
+    Line::styled(line, theme.table_header)
 }
 
-/// A score cell: the score with the pick mark, or why the engine is skipped.
+/// A score cell, ` 0.95 ◀` (picked), ` 0.95  ` or ` no room  ` (why the router skips the
+/// engine), `SCORE_WIDTH + 3` columns with its leading space.
 fn score_cell(theme: &Theme, score: Result<f64, &'static str>, picked: bool) -> Span<'static> {
     match score {
         Ok(v) => {
@@ -133,11 +140,11 @@ fn score_cell(theme: &Theme, score: Result<f64, &'static str>, picked: bool) -> 
                 theme.base
             };
             Span::styled(
-                format::right(&format!("{} {mark}", text::score(v)), SCORE_WIDTH),
+                format!(" {} {mark}", format::right(&text::score(v), SCORE_WIDTH)),
                 style,
             )
         }
-        Err(why) => Span::styled(format::right(&format!("{why}  "), SCORE_WIDTH), theme.dim),
+        Err(why) => Span::styled(format!(" {}  ", format::right(why, SCORE_WIDTH)), theme.dim),
     }
 }
 
@@ -180,11 +187,9 @@ fn row(
     for (k, seed) in engine.seed.iter().enumerate() {
         let picked = group.seed_picks.get(k).copied().flatten() == Some(index);
         let score = seed.map(|s| s.score).map_err(text::skip);
-        spans.push(gap());
         spans.push(score_cell(theme, score, picked));
     }
     let ie_picked = group.gie_pick == Some(index);
-    spans.push(gap());
     spans.push(score_cell(
         theme,
         engine.gie.map(|g| g.total).map_err(text::skip),
@@ -233,13 +238,9 @@ mod tests {
         let (engine, wide) = columns(80);
         assert!(!wide);
         assert!(engine >= ENGINE_MIN);
-        let used = 1
-            + engine
-            + HEALTH_WIDTH
-            + KV_WIDTH
-            + WAIT_WIDTH
-            + 4 * SCORE_WIDTH
-            + 2 * (4 + PROMPT_SIZES.len());
+        // " name  health  kv  wait" then four score cells of a space, 7 columns, a space and
+        // the pick mark.
+        let used = 1 + engine + 2 + HEALTH_WIDTH + 2 + KV_WIDTH + 2 + WAIT_WIDTH + 4 * 10;
         assert_eq!(used, 80);
         let (engine_wide, wide) = columns(160);
         assert!(wide);

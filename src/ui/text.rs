@@ -173,8 +173,9 @@ pub fn ago(secs: f64) -> String {
 // Footer.
 pub const FILTER_PROMPT: &str = "/";
 /// The footer's key hints, most useful first (the keys come from the key map).
-pub const FOOTER_HINTS: [(Action, &str); 7] = [
+pub const FOOTER_HINTS: [(Action, &str); 8] = [
     (Action::ToggleHelp, "help"),
+    (Action::OpenDiagnostics, "findings"),
     (Action::OpenFilter, "filter"),
     (Action::CycleSort, "sort"),
     (Action::CycleWindow, "window"),
