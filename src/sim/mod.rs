@@ -115,6 +115,8 @@ pub struct SimHandle {
     pub engines: Vec<SimEndpoint>,
     /// dcgm-exporters, one per node.
     pub dcgm: Vec<SimEndpoint>,
+    /// The engines' pods, in index order (for scenarios applied while running).
+    sites: Vec<Arc<EngineSite>>,
     clock: Arc<SimClock>,
     stop: watch::Sender<bool>,
     tasks: Vec<JoinHandle<std::io::Result<()>>>,
@@ -133,6 +135,22 @@ impl SimHandle {
     /// Current simulated time, seconds since the Unix epoch.
     pub fn now(&self) -> f64 {
         self.clock.now()
+    }
+
+    /// Change engine `index`'s arrival rate (requests per simulated second) from now on, e.g.
+    /// to overload it while the fleet runs. The engine is first brought up to the current
+    /// simulated time, so the new rate applies from now, not retroactively. False when there
+    /// is no engine `index`.
+    pub fn set_arrival_rate(&self, index: usize, rate: f64) -> bool {
+        let Some(site) = self.sites.get(index) else {
+            return false;
+        };
+        let now = self.clock.now();
+        site.with_pod(|pod| {
+            pod.advance_to(now);
+            pod.engine.set_arrival_rate(rate);
+        });
+        true
     }
 
     /// Stop every server and wait until they have released their ports.
@@ -220,7 +238,7 @@ pub async fn start(cfg: SimConfig) -> Result<SimHandle, SimError> {
         } else {
             refused_port(port_of(spec.index))?
         };
-        sites.push(site);
+        sites.push(Arc::clone(&site));
         engines.push(SimEndpoint {
             name: spec.pod.clone(),
             url: metrics_url(port),
@@ -267,6 +285,7 @@ pub async fn start(cfg: SimConfig) -> Result<SimHandle, SimError> {
     Ok(SimHandle {
         engines,
         dcgm,
+        sites,
         clock,
         stop,
         tasks,

@@ -108,7 +108,7 @@ pub fn lines(app: &App, width: u16) -> Vec<Line<'static>> {
 }
 
 fn header(theme: &Theme, group: &GroupRouting, engine_w: usize, wide: bool) -> Line<'static> {
-    let mut cells = vec![
+    let cells = vec![
         format::left(text::R_ENGINE, engine_w),
         format::left(text::R_HEALTH, HEALTH_WIDTH),
         format::right(text::R_KV, KV_WIDTH),
