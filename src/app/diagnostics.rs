@@ -12,13 +12,16 @@
 //! `for` durations stay true to time) and the views show the findings as of the freeze.
 
 use std::cell::Cell;
-use std::collections::HashMap;
+use std::cmp::Ordering;
 use std::path::Path;
 use std::sync::Arc;
 
 use super::state::{App, RowKey};
-use crate::fleet::{Fleet, Ts};
-use crate::rules::{EngineHealth, EngineInput, Finding, RuleEngine, RuleSet, Severity, Subject};
+use crate::engine::EngineId;
+use crate::fleet::{Fleet, TargetId, Ts};
+use crate::rules::{
+    EngineHealth, EngineInput, Finding, FindingState, RuleEngine, RuleSet, Severity, Subject,
+};
 
 /// The rules' view of the fleet: one input per engine row, in fleet order.
 ///
@@ -51,7 +54,12 @@ pub struct EngineMarks {
 #[derive(Debug, Clone)]
 pub struct RulesView {
     engine: RuleEngine,
-    marks: HashMap<RowKey, EngineMarks>,
+    /// The engines of the last cycle, in input (fleet) order; rebuilt only when they change.
+    keys: Vec<RowKey>,
+    /// Positions in `keys`, sorted by key, for lookups by binary search.
+    sorted: Vec<usize>,
+    /// Table marks per engine, in input order.
+    marks: Vec<EngineMarks>,
     /// When the last cycle ran.
     evaluated_at: Option<Ts>,
 }
@@ -60,7 +68,9 @@ impl RulesView {
     fn new(rules: &RuleSet) -> Self {
         RulesView {
             engine: RuleEngine::new(rules),
-            marks: HashMap::new(),
+            keys: Vec::new(),
+            sorted: Vec::new(),
+            marks: Vec::new(),
             evaluated_at: None,
         }
     }
@@ -83,12 +93,16 @@ impl RulesView {
 
     /// The table marks of one engine.
     pub fn marks(&self, key: &RowKey) -> EngineMarks {
-        self.marks.get(key).copied().unwrap_or_default()
+        self.position(key.target, &key.id)
+            .and_then(|at| self.marks.get(at))
+            .copied()
+            .unwrap_or_default()
     }
 
     /// Health and circuit breaker of one engine, once the rules have seen it.
     pub fn health(&self, key: &RowKey) -> Option<EngineHealth> {
-        self.engine.health_of(key.target, &key.id)
+        let at = self.position(key.target, &key.id)?;
+        self.engine.health().get(at).copied()
     }
 
     /// Number of rules evaluated.
@@ -101,27 +115,59 @@ impl RulesView {
         self.evaluated_at
     }
 
+    /// Position of engine `(target, id)` in the last cycle's inputs.
+    fn position(&self, target: TargetId, id: &EngineId) -> Option<usize> {
+        let found = self.sorted.binary_search_by(|&at| match self.keys.get(at) {
+            Some(key) => (key.target, &key.id).cmp(&(target, id)),
+            None => Ordering::Less,
+        });
+        found.ok().and_then(|i| self.sorted.get(i)).copied()
+    }
+
     fn evaluate(&mut self, fleet: &Fleet, now: Ts) {
         let inputs = fleet_inputs(fleet);
         self.engine.evaluate(&inputs, now);
         self.evaluated_at = Some(now);
+        let same_engines = self.keys.len() == inputs.len()
+            && self
+                .keys
+                .iter()
+                .zip(&inputs)
+                .all(|(key, input)| key.target == input.target && key.id == *input.id);
+        if !same_engines {
+            self.keys = inputs
+                .iter()
+                .map(|input| RowKey {
+                    target: input.target,
+                    id: input.id.clone(),
+                })
+                .collect();
+            let keys = &self.keys;
+            self.sorted = (0..keys.len()).collect();
+            self.sorted.sort_by(|&a, &b| {
+                let key = |i: usize| keys.get(i).map(|k| (k.target, &k.id));
+                key(a).cmp(&key(b))
+            });
+        }
         self.marks.clear();
+        self.marks.resize(self.keys.len(), EngineMarks::default());
         for finding in self.engine.findings() {
             let Subject::Engine { target, id, .. } = finding.subject.as_ref() else {
                 continue;
             };
-            let key = RowKey {
-                target: *target,
-                id: id.clone(),
+            let Some(at) = self.position(*target, id) else {
+                continue;
             };
-            let marks = self.marks.entry(key).or_default();
+            let Some(marks) = self.marks.get_mut(at) else {
+                continue;
+            };
             match finding.state {
-                crate::rules::FindingState::Firing => {
+                FindingState::Firing => {
                     marks.firing += 1;
                     marks.worst = marks.worst.max(Some(finding.severity));
                 }
-                crate::rules::FindingState::Pending => marks.pending += 1,
-                crate::rules::FindingState::Resolved { .. } => {}
+                FindingState::Pending => marks.pending += 1,
+                FindingState::Resolved { .. } => {}
             }
         }
     }
@@ -373,6 +419,43 @@ source = "test"
             (Some(Severity::Critical), 1, 0)
         );
         assert_eq!(app.diag.view().findings_for(&key).count(), 1);
+    }
+
+    #[test]
+    fn marks_and_health_follow_engines_when_targets_come_and_go() {
+        let (mut app, a) = app_with_one_engine();
+        app.diag = Diagnostics::new(&rules(KV_RULE));
+        // A target added before `a` in name order but after it in id order, and one removed.
+        let b = app.fleet.add_target(TargetSpec {
+            name: "0-b".into(),
+            url: "http://b/metrics".into(),
+        });
+        app.fleet.ingest(scrape(a, T0, 0.95));
+        app.fleet.ingest(scrape(b, T0, 0.10));
+        app.evaluate_rules(T0);
+        app.fleet.ingest(scrape(a, T0 + 11.0, 0.95));
+        app.fleet.ingest(scrape(b, T0 + 11.0, 0.10));
+        app.evaluate_rules(T0 + 11.0);
+        let key_of = |app: &App, target| {
+            app.fleet
+                .engines()
+                .iter()
+                .find(|e| e.target == target)
+                .map(RowKey::of)
+        };
+        let (Some(ka), Some(kb)) = (key_of(&app, a), key_of(&app, b)) else {
+            panic!("both engines have rows");
+        };
+        assert_eq!(app.diag.view().marks(&ka).worst, Some(Severity::Critical));
+        assert_eq!(app.diag.view().marks(&kb).worst, None);
+        let health = |app: &App, key: &RowKey| app.diag.view().health(key).map(|h| h.health);
+        assert_eq!(health(&app, &ka), Some(crate::rules::Health::Degraded));
+        assert_eq!(health(&app, &kb), Some(crate::rules::Health::Healthy));
+        app.fleet.remove_target(a);
+        app.evaluate_rules(T0 + 12.0);
+        assert_eq!(app.diag.view().marks(&ka), EngineMarks::default());
+        assert_eq!(health(&app, &ka), None);
+        assert_eq!(health(&app, &kb), Some(crate::rules::Health::Healthy));
     }
 
     #[test]

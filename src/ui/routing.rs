@@ -32,22 +32,91 @@ const ENGINE_MAX: usize = 40;
 /// From this width the Inference Extension's parts are shown too.
 const WIDE: u16 = 120;
 
-/// Draw the view into the body area.
+/// Draw the view into the body area. Only the lines in view are built: with a thousand
+/// engines the view is long.
 pub fn render(buf: &mut Buffer, area: Rect, app: &App) {
     if area.width == 0 || area.height == 0 {
         return;
     }
-    let lines = lines(app, area.width);
+    let fleet = app.view_fleet();
+    let inputs = fleet_inputs(fleet);
+    let groups = explain_routing(&inputs, &PROMPT_SIZES);
+    let legend = wrap(
+        text::ROUTING_LEGEND,
+        usize::from(area.width).saturating_sub(2),
+    );
+    let rows = layout(&legend, &groups);
     let height = usize::from(area.height);
-    app.diag.set_routing_extent(lines.len(), height);
+    app.diag.set_routing_extent(rows.len(), height);
     let offset = app
         .diag
         .routing_offset
-        .min(lines.len().saturating_sub(height));
-    for (row, line) in lines.iter().skip(offset).take(height).enumerate() {
-        let y = area.y + u16::try_from(row).unwrap_or(u16::MAX);
-        buf.set_line(area.x, y, line, area.width);
+        .min(rows.len().saturating_sub(height));
+    let visible = rows.iter().skip(offset).take(height);
+    let states: HashMap<(TargetId, &EngineId), &EngineState> = fleet
+        .engines()
+        .iter()
+        .map(|e| ((e.target, &e.id), e))
+        .collect();
+    let (engine_w, wide) = columns(area.width);
+    let theme = &app.theme;
+    for (row, spec) in visible.enumerate() {
+        let line = match *spec {
+            Row::Legend(i) => legend
+                .get(i)
+                .map(|part| Line::styled(format!(" {part}"), theme.dim)),
+            Row::Blank => Some(Line::raw("")),
+            Row::Empty => Some(Line::styled(format!(" {}", text::ROUTING_EMPTY), theme.dim)),
+            Row::Title(g) => groups.get(g).map(|group| {
+                Line::styled(
+                    format!(" {}", text::group_title(&group.model, group.engines.len())),
+                    theme.title,
+                )
+            }),
+            Row::Header(g) => groups
+                .get(g)
+                .map(|group| header(theme, group, engine_w, wide)),
+            Row::Engine(g, i) => groups.get(g).and_then(|group| {
+                let engine = group.engines.get(i)?;
+                let state = states.get(&(engine.target, &engine.id)).copied();
+                Some(row_line(app, group, i, engine, state, engine_w, wide))
+            }),
+            Row::Picks(g) => groups.get(g).map(|group| picks(theme, group)),
+        };
+        if let Some(line) = line {
+            let y = area.y + u16::try_from(row).unwrap_or(u16::MAX);
+            buf.set_line(area.x, y, &line, area.width);
+        }
     }
+}
+
+/// One line of the view.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Row {
+    /// Line `i` of the wrapped legend.
+    Legend(usize),
+    Blank,
+    /// No group to show.
+    Empty,
+    /// A group's title, header, engine `i`, and picks.
+    Title(usize),
+    Header(usize),
+    Engine(usize, usize),
+    Picks(usize),
+}
+
+/// The lines of the view, in order.
+fn layout(legend: &[String], groups: &[GroupRouting]) -> Vec<Row> {
+    let mut rows: Vec<Row> = (0..legend.len()).map(Row::Legend).collect();
+    if groups.is_empty() {
+        rows.extend([Row::Blank, Row::Empty]);
+    }
+    for (g, group) in groups.iter().enumerate() {
+        rows.extend([Row::Blank, Row::Title(g), Row::Header(g)]);
+        rows.extend((0..group.engines.len()).map(|i| Row::Engine(g, i)));
+        rows.push(Row::Picks(g));
+    }
+    rows
 }
 
 /// Widths of the columns: (engine, show the Inference Extension parts).
@@ -67,44 +136,6 @@ fn columns(width: u16) -> (usize, bool) {
         .saturating_sub(fixed)
         .clamp(ENGINE_MIN, ENGINE_MAX);
     (engine, wide)
-}
-
-/// Every line of the view.
-pub fn lines(app: &App, width: u16) -> Vec<Line<'static>> {
-    let theme = &app.theme;
-    let fleet = app.view_fleet();
-    let inputs = fleet_inputs(fleet);
-    let groups = explain_routing(&inputs, &PROMPT_SIZES);
-    let mut out: Vec<Line<'static>> =
-        wrap(text::ROUTING_LEGEND, usize::from(width).saturating_sub(2))
-            .into_iter()
-            .map(|part| Line::styled(format!(" {part}"), theme.dim))
-            .collect();
-    if groups.is_empty() {
-        out.push(Line::raw(""));
-        out.push(Line::styled(format!(" {}", text::ROUTING_EMPTY), theme.dim));
-        return out;
-    }
-    let states: HashMap<(TargetId, &EngineId), &EngineState> = fleet
-        .engines()
-        .iter()
-        .map(|e| ((e.target, &e.id), e))
-        .collect();
-    let (engine_w, wide) = columns(width);
-    for group in &groups {
-        out.push(Line::raw(""));
-        out.push(Line::styled(
-            format!(" {}", text::group_title(&group.model, group.engines.len())),
-            theme.title,
-        ));
-        out.push(header(theme, group, engine_w, wide));
-        for (index, engine) in group.engines.iter().enumerate() {
-            let state = states.get(&(engine.target, &engine.id)).copied();
-            out.push(row(app, group, index, engine, state, engine_w, wide));
-        }
-        out.push(picks(theme, group));
-    }
-    out
 }
 
 fn header(theme: &Theme, group: &GroupRouting, engine_w: usize, wide: bool) -> Line<'static> {
@@ -148,7 +179,7 @@ fn score_cell(theme: &Theme, score: Result<f64, &'static str>, picked: bool) -> 
     }
 }
 
-fn row(
+fn row_line(
     app: &App,
     group: &GroupRouting,
     index: usize,
