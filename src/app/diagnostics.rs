@@ -5,8 +5,12 @@
 //! **When rules run.** Ingesting a scrape only marks the findings out of date; the rules run
 //! once per event batch, just before a frame is drawn ([`App::refresh_rules`], called by the
 //! event loop), and on every clock tick ([`App::evaluate_rules`]), because `for` durations and
-//! staleness advance with time alone. So a burst of scrape results costs one evaluation, and
-//! evaluations never outnumber frames plus ticks.
+//! staleness advance with time alone. Before frames they run no more often than every half
+//! scrape interval (at most every [`REFRESH_SPACING_MAX`] seconds): scrape results of a large
+//! fleet trickle in all second long, and a frame every 100 ms must not mean an evaluation every
+//! 100 ms. A deferred evaluation keeps the findings marked out of date, and the event loop
+//! draws once more when it has run. So a finding is on screen at most half an interval after
+//! the scrape that completes its `for` duration.
 //!
 //! **Frozen views.** While the view is frozen the rules keep running over the live fleet (so
 //! `for` durations stay true to time) and the views show the findings as of the freeze.
@@ -297,6 +301,9 @@ impl Diagnostics {
     }
 }
 
+/// Longest spacing of evaluations before frames, seconds (see the module docs).
+pub const REFRESH_SPACING_MAX: f64 = 0.5;
+
 impl App {
     /// Evaluate the rules over the live fleet at `now`.
     pub fn evaluate_rules(&mut self, now: Ts) {
@@ -304,9 +311,20 @@ impl App {
         self.diag.stale = false;
     }
 
-    /// Evaluate the rules if data arrived since they last ran (see the module docs).
+    /// Evaluate the rules if data arrived since they last ran and they last ran at least half a
+    /// scrape interval (at most [`REFRESH_SPACING_MAX`]) ago; see the module docs. Whether the
+    /// findings are still out of date is [`Diagnostics::is_stale`].
     pub fn refresh_rules(&mut self, now: Ts) {
-        if self.diag.stale {
+        if !self.diag.stale {
+            return;
+        }
+        let spacing = (self.interval.as_secs_f64() / 2.0).min(REFRESH_SPACING_MAX);
+        let due = self
+            .diag
+            .live
+            .evaluated_at
+            .is_none_or(|last| now - last >= spacing || now < last);
+        if due {
             self.evaluate_rules(now);
         }
     }
@@ -329,7 +347,9 @@ impl App {
     /// or drop the copy when the view goes live again.
     pub(crate) fn freeze_rules(&mut self, frozen: bool, now: Ts) {
         if frozen {
-            self.refresh_rules(now);
+            if self.diag.stale {
+                self.evaluate_rules(now);
+            }
             self.diag.frozen = Some(self.diag.live.clone());
         } else {
             self.diag.frozen = None;
@@ -480,6 +500,25 @@ source = "test"
         app.refresh_rules(T0 + 2.5);
         assert_eq!(app.diag.view().evaluated_at(), Some(T0 + 2.5));
         assert!(!app.diag.is_stale());
+    }
+
+    #[test]
+    fn refresh_waits_half_an_interval_between_evaluations() {
+        // A 1 s interval: at most every 0.5 s before frames.
+        let (mut app, target) = app_with_one_engine();
+        app.refresh_rules(T0);
+        app.fleet.ingest(scrape(target, T0 + 0.2, 0.5));
+        app.diag.mark_stale();
+        app.refresh_rules(T0 + 0.3);
+        assert_eq!(app.diag.view().evaluated_at(), Some(T0), "too soon");
+        assert!(app.diag.is_stale(), "still out of date");
+        app.refresh_rules(T0 + 0.5);
+        assert_eq!(app.diag.view().evaluated_at(), Some(T0 + 0.5));
+        assert!(!app.diag.is_stale());
+        // A tick evaluates whatever the spacing.
+        app.diag.mark_stale();
+        crate::app::update(&mut app, crate::app::Event::Tick, T0 + 0.6);
+        assert_eq!(app.diag.view().evaluated_at(), Some(T0 + 0.6));
     }
 
     #[test]

@@ -128,6 +128,7 @@ fn draw(app: &mut App, terminal: &mut ConsoleTerminal) -> io::Result<()> {
     // Once per drawn batch of events, whatever the number of scrapes in it.
     app.refresh_rules(now);
     terminal.draw(|frame| crate::ui::draw(frame, app, now))?;
-    app.dirty = false;
+    // An evaluation deferred by the rules' spacing needs one more frame once it has run.
+    app.dirty = app.diag.is_stale();
     Ok(())
 }
