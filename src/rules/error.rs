@@ -84,7 +84,7 @@ pub enum RulesError {
 
     /// A rule's `when` or `clear_when` does not parse.
     #[error("{at}: {error}")]
-    Expression { at: Place, error: RuleError },
+    Expression { at: Place, error: Box<RuleError> },
 
     /// Two rules with one id in the same file.
     #[error("{at}: rule \"{rule_id}\" is defined twice in this file")]

@@ -195,6 +195,7 @@ pub struct RuleEngine {
 }
 
 impl RuleEngine {
+    /// An engine for these rules, with no state yet (every rule idle for every subject).
     pub fn new(rules: &RuleSet) -> Self {
         RuleEngine {
             slots: rules.rules().iter().cloned().map(Slot::new).collect(),

@@ -283,6 +283,9 @@ fn lex_error(text: &str, e: LexError) -> ExprError {
     }
 }
 
+/// A number operand: the number, its dimension, unit and byte span.
+type NumParts = (Num, Dimension, Option<Unit>, (usize, usize));
+
 /// A parsed operand before its type is required: a condition or a number.
 enum Node {
     Cond(Cond, usize),
@@ -382,10 +385,7 @@ impl<'t, 'a> Parser<'t, 'a> {
     }
 
     /// The node as a number.
-    fn want_num(
-        &self,
-        node: Node,
-    ) -> Result<(Num, Dimension, Option<Unit>, (usize, usize)), ExprError> {
+    fn want_num(&self, node: Node) -> Result<NumParts, ExprError> {
         match node {
             Node::Num(num, dim, unit, span) => Ok((num, dim, unit, span)),
             Node::Cond(_, start) => Err(self.error_at(

@@ -223,7 +223,7 @@ impl Draft {
         let expression = |field: &'static str, located: &Located<String>| {
             Expr::parse(&located.value, per.level()).map_err(|e| RulesError::Expression {
                 at: source(located.file).place(Some(located.span.start)),
-                error: RuleError::new(&self.id, field, e),
+                error: Box::new(RuleError::new(&self.id, field, e)),
             })
         };
         let when = expression("when", &when_text)?;

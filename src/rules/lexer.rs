@@ -158,9 +158,13 @@ fn lex_number(text: &str, start: usize) -> Result<Token<'_>, LexError> {
     let bytes = text.as_bytes();
     let digits_end = scan(bytes, start, |c| c.is_ascii_digit() || c == b'.');
     let digits = text.get(start..digits_end).unwrap_or_default();
-    let suffix_end = scan(bytes, digits_end, |c| {
-        c.is_ascii_alphanumeric() || c == b'_' || c == b'%'
-    });
+    let suffix_end = if bytes.get(digits_end) == Some(&b'%') {
+        digits_end + 1
+    } else {
+        scan(bytes, digits_end, |c| {
+            c.is_ascii_alphanumeric() || c == b'_'
+        })
+    };
     let suffix = text.get(digits_end..suffix_end).unwrap_or_default();
     let whole = text.get(start..suffix_end).unwrap_or_default();
     let well_formed = digits.chars().filter(|&c| c == '.').count() <= 1
@@ -258,6 +262,18 @@ mod tests {
                 TokenKind::Number(60.0, LiteralUnit::Minutes),
                 TokenKind::Number(0.9, LiteralUnit::Percent),
                 TokenKind::Number(0.4, LiteralUnit::None),
+                TokenKind::End,
+            ]
+        );
+    }
+
+    #[test]
+    fn a_percent_ends_the_number() {
+        assert_eq!(
+            kinds("90%and"),
+            vec![
+                TokenKind::Number(0.9, LiteralUnit::Percent),
+                TokenKind::Ident("and"),
                 TokenKind::End,
             ]
         );

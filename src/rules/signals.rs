@@ -247,7 +247,7 @@ pub static SIGNALS: &[SignalDef] = &[
     ),
     def(
         "cache.gpu_memory_utilization",
-        Number,
+        Ratio,
         Cc,
         "share of VRAM vLLM may use",
         |i| i.sample?.cache_config.as_ref()?.gpu_memory_utilization,
