@@ -116,6 +116,21 @@ fn demo_shows_the_fleet_and_quits_cleanly() {
     });
     tmux.run(&["send-keys", "-t", "kvtop", "Escape"]);
 
+    // The findings: the never-answering engine is down, a critical finding; then the routing
+    // explainer, and back to the fleet.
+    tmux.run(&["send-keys", "-t", "kvtop", "x"]);
+    tmux.wait_for("the diagnostics view", Duration::from_secs(5), |s| {
+        s.contains("ENGINE / GROUP") && s.contains("CRIT") && s.contains("Engine down")
+    });
+    tmux.run(&["send-keys", "-t", "kvtop", "r"]);
+    tmux.wait_for("the routing view", Duration::from_secs(5), |s| {
+        s.contains("picks:")
+    });
+    tmux.run(&["send-keys", "-t", "kvtop", "Escape"]);
+    tmux.wait_for("the fleet again", Duration::from_secs(5), |s| {
+        s.contains(" UP") && !s.contains("picks:")
+    });
+
     tmux.run(&["send-keys", "-t", "kvtop", "q"]);
     let screen = tmux.wait_for("a clean exit", Duration::from_secs(10), |s| {
         s.contains("kvtop exited with status")

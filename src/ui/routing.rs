@@ -139,7 +139,7 @@ fn columns(width: u16) -> (usize, bool) {
 }
 
 fn header(theme: &Theme, group: &GroupRouting, engine_w: usize, wide: bool) -> Line<'static> {
-    let cells = vec![
+    let cells = [
         format::left(text::R_ENGINE, engine_w),
         format::left(text::R_HEALTH, HEALTH_WIDTH),
         format::right(text::R_KV, KV_WIDTH),
