@@ -131,8 +131,6 @@ pub fn pending_for(secs: f64) -> String {
 pub fn resolved_ago(secs: f64) -> String {
     format!("resolved {} ago", format::age(secs))
 }
-/// Marker after the since cell of a finding whose engine is not answering.
-pub const FROZEN_MARK: &str = "frozen";
 
 /// The detail's state line: "firing 2m10s · condition held 3m10s, since 12:01:04".
 pub fn state_line(since_cell: &str, held_secs: f64, since_clock: &str) -> String {
