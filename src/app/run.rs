@@ -57,6 +57,7 @@ pub async fn run(
 
     draw(app, terminal)?;
     let mut last_frame = Instant::now();
+    let mut events_open = true;
 
     loop {
         let frame_due = last_frame + frame_interval;
@@ -73,7 +74,7 @@ pub async fn run(
                 }
                 None => Some(ExitReason::InputClosed),
             },
-            first = events.recv() => match first {
+            first = events.recv(), if events_open => match first {
                 Some(ev) => {
                     let mut quit = apply(app, ev);
                     // Fold everything already queued before drawing once.
@@ -89,7 +90,7 @@ pub async fn run(
                 }
                 // Every worker is gone; keep the console up for the user.
                 None => {
-                    std::future::pending::<()>().await;
+                    events_open = false;
                     None
                 }
             },
