@@ -18,6 +18,14 @@ pub fn update(app: &mut App, event: Event, now: Ts) -> Vec<Command> {
             }
             Vec::new()
         }
+        Event::Source(report) => {
+            app.fleet.ingest_source(report);
+            if !app.is_frozen() {
+                app.dirty = true;
+                select_first_if_none(app, now);
+            }
+            Vec::new()
+        }
         Event::Tick => {
             on_tick(app, now);
             Vec::new()

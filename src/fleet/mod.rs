@@ -19,7 +19,7 @@ pub use signals::{QuantileWindow, Signals};
 pub use state::{
     BackfillReport, DerivedEngine, DerivedPayload, DerivedReport, DerivedSeries,
     DerivedSourceState, EngineState, EngineStatus, Fleet, FleetSettings, InstanceKey, QueryFailure,
-    ScrapePayload, ScrapeReport, StatusCounts, TargetId, TargetSpec, TargetState,
+    ScrapePayload, ScrapeReport, SourceReport, StatusCounts, TargetId, TargetSpec, TargetState,
 };
 
 /// Seconds since the Unix epoch.

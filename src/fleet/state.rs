@@ -535,7 +535,7 @@ mod gpu;
 use derived::DerivedSource;
 pub use derived::{
     BackfillReport, DerivedEngine, DerivedPayload, DerivedReport, DerivedSeries,
-    DerivedSourceState, InstanceKey, QueryFailure,
+    DerivedSourceState, InstanceKey, QueryFailure, SourceReport,
 };
 
 #[cfg(test)]

@@ -138,6 +138,15 @@ pub struct BackfillReport {
     pub series: Vec<DerivedSeries>,
 }
 
+/// What a source's worker sends to the app loop.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SourceReport {
+    /// One cycle of instant queries.
+    Cycle(DerivedReport),
+    /// The history read at start-up.
+    Backfill(BackfillReport),
+}
+
 /// What the console shows about a source itself.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DerivedSourceState {
@@ -226,6 +235,14 @@ impl Fleet {
             .iter()
             .find(|s| s.owns(target))
             .map(|s| &s.state)
+    }
+
+    /// Fold a source's report into the fleet.
+    pub fn ingest_source(&mut self, report: SourceReport) {
+        match report {
+            SourceReport::Cycle(cycle) => self.ingest_derived(cycle),
+            SourceReport::Backfill(backfill) => self.backfill(backfill),
+        }
     }
 
     /// Fold one cycle of a source into the fleet (see the module docs). Reports of an unknown
