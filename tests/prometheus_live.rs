@@ -11,7 +11,9 @@ use std::time::Duration;
 
 use common::prometheus::PromServer;
 use kvtop::config::PrometheusConfig;
-use kvtop::fleet::{DerivedReport, EngineStatus, Fleet, FleetSettings, QuantileWindow, SourceReport};
+use kvtop::fleet::{
+    DerivedReport, EngineStatus, Fleet, FleetSettings, QuantileWindow, SourceReport,
+};
 use kvtop::sim::{SimConfig, SimVersion};
 use kvtop::sources::prometheus::{
     ClientSettings, LabelMap, PromClient, QueryPlan, SlowAnswers, poll_once,
@@ -121,7 +123,9 @@ async fn kvtop_reads_the_simulated_fleet_back_through_prometheus() {
             url: endpoint.url.clone(),
             bearer_token: None,
         };
-        let direct = scrape_once(&http, &target, &settings).await.expect("direct scrape");
+        let direct = scrape_once(&http, &target, &settings)
+            .await
+            .expect("direct scrape");
         let direct = direct.engines.first().expect("one engine").clone();
         let derived = payload
             .engines

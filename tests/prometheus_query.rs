@@ -15,8 +15,8 @@ use common::prometheus::{PromServer, backfill_openmetrics};
 use kvtop::config::PrometheusConfig;
 use kvtop::engine::EngineFlavor;
 use kvtop::fleet::{
-    DerivedEngine, DerivedPayload, DerivedReport, EngineStatus, Fleet, FleetSettings,
-    InstanceKey, QuantileWindow, ScrapeError, Series, SourceReport,
+    DerivedEngine, DerivedPayload, DerivedReport, EngineStatus, Fleet, FleetSettings, InstanceKey,
+    QuantileWindow, ScrapeError, Series, SourceReport,
 };
 use kvtop::sources::prometheus::{
     ClientSettings, LabelMap, PromClient, QueryPlan, SlowAnswers, backfill_once, poll_once,
@@ -48,7 +48,11 @@ impl OpenMetrics {
     fn counter(&mut self, name: &str, labels: &str, end: f64) -> &mut Self {
         for k in 0..=STEPS {
             let value = end * k as f64 / STEPS as f64;
-            let _ = writeln!(self.0, "{name}{{{labels}}} {value} {}", T0 + STEP * k as f64);
+            let _ = writeln!(
+                self.0,
+                "{name}{{{labels}}} {value} {}",
+                T0 + STEP * k as f64
+            );
         }
         self
     }
@@ -56,7 +60,11 @@ impl OpenMetrics {
     /// `name{labels}` constant at every sample time.
     fn gauge(&mut self, name: &str, labels: &str, value: f64) -> &mut Self {
         for k in 0..=STEPS {
-            let _ = writeln!(self.0, "{name}{{{labels}}} {value} {}", T0 + STEP * k as f64);
+            let _ = writeln!(
+                self.0,
+                "{name}{{{labels}}} {value} {}",
+                T0 + STEP * k as f64
+            );
         }
         self
     }
@@ -115,10 +123,16 @@ fn openmetrics() -> String {
     }
     om.family("vllm:num_requests_waiting", "gauge")
         .gauge("vllm:num_requests_waiting", &a0, 2.0);
-    om.family("vllm:gpu_prefix_cache_hit_rate", "gauge")
-        .gauge("vllm:gpu_prefix_cache_hit_rate", &b, 0.3);
-    om.family("vllm:generation_tokens", "counter")
-        .counter("vllm:generation_tokens_total", &a0, 600.0);
+    om.family("vllm:gpu_prefix_cache_hit_rate", "gauge").gauge(
+        "vllm:gpu_prefix_cache_hit_rate",
+        &b,
+        0.3,
+    );
+    om.family("vllm:generation_tokens", "counter").counter(
+        "vllm:generation_tokens_total",
+        &a0,
+        600.0,
+    );
     om.family("vllm:prompt_tokens", "counter")
         .counter("vllm:prompt_tokens_total", &a0, 1200.0);
     om.family("vllm:num_preemptions", "counter")
@@ -134,10 +148,16 @@ fn openmetrics() -> String {
             &format!("{a0},finished_reason=\"abort\""),
             6.0,
         );
-    om.family("vllm:prefix_cache_queries", "counter")
-        .counter("vllm:prefix_cache_queries_total", &a0, 1000.0);
-    om.family("vllm:prefix_cache_hits", "counter")
-        .counter("vllm:prefix_cache_hits_total", &a0, 250.0);
+    om.family("vllm:prefix_cache_queries", "counter").counter(
+        "vllm:prefix_cache_queries_total",
+        &a0,
+        1000.0,
+    );
+    om.family("vllm:prefix_cache_hits", "counter").counter(
+        "vllm:prefix_cache_hits_total",
+        &a0,
+        250.0,
+    );
     om.family("process_cpu_seconds", "counter")
         .counter("process_cpu_seconds_total", POD_A, 90.0);
     om.histogram(
@@ -160,7 +180,9 @@ fn openmetrics() -> String {
     );
     om.family("vllm:cache_config_info", "gauge").gauge(
         "vllm:cache_config_info",
-        &format!("{POD_A},engine=\"0\",block_size=\"16\",num_gpu_blocks=\"1000\",cache_dtype=\"auto\""),
+        &format!(
+            "{POD_A},engine=\"0\",block_size=\"16\",num_gpu_blocks=\"1000\",cache_dtype=\"auto\""
+        ),
         1.0,
     );
     let gpu0 = r#"gpu="0",UUID="GPU-0",modelName="NVIDIA H100 80GB HBM3",Hostname="node-1",pod="vllm-a",namespace="llm""#;
@@ -212,7 +234,10 @@ fn server() -> Option<PromServer> {
 
 fn close(actual: Option<f64>, expected: f64, what: &str) {
     let a = actual.unwrap_or_else(|| panic!("{what}: expected {expected}, got None"));
-    assert!((a - expected).abs() < 1e-9, "{what}: expected {expected}, got {a}");
+    assert!(
+        (a - expected).abs() < 1e-9,
+        "{what}: expected {expected}, got {a}"
+    );
 }
 
 fn find<'a>(engines: &'a [DerivedEngine], name: &str) -> &'a DerivedEngine {
@@ -237,12 +262,20 @@ async fn instant_queries_give_every_signal_of_every_engine() {
     assert_eq!(payload.queries, 18);
     assert!(payload.failures.is_empty(), "{:?}", payload.failures);
     let names: Vec<&str> = payload.engines.iter().map(|e| e.instance.name()).collect();
-    assert_eq!(names, ["10.0.0.3:8000", "vllm-a", "vllm-b"], "{}", prom.log());
+    assert_eq!(
+        names,
+        ["10.0.0.3:8000", "vllm-a", "vllm-b"],
+        "{}",
+        prom.log()
+    );
 
     let a = find(&payload.engines, "vllm-a");
     let s = &a.signals;
     assert_eq!(a.sample.flavor, EngineFlavor::VllmV1);
-    assert_eq!((a.sample.id.model.as_str(), a.sample.id.engine.as_str()), ("m1", "0"));
+    assert_eq!(
+        (a.sample.id.model.as_str(), a.sample.id.engine.as_str()),
+        ("m1", "0")
+    );
     close(s.kv_usage, 0.42, "kv");
     close(s.running, 5.0, "running");
     close(s.waiting, 2.0, "waiting");
@@ -265,7 +298,10 @@ async fn instant_queries_give_every_signal_of_every_engine() {
     assert_eq!(s.spec_acceptance, None);
     close(s.kv_capacity_tokens, 16_000.0, "kv capacity");
     assert_eq!(
-        a.sample.cache_config.as_ref().and_then(|c| c.cache_dtype.clone()),
+        a.sample
+            .cache_config
+            .as_ref()
+            .and_then(|c| c.cache_dtype.clone()),
         Some("auto".to_owned())
     );
 
@@ -286,7 +322,11 @@ async fn instant_queries_give_every_signal_of_every_engine() {
 
     let gpus = payload.gpus.clone().unwrap_or_default();
     assert_eq!(gpus.len(), 2);
-    let held = gpus.iter().find(|g| g.gpu == "0").cloned().unwrap_or_default();
+    let held = gpus
+        .iter()
+        .find(|g| g.gpu == "0")
+        .cloned()
+        .unwrap_or_default();
     assert_eq!(held.pod.as_deref(), Some("vllm-a"));
     assert_eq!(held.util_pct, Some(87.0));
     assert_eq!(held.xid, Some(79.0));
@@ -358,7 +398,10 @@ async fn a_pod_gone_from_prometheus_goes_stale_while_the_others_stay_up() {
 async fn query_errors_carry_prometheus_text_and_a_dead_server_is_refused() {
     let Some(prom) = server() else { return };
     let client = client(&prom.url, Duration::from_secs(5));
-    let raw = client.query("sum(rate(x[1m]", Some(T0)).await.expect("answer");
+    let raw = client
+        .query("sum(rate(x[1m]", Some(T0))
+        .await
+        .expect("answer");
     let err = kvtop::sources::prometheus::decode::decode_answer(raw.status, &raw.body)
         .map(|_| ())
         .expect_err("parse error");
@@ -373,15 +416,21 @@ async fn query_errors_carry_prometheus_text_and_a_dead_server_is_refused() {
         ..LabelMap::default()
     };
     let bad_plan = QueryPlan::new(labels, QuantileWindow::M1, true);
-    let payload = poll_once(&client, &bad_plan, Some(T0 + 60.0), &mut SlowAnswers::default(), 30)
-        .await
-        .expect("partial answer");
+    let payload = poll_once(
+        &client,
+        &bad_plan,
+        Some(T0 + 60.0),
+        &mut SlowAnswers::default(),
+        30,
+    )
+    .await
+    .expect("partial answer");
     assert!(!payload.failures.is_empty());
     assert!(
-        payload.failures.iter().all(|f| f
-            .error
-            .to_string()
-            .starts_with("HTTP 400 bad_data: ")),
+        payload
+            .failures
+            .iter()
+            .all(|f| f.error.to_string().starts_with("HTTP 400 bad_data: ")),
         "{:?}",
         payload.failures
     );
@@ -414,7 +463,11 @@ async fn backfill_reads_past_points_aligned_across_queries() {
     let times: Vec<f64> = a.points.iter().map(|(t, _)| *t).collect();
     assert_eq!(times, [T0, T0 + 15.0, T0 + 30.0, T0 + 45.0, T0 + 60.0]);
     assert!(a.points.iter().all(|(_, s)| s.kv_usage == Some(0.42)));
-    close(a.points.last().and_then(|(_, s)| s.gen_tps), 10.0, "last gen_tps");
+    close(
+        a.points.last().and_then(|(_, s)| s.gen_tps),
+        10.0,
+        "last gen_tps",
+    );
     let mut fleet = Fleet::new(FleetSettings::default());
     fleet.ingest_source(SourceReport::Backfill(report));
     let row = fleet

@@ -9,7 +9,9 @@ pub mod update;
 
 pub use keys::{Action, Binding, Context, KEYMAP, Key};
 pub use rows::{SortColumn, visible_rows};
-pub use state::{App, ChartRange, Frozen, Notice, NoticeKind, RowKey, TableScroll, View};
+pub use state::{
+    App, ChartRange, Frozen, NodesExtent, Notice, NoticeKind, RowKey, TableScroll, View,
+};
 pub use update::update;
 
 use crate::fleet::{ScrapeReport, SourceReport, Ts};

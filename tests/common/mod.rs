@@ -48,7 +48,9 @@ pub fn have_program(name: &str) -> bool {
             "{name} is required (KVTOP_TEST_REQUIRE_ALL is set) but was not found on PATH, \
              in KVTOP_PROMETHEUS_BIN or in {CI_PROMETHEUS_BIN}"
         );
-        eprintln!("skipping: {name} not found on PATH, in KVTOP_PROMETHEUS_BIN or in {CI_PROMETHEUS_BIN}");
+        eprintln!(
+            "skipping: {name} not found on PATH, in KVTOP_PROMETHEUS_BIN or in {CI_PROMETHEUS_BIN}"
+        );
     }
     found
 }

@@ -82,7 +82,10 @@ impl PromServer {
             if let Ok(Some(status)) = server.child.try_wait() {
                 panic!("prometheus exited with {status}:\n{text}");
             }
-            assert!(Instant::now() < deadline, "prometheus did not listen:\n{text}");
+            assert!(
+                Instant::now() < deadline,
+                "prometheus did not listen:\n{text}"
+            );
             std::thread::sleep(Duration::from_millis(50));
         };
         server.url = format!("http://127.0.0.1:{}", server.port);
@@ -112,7 +115,11 @@ impl PromServer {
             if ready {
                 return;
             }
-            assert!(Instant::now() < deadline, "prometheus not ready:\n{}", self.log());
+            assert!(
+                Instant::now() < deadline,
+                "prometheus not ready:\n{}",
+                self.log()
+            );
             std::thread::sleep(Duration::from_millis(50));
         }
     }
