@@ -85,3 +85,75 @@ async fn dcgm_exporters_feed_the_engines_gpu_signals() {
     assert!(serving.signals.gpu_power.is_some());
     sim.shutdown().await;
 }
+
+/// The simulator's DCGM body read with kvtop's own parser.
+async fn gpus_of(url: &str) -> Vec<kvtop::engine::GpuSample> {
+    let settings = ScrapeSettings {
+        interval: Duration::from_secs(1),
+        timeout: Duration::from_secs(1),
+        body_limit: 8 * 1024 * 1024,
+        user_agent: "kvtop-test".into(),
+    };
+    let client = build_client(&settings).expect("client");
+    let target = ScrapeTarget {
+        id: kvtop::fleet::TargetId(0),
+        url: url.to_owned(),
+        bearer_token: None,
+    };
+    kvtop::sources::scrape_once(&client, &target, &settings)
+        .await
+        .expect("DCGM scrape")
+        .gpus
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gpu_fault_scenarios_show_in_the_dcgm_exporter() {
+    use kvtop::sim::{EngineRef, Scenario};
+    // 600× time: the faulty GPU's temperature settles within a second of wall time.
+    let sim = kvtop::sim::start(SimConfig {
+        engines: 4,
+        time_scale: 600.0,
+        scenarios: vec![
+            "gpu-low-util@0".parse().expect("valid"),
+            "gpu-thermal@1".parse().expect("valid"),
+            "xid:48@2".parse().expect("valid"),
+        ],
+        ..SimConfig::default()
+    })
+    .await
+    .expect("simulator");
+    let url = sim
+        .dcgm
+        .first()
+        .map(|d| d.url.clone())
+        .expect("an exporter");
+    let _ = gpus_of(&url).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let gpus = gpus_of(&url).await;
+    let gpu = |i: usize| gpus.get(i).cloned().expect("GPU");
+    assert!(gpu(0).util_pct.is_some_and(|u| u <= 12.0), "{:?}", gpu(0));
+    // Cooling failed: at the 690 W cap, heading for 95 °C, throttled to 1410 MHz.
+    assert_eq!(gpu(1).power_w, Some(690.0));
+    assert!(gpu(1).temp_c.is_some_and(|t| t >= 90.0), "{:?}", gpu(1));
+    assert_eq!(gpu(1).sm_clock_mhz, Some(1410.0));
+    assert_eq!(gpu(2).xid, Some(48.0));
+    assert_eq!(gpu(3).xid, Some(0.0));
+    // While running: XID 79 on engine 3 (by name), and engine 2's XID cleared.
+    let name = sim
+        .engines
+        .get(3)
+        .map(|e| e.name.clone())
+        .expect("engine 3");
+    sim.apply_gpu_scenario(&EngineRef::Name(name), Scenario::GpuXid(79))
+        .expect("engine 3 exists");
+    sim.apply_gpu_scenario(&EngineRef::Index(2), Scenario::Healthy)
+        .expect("engine 2 exists");
+    assert!(
+        sim.apply_gpu_scenario(&EngineRef::Index(7), Scenario::Healthy)
+            .is_err()
+    );
+    let gpus = gpus_of(&url).await;
+    assert_eq!(gpus.get(3).and_then(|g| g.xid), Some(79.0));
+    assert_eq!(gpus.get(2).and_then(|g| g.xid), Some(0.0));
+    sim.shutdown().await;
+}
