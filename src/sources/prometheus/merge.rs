@@ -7,7 +7,7 @@
 //! process; `cache_config_info` (which has `engine` but no `model_name`) to every engine of its
 //! process with the same `engine` label, or all of them when it has none.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use super::decode::Answer;
 use super::query::{LabelMap, QUANTILE_LABEL, QuerySpec, Shape, Slot};
@@ -61,26 +61,72 @@ struct EngineKey {
     engine: String,
 }
 
-/// What one series says about who it is.
+/// What one series says about who it is, borrowed from the answer.
 struct Identity<'s> {
-    instance: InstanceKey,
+    namespace: &'s str,
+    pod: &'s str,
+    /// Empty when `pod` is set (the pod identifies the process).
+    instance: &'s str,
     model: &'s str,
     engine: &'s str,
     node: Option<&'s str>,
 }
 
+impl Identity<'_> {
+    fn instance_key(&self) -> InstanceKey {
+        InstanceKey::new(self.namespace, self.pod, self.instance)
+    }
+
+    fn engine_key(&self) -> EngineKey {
+        EngineKey {
+            instance: self.instance_key(),
+            model: self.model.to_owned(),
+            engine: self.engine.to_owned(),
+        }
+    }
+
+    /// A hash of the engine's identity, to find it without building its key.
+    fn engine_hash(&self) -> u64 {
+        hash_of(&[
+            self.namespace,
+            self.pod,
+            self.instance,
+            self.model,
+            self.engine,
+        ])
+    }
+
+    fn is(&self, key: &EngineKey) -> bool {
+        key.instance.namespace == self.namespace
+            && key.instance.pod == self.pod
+            && key.instance.instance == self.instance
+            && key.model == self.model
+            && key.engine == self.engine
+    }
+}
+
 fn identity<'s>(labels: &LabelMap, item: &'s super::decode::Item<'_>) -> Identity<'s> {
     let get = |name: &str| item.label(name).unwrap_or("");
+    let pod = get(&labels.pod);
     Identity {
-        instance: InstanceKey::new(
-            get(&labels.namespace),
-            get(&labels.pod),
-            get(&labels.instance),
-        ),
+        namespace: get(&labels.namespace),
+        pod,
+        instance: if pod.is_empty() {
+            get(&labels.instance)
+        } else {
+            ""
+        },
         model: get(&labels.model),
         engine: get(&labels.engine),
         node: labels.node.as_deref().and_then(|n| item.label(n)),
     }
+}
+
+fn hash_of(parts: &[&str]) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    parts.hash(&mut hasher);
+    hasher.finish()
 }
 
 /// One engine while the answers of a cycle come in.
@@ -96,20 +142,26 @@ struct EngineAcc {
 #[derive(Debug)]
 pub struct CycleMerge<'l> {
     labels: &'l LabelMap,
-    engines: BTreeMap<EngineKey, EngineAcc>,
-    process: BTreeMap<InstanceKey, Vec<(Slot, f64)>>,
-    caches: Vec<(InstanceKey, String, CacheConfig)>,
+    engines: Vec<(EngineKey, EngineAcc)>,
+    /// Identity hash → positions in `engines`.
+    engine_index: HashMap<u64, Vec<usize>>,
+    process: HashMap<InstanceKey, Vec<(Slot, f64)>>,
+    caches: HashMap<InstanceKey, Vec<(String, CacheConfig)>>,
     gpus: Option<Vec<GpuSample>>,
+    /// Identity hash of a GPU → positions in `gpus`.
+    gpu_index: HashMap<u64, Vec<usize>>,
 }
 
 impl<'l> CycleMerge<'l> {
     pub fn new(labels: &'l LabelMap) -> Self {
         CycleMerge {
             labels,
-            engines: BTreeMap::new(),
-            process: BTreeMap::new(),
-            caches: Vec::new(),
+            engines: Vec::new(),
+            engine_index: HashMap::new(),
+            process: HashMap::new(),
+            caches: HashMap::new(),
             gpus: None,
+            gpu_index: HashMap::new(),
         }
     }
 
@@ -119,25 +171,29 @@ impl<'l> CycleMerge<'l> {
             match &spec.shape {
                 Shape::Dcgm => {
                     let gpus = self.gpus.get_or_insert_with(Vec::new);
-                    add_dcgm(gpus, self.labels, item);
+                    add_dcgm(gpus, &mut self.gpu_index, self.labels, item);
                 }
                 Shape::CacheConfig => {
                     let id = identity(self.labels, item);
                     let config = cache_config(self.labels, item);
                     self.caches
-                        .push((id.instance, id.engine.to_owned(), config));
+                        .entry(id.instance_key())
+                        .or_default()
+                        .push((id.engine.to_owned(), config));
                 }
                 Shape::Process(slot) => {
                     if let Some(value) = item.sample() {
                         let id = identity(self.labels, item);
                         self.process
-                            .entry(id.instance)
+                            .entry(id.instance_key())
                             .or_default()
                             .push((*slot, value));
                     }
                 }
                 Shape::KvRaw => {
-                    let acc = self.entry(item);
+                    let Some(acc) = self.entry(item) else {
+                        continue;
+                    };
                     acc.present = true;
                     acc.flavor = flavor_of(item, acc.flavor);
                     if let Some(value) = item.sample() {
@@ -147,7 +203,9 @@ impl<'l> CycleMerge<'l> {
                 }
                 Shape::Engine(slot) => {
                     let value = item.sample();
-                    let acc = self.entry(item);
+                    let Some(acc) = self.entry(item) else {
+                        continue;
+                    };
                     if *slot == Slot::Running {
                         acc.present = true;
                     }
@@ -161,7 +219,9 @@ impl<'l> CycleMerge<'l> {
                         .and_then(|q| slots.iter().find(|(name, _)| *name == q))
                         .map(|(_, slot)| *slot);
                     if let (Some(slot), Some(value)) = (slot, item.sample()) {
-                        set_slot(&mut self.entry(item).signals, slot, value);
+                        if let Some(acc) = self.entry(item) {
+                            set_slot(&mut acc.signals, slot, value);
+                        }
                     }
                 }
             }
@@ -171,12 +231,13 @@ impl<'l> CycleMerge<'l> {
     /// The engines that exist, sorted by identity, and the GPUs if DCGM was read.
     pub fn finish(self) -> (Vec<DerivedEngine>, Option<Vec<GpuSample>>) {
         let CycleMerge {
-            engines,
+            mut engines,
             process,
             caches,
             gpus,
             ..
         } = self;
+        engines.sort_by(|a, b| a.0.cmp(&b.0));
         let derived = engines
             .into_iter()
             .filter(|(_, acc)| acc.present)
@@ -185,11 +246,11 @@ impl<'l> CycleMerge<'l> {
                     set_slot(&mut acc.signals, *slot, *value);
                 }
                 let cache_config = caches
-                    .iter()
-                    .find(|(instance, engine, _)| {
-                        *instance == key.instance && (engine.is_empty() || *engine == key.engine)
-                    })
-                    .map(|(_, _, config)| config.clone());
+                    .get(&key.instance)
+                    .into_iter()
+                    .flatten()
+                    .find(|(engine, _)| engine.is_empty() || *engine == key.engine)
+                    .map(|(_, config)| config.clone());
                 acc.signals.kv_capacity_tokens = cache_config
                     .as_ref()
                     .and_then(CacheConfig::kv_capacity_tokens)
@@ -219,21 +280,28 @@ impl<'l> CycleMerge<'l> {
         (derived, gpus)
     }
 
-    fn entry(&mut self, item: &super::decode::Item<'_>) -> &mut EngineAcc {
+    /// The engine a series belongs to, created on first sight.
+    fn entry(&mut self, item: &super::decode::Item<'_>) -> Option<&mut EngineAcc> {
         let id = identity(self.labels, item);
-        let node = id.node.map(str::to_owned);
-        let acc = self
-            .engines
-            .entry(EngineKey {
-                instance: id.instance,
-                model: id.model.to_owned(),
-                engine: id.engine.to_owned(),
-            })
-            .or_default();
+        let positions = self.engine_index.entry(id.engine_hash()).or_default();
+        let found = positions
+            .iter()
+            .copied()
+            .find(|&i| self.engines.get(i).is_some_and(|(key, _)| id.is(key)));
+        let index = match found {
+            Some(index) => index,
+            None => {
+                self.engines.push((id.engine_key(), EngineAcc::default()));
+                let index = self.engines.len() - 1;
+                positions.push(index);
+                index
+            }
+        };
+        let (_, acc) = self.engines.get_mut(index)?;
         if acc.node.is_none() {
-            acc.node = node;
+            acc.node = id.node.map(str::to_owned);
         }
-        acc
+        Some(acc)
     }
 }
 
@@ -265,14 +333,19 @@ fn cache_config(labels: &LabelMap, item: &super::decode::Item<'_>) -> CacheConfi
 }
 
 /// Fold one DCGM series into the GPU list (a GPU is host, index and UUID).
-fn add_dcgm(gpus: &mut Vec<GpuSample>, labels: &LabelMap, item: &super::decode::Item<'_>) {
+fn add_dcgm(
+    gpus: &mut Vec<GpuSample>,
+    index: &mut HashMap<u64, Vec<usize>>,
+    labels: &LabelMap,
+    item: &super::decode::Item<'_>,
+) {
     let Some(field) = item
         .label("__name__")
         .and_then(|n| n.strip_prefix("DCGM_FI_DEV_"))
     else {
         return;
     };
-    let Some(index) = item.label("gpu") else {
+    let Some(gpu_index) = item.label("gpu") else {
         return;
     };
     let non_empty = |name: &str| item.label(name).filter(|v| !v.is_empty());
@@ -282,11 +355,15 @@ fn add_dcgm(gpus: &mut Vec<GpuSample>, labels: &LabelMap, item: &super::decode::
         .or_else(|| non_empty(&labels.instance))
         .unwrap_or("");
     let uuid = item.label("UUID").unwrap_or("");
-    let position = gpus
-        .iter()
-        .position(|g| g.gpu == index && g.hostname == hostname && g.uuid == uuid);
-    let gpu = match position.and_then(|i| gpus.get_mut(i)) {
-        Some(gpu) => gpu,
+    let positions = index
+        .entry(hash_of(&[hostname, gpu_index, uuid]))
+        .or_default();
+    let found = positions.iter().copied().find(|&i| {
+        gpus.get(i)
+            .is_some_and(|g| g.gpu == gpu_index && g.hostname == hostname && g.uuid == uuid)
+    });
+    let position = match found {
+        Some(position) => position,
         None => {
             // The workload's labels: `exported_*` when Prometheus renamed them (its own
             // `pod`/`namespace` then name the exporter), else `pod`/`namespace`.
@@ -297,7 +374,7 @@ fn add_dcgm(gpus: &mut Vec<GpuSample>, labels: &LabelMap, item: &super::decode::
                 .or_else(|| non_empty(&labels.namespace))
                 .or_else(|| non_empty("pod_namespace"));
             gpus.push(GpuSample {
-                gpu: index.to_owned(),
+                gpu: gpu_index.to_owned(),
                 uuid: uuid.to_owned(),
                 model_name: item.label("modelName").unwrap_or("").to_owned(),
                 hostname: hostname.to_owned(),
@@ -305,11 +382,12 @@ fn add_dcgm(gpus: &mut Vec<GpuSample>, labels: &LabelMap, item: &super::decode::
                 namespace: namespace.map(str::to_owned),
                 ..GpuSample::default()
             });
-            let Some(gpu) = gpus.last_mut() else {
-                return;
-            };
-            gpu
+            positions.push(gpus.len() - 1);
+            gpus.len() - 1
         }
+    };
+    let Some(gpu) = gpus.get_mut(position) else {
+        return;
     };
     let slot = match field {
         "GPU_UTIL" => &mut gpu.util_pct,
@@ -360,14 +438,7 @@ impl<'l> RangeMerge<'l> {
             };
             let id = identity(self.labels, item);
             let node = id.node.map(str::to_owned);
-            let (known_node, points) = self
-                .engines
-                .entry(EngineKey {
-                    instance: id.instance,
-                    model: id.model.to_owned(),
-                    engine: id.engine.to_owned(),
-                })
-                .or_default();
+            let (known_node, points) = self.engines.entry(id.engine_key()).or_default();
             if known_node.is_none() {
                 *known_node = node;
             }
