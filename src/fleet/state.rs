@@ -260,8 +260,13 @@ impl Fleet {
         }
         let mut changed = self.tick_sources(now);
         changed |= self.tick_gpus(now);
-        for row in &mut self.engines {
-            let status = status_at(row.last_ok, now, self.settings.interval);
+        let intervals: Vec<f64> = self
+            .engines
+            .iter()
+            .map(|row| self.row_interval(row.target))
+            .collect();
+        for (row, interval) in self.engines.iter_mut().zip(intervals) {
+            let status = status_at(row.last_ok, now, interval);
             if status != row.status {
                 row.status = status;
                 changed = true;
@@ -497,7 +502,7 @@ impl Fleet {
         target.last_took = Some(took);
         let id = target.id;
         let rows = self.rows_of(id);
-        let interval = self.settings.interval;
+        let interval = self.row_interval(id);
         if let Some(rows) = self.engines.get_mut(rows) {
             for row in rows {
                 row.status = status_at(row.last_ok, at, interval);

@@ -13,7 +13,7 @@ use super::spark::sparkline;
 use super::{format, gpu, text};
 use crate::app::App;
 use crate::engine::EngineFlavor;
-use crate::fleet::{EngineState, Series, Signals, TargetState, Ts};
+use crate::fleet::{DerivedSourceState, EngineState, Series, Signals, TargetState, Ts};
 use crate::theme::Theme;
 
 /// Width of the facts column in full mode on wide and on medium panes.
@@ -227,7 +227,8 @@ pub fn render_full(buf: &mut Buffer, area: Rect, app: &App, engine: Option<&Engi
     let [facts_area, charts_area] =
         Layout::horizontal([Constraint::Length(facts_width), Constraint::Fill(1)]).areas(inner);
     if facts_width > 0 {
-        let facts = facts(engine, target, &app.theme, now, facts_area.width);
+        let source = app.view_fleet().source_of(engine.target);
+        let facts = facts(engine, target, source, &app.theme, now, facts_area.width);
         Paragraph::new(facts).render(facts_area, buf);
     }
     charts(buf, charts_area, app, engine, now);
@@ -420,6 +421,7 @@ fn nice_ceiling(max: f64) -> f64 {
 fn facts<'a>(
     engine: &EngineState,
     target: Option<&TargetState>,
+    source: Option<&DerivedSourceState>,
     theme: &Theme,
     now: Ts,
     width: u16,
@@ -482,12 +484,26 @@ fn facts<'a>(
         ),
         fact(text::FACT_CPU, text::cores(s.cpu_cores), theme.base),
     ]);
-    if let Some(t) = target {
+    if let Some(s) = source {
+        // Read through Prometheus: the cost of the whole cycle, not of this engine.
+        let style = if s.failures.is_empty() {
+            theme.base
+        } else {
+            theme.warn
+        };
+        lines.push(fact(
+            text::FACT_SOURCE,
+            text::source_cost(s.queries, s.failures.len(), s.last_took, s.last_bytes),
+            style,
+        ));
+    } else if let Some(t) = target {
         lines.push(fact(
             text::FACT_SCRAPE,
             text::scrape_cost(t.last_took, t.last_bytes),
             theme.base,
         ));
+    }
+    if let Some(t) = target.filter(|_| source.is_none()) {
         let first = t.first_malformed.as_ref().map(|e| (e.line, e.reason));
         let malformed_style = if t.malformed > 0 {
             theme.warn

@@ -213,6 +213,14 @@ impl DerivedSource {
     pub(crate) fn owns(&self, target: TargetId) -> bool {
         self.targets.contains(&target)
     }
+
+    /// The interval its rows are judged by: `interval`, or the last cycle's duration if longer.
+    fn interval(&self, interval: f64) -> f64 {
+        self.state
+            .last_took
+            .filter(|took| took.is_finite())
+            .map_or(interval, |took| interval.max(took))
+    }
 }
 
 impl Fleet {
@@ -335,6 +343,18 @@ impl Fleet {
         changed
     }
 
+    /// The interval a target's rows are judged by (Up, Stale, Down): the scrape interval, or
+    /// for a source's targets the time its last cycle took when that was longer (a slow
+    /// Prometheus stretches its cycles; its rows must not blink Stale in between).
+    pub(super) fn row_interval(&self, target: TargetId) -> f64 {
+        self.sources
+            .iter()
+            .find(|s| s.owns(target))
+            .map_or(self.settings.interval, |s| {
+                s.interval(self.settings.interval)
+            })
+    }
+
     fn source_index(&self, url: &str) -> Option<usize> {
         self.sources.iter().position(|s| s.state.url == url)
     }
@@ -451,13 +471,11 @@ impl Fleet {
             later.instance == first.instance && later.sample.id == first.sample.id
         });
         let partial = payload.failures.first().map(|f| {
-            ScrapeError::Other(format!(
-                "{} of {} queries failed; {}: {}",
-                payload.failures.len(),
-                payload.queries,
-                f.signal,
-                f.error
-            ))
+            let more = match payload.failures.len() {
+                1 => String::new(),
+                n => format!(" (and {} more of {} queries)", n - 1, payload.queries),
+            };
+            ScrapeError::Other(format!("{} query: {}{more}", f.signal, f.error))
         });
 
         let mut seen = BTreeSet::new();
