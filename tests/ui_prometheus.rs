@@ -107,7 +107,7 @@ fn engines_read_through_prometheus_show_the_cycle_and_a_partial_answer() {
     let screen = render(&app(fleet), 160, 48);
     // The source's placeholder row gave way to the engines it named.
     assert!(
-        !screen.lines().any(|l| l.starts_with("prometheus")),
+        !screen.lines().any(|l| l.starts_with("prometheus 10.0.0.9")),
         "{screen}"
     );
     assert!(screen.contains("2 up 0 stale 0 down"), "{screen}");
