@@ -350,6 +350,7 @@ fn read_ca(path: &Path) -> Result<Vec<u8>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::Config;
 
     fn resolve(text: &str, env: &[(&str, &str)]) -> Result<PrometheusConfig, (PromKey, String)> {
         let section: PrometheusSection = toml::from_str(text).expect("section parses");
@@ -440,6 +441,49 @@ mod tests {
             .err(),
             Some("bearer_token_env")
         );
+    }
+
+    #[test]
+    fn the_section_goes_through_the_whole_pipeline_and_errors_point_at_the_key() {
+        let path = Path::new("/etc/kvtop/config.toml");
+        let config = crate::config::load_str(
+            path,
+            "[prometheus]\nurl = \"http://prom:9090\"\nnode_label = \"node\"\n",
+        )
+        .expect("valid");
+        let prom = config.prometheus.clone().expect("section");
+        assert_eq!(prom.url, "http://prom:9090");
+        let err = crate::config::load_str(path, "[prometheus]\nurl = \"ftp://prom\"\n")
+            .expect_err("bad scheme");
+        assert_eq!(err.key(), Some("prometheus.url"));
+        assert!(
+            err.to_string().starts_with("/etc/kvtop/config.toml:2:"),
+            "{err}"
+        );
+        let err = crate::config::load_str(
+            path,
+            "[prometheus]\nurl = \"http://prom:9090\"\nbackfill = \"2h\"\n",
+        )
+        .expect_err("longer than the history");
+        assert_eq!(err.key(), Some("prometheus.backfill"));
+        // --prometheus replaces the URL and keeps the section's other settings.
+        let mut config = config;
+        config
+            .apply(crate::config::Overrides {
+                prometheus: Some("https://other:9091/".into()),
+                ..crate::config::Overrides::default()
+            })
+            .expect("valid");
+        let prom = config.prometheus.expect("section");
+        assert_eq!(prom.url, "https://other:9091");
+        assert_eq!(prom.labels.node.as_deref(), Some("node"));
+        let err = Config::default()
+            .apply(crate::config::Overrides {
+                prometheus: Some("prom:9090".into()),
+                ..crate::config::Overrides::default()
+            })
+            .expect_err("no scheme");
+        assert_eq!(err.key(), Some("--prometheus"));
     }
 
     #[test]
