@@ -498,7 +498,7 @@ mod tests {
 
     #[test]
     fn keys_sort_by_host_then_numeric_index() {
-        let mut keys = vec![
+        let mut keys = [
             GpuKey::of(&gpu("b", "0", None, 0.0)),
             GpuKey::of(&gpu("a", "10", None, 0.0)),
             GpuKey::of(&gpu("a", "2", None, 0.0)),

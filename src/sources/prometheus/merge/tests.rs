@@ -78,7 +78,8 @@ fn answers_merge_into_one_entry_per_engine() {
     );
     let (engines, gpus) = merge.finish();
     assert!(gpus.is_none());
-    let summary: Vec<(&str, &str, Option<f64>, Option<f64>, EngineFlavor)> = engines
+    type Summary<'a> = (&'a str, &'a str, Option<f64>, Option<f64>, EngineFlavor);
+    let summary: Vec<Summary<'_>> = engines
         .iter()
         .map(|e| {
             (
