@@ -18,6 +18,8 @@ pub const NO_GPUS: &str =
     "no GPUs yet: add dcgm-exporter endpoints as targets, or read them through --prometheus";
 pub const VIA_PROMETHEUS: &str = "via Prometheus";
 pub const UNPLACED: &str = "no pod";
+/// After the pod of a GPU whose pod is not among the watched engines.
+pub const NOT_WATCHED: &str = "(not watched)";
 
 /// Draw the view in `area` (between header and footer), scrolled to `app.nodes_offset`.
 pub fn render(buf: &mut Buffer, area: Rect, app: &App, now: Ts) {
@@ -79,10 +81,11 @@ fn lines(
         };
         out.push(node_heading(fleet, node, first, theme, now));
         for g in node {
-            let tail = g
-                .target
-                .and_then(|t| fleet.target(t))
-                .map_or_else(|| UNPLACED.to_string(), |t| t.spec.name.clone());
+            let tail = match (g.target.and_then(|t| fleet.target(t)), &g.sample.pod) {
+                (Some(target), _) => target.spec.name.clone(),
+                (None, Some(pod)) => format!("{pod} {NOT_WATCHED}"),
+                (None, None) => UNPLACED.to_string(),
+            };
             out.push(gpu::gpu_line(g, &g.key.gpu, &tail, theme, span, width));
         }
     }
@@ -218,6 +221,34 @@ mod tests {
         ] {
             assert!(gpu.contains(part), "{part:?} missing in {gpu:?}");
         }
+    }
+
+    #[test]
+    fn a_gpu_held_by_a_pod_kvtop_does_not_watch_names_it() {
+        let mut fleet = Fleet::new(FleetSettings::default());
+        let exporter = fleet.add_target(TargetSpec {
+            name: "dcgm".into(),
+            url: "http://127.0.0.1:9400/metrics".into(),
+        });
+        fleet.ingest(ScrapeReport {
+            target: exporter,
+            at: 100.0,
+            took: 0.01,
+            outcome: Ok(ScrapePayload {
+                gpus: vec![GpuSample {
+                    gpu: "0".into(),
+                    hostname: "n".into(),
+                    pod: Some("vllm-elsewhere".into()),
+                    util_pct: Some(10.0),
+                    ..GpuSample::default()
+                }],
+                ..ScrapePayload::default()
+            }),
+        });
+        let theme = Theme::fallback_mono();
+        let lines = lines(&fleet, &theme, (0.0, 100.0), 100, 100.0);
+        let gpu = lines.get(1).map(text).unwrap_or_default();
+        assert!(gpu.ends_with("vllm-elsewhere (not watched)"), "{gpu}");
     }
 
     #[test]
