@@ -119,7 +119,10 @@ fn start_prometheus(
     )
     .map_err(|e| e.to_string())?;
     fleet.add_source(client.url(), &source_name(&prom.url));
-    let plan = QueryPlan::new(prom.labels.clone(), config.window, prom.dcgm);
+    let mut plan = QueryPlan::new(prom.labels.clone(), config.window, prom.dcgm);
+    if !prom.engines {
+        plan = plan.gpus_only();
+    }
     let settings = PollSettings {
         interval: config.interval,
         backfill: prom.backfill.unwrap_or(config.range),

@@ -36,6 +36,7 @@ pub struct PrometheusSection {
     pub body_limit: Option<SizeValue>,
     pub backfill: Option<DurationValue>,
     pub dcgm: Option<bool>,
+    pub engines: Option<bool>,
     pub pod_label: Option<String>,
     pub namespace_label: Option<String>,
     pub model_label: Option<String>,
@@ -57,6 +58,7 @@ pub(crate) enum PromKey {
     Timeout,
     BodyLimit,
     Backfill,
+    Engines,
     Label(&'static str),
 }
 
@@ -73,6 +75,7 @@ impl PromKey {
             PromKey::Timeout => "timeout",
             PromKey::BodyLimit => "body_limit",
             PromKey::Backfill => "backfill",
+            PromKey::Engines => "engines",
             PromKey::Label(key) => key,
         }
     }
@@ -116,6 +119,8 @@ pub struct PrometheusConfig {
     pub backfill: Option<Duration>,
     /// Read GPUs (DCGM) through Prometheus too.
     pub dcgm: bool,
+    /// Read engines through Prometheus (off: GPUs only, engines scraped directly).
+    pub engines: bool,
     pub labels: LabelMap,
 }
 
@@ -130,6 +135,7 @@ impl PrometheusConfig {
             body_limit: DEFAULT_PROMETHEUS_BODY_LIMIT,
             backfill: None,
             dcgm: true,
+            engines: true,
             labels: LabelMap::default(),
         }
     }
@@ -241,6 +247,15 @@ pub(crate) fn resolve_prometheus(
     config.backfill = section.backfill.map(|b| b.0);
     if let Some(dcgm) = section.dcgm {
         config.dcgm = dcgm;
+    }
+    if let Some(engines) = section.engines {
+        config.engines = engines;
+    }
+    if !config.engines && !config.dcgm {
+        return Err((
+            PromKey::Engines,
+            "with dcgm = false too, nothing would be read from Prometheus".to_owned(),
+        ));
     }
 
     let labels = &mut config.labels;
@@ -416,6 +431,14 @@ mod tests {
         assert_eq!(
             key("url = \"http://prom:9090\"\nusername = \"a\"", &[]).err(),
             Some("username")
+        );
+        assert_eq!(
+            key(
+                "url = \"http://prom:9090\"\nengines = false\ndcgm = false",
+                &[]
+            )
+            .err(),
+            Some("engines")
         );
         assert_eq!(
             key("url = \"http://prom:9090\"\npod_label = \"9pod\"", &[]).err(),

@@ -512,10 +512,18 @@ impl Fleet {
         self.settle_placeholder(source, url);
         let placeholder = self.sources.get(source).and_then(|s| s.placeholder);
         if let Some(index) = placeholder.and_then(|t| self.target_index(t)) {
-            // A good answer without engines: the source row is Up with unknown values.
+            // A good answer without engines: the source row is Up with unknown values, or,
+            // when the source reads GPUs only, a GPU exporter's (kept out of engine tables).
             self.ingest_payload(index, at, took, ScrapePayload::default());
             if let (Some(error), Some(t)) = (partial, self.targets.get_mut(index)) {
                 t.last_error = Some((at, error));
+            }
+            if let Some(target) = placeholder {
+                if payload.gpus.as_ref().is_some_and(|g| !g.is_empty()) {
+                    self.gpu_exporters.insert(target);
+                } else {
+                    self.gpu_exporters.remove(&target);
+                }
             }
         }
         if let Some(gpus) = payload.gpus {

@@ -201,7 +201,7 @@ impl Poller {
         let handle = tokio::spawn(async move {
             let source = client.url().to_owned();
             let mut plan = plan;
-            if !settings.backfill.is_zero() {
+            if !settings.backfill.is_zero() && !plan.backfill().is_empty() {
                 let step = backfill_step(settings.interval, settings.backfill);
                 let end = unix_now();
                 match backfill_once(&client, &plan, end, settings.backfill.as_secs_f64(), step)

@@ -153,14 +153,26 @@ pub struct QueryPlan {
     labels: LabelMap,
     window: QuantileWindow,
     dcgm: bool,
+    engines: bool,
 }
 
 impl QueryPlan {
+    /// Engines, and GPUs too when `dcgm`.
     pub fn new(labels: LabelMap, window: QuantileWindow, dcgm: bool) -> Self {
         QueryPlan {
             labels,
             window,
             dcgm,
+            engines: true,
+        }
+    }
+
+    /// The same plan without the engine queries: GPUs only (engines are scraped directly).
+    pub fn gpus_only(self) -> Self {
+        QueryPlan {
+            engines: false,
+            dcgm: true,
+            ..self
         }
     }
 
@@ -182,6 +194,23 @@ impl QueryPlan {
 
     /// The queries sent every interval. With DCGM, one more query reads every GPU.
     pub fn every_cycle(&self) -> Vec<QuerySpec> {
+        let mut queries = if self.engines {
+            self.engine_queries()
+        } else {
+            Vec::new()
+        };
+        if self.dcgm {
+            queries.push(QuerySpec {
+                signal: "dcgm",
+                promql: format!("{{__name__=~\"DCGM_FI_DEV_({DCGM_FIELDS})\"}}"),
+                shape: Shape::Dcgm,
+            });
+        }
+        queries
+    }
+
+    /// One query per engine signal.
+    fn engine_queries(&self) -> Vec<QuerySpec> {
         let by = self.labels.engine_clause();
         let w = range_selector(self.window);
         let sum = |expr: &str| format!("sum by ({by}) ({expr})");
@@ -192,7 +221,7 @@ impl QueryPlan {
             promql,
             shape,
         };
-        let mut queries = vec![
+        vec![
             spec(
                 "kv_usage",
                 "vllm:kv_cache_usage_perc or vllm:gpu_cache_usage_perc or sglang:token_usage"
@@ -316,19 +345,14 @@ impl QueryPlan {
                 Shape::Engine(Slot::ErrorRatio),
             ),
             self.cpu(),
-        ];
-        if self.dcgm {
-            queries.push(spec(
-                "dcgm",
-                format!("{{__name__=~\"DCGM_FI_DEV_({DCGM_FIELDS})\"}}"),
-                Shape::Dcgm,
-            ));
-        }
-        queries
+        ]
     }
 
     /// The queries sent now and then: configuration that rarely changes.
     pub fn slow(&self) -> Vec<QuerySpec> {
+        if !self.engines {
+            return Vec::new();
+        }
         vec![QuerySpec {
             signal: "cache_config",
             promql: "vllm:cache_config_info".to_owned(),
@@ -518,6 +542,15 @@ mod tests {
              instance, node) group by (kubernetes_pod_name, namespace, instance, node) \
              (vllm:num_requests_running or sglang:num_running_reqs)"
         );
+    }
+
+    #[test]
+    fn a_gpu_only_plan_reads_dcgm_alone() {
+        let plan = QueryPlan::new(LabelMap::default(), QuantileWindow::M1, false).gpus_only();
+        let signals: Vec<&str> = plan.every_cycle().iter().map(|q| q.signal).collect();
+        assert_eq!(signals, ["dcgm"]);
+        assert!(plan.slow().is_empty());
+        assert!(plan.backfill().is_empty());
     }
 
     #[test]

@@ -353,3 +353,35 @@ fn a_slow_source_stretches_the_staleness_of_its_rows() {
     fleet.tick(107.0);
     assert_eq!(fleet.engines()[0].status, EngineStatus::Stale);
 }
+
+#[test]
+fn engines_scraped_directly_take_gpus_read_through_prometheus() {
+    let mut fleet = fleet();
+    let engine = fleet.add_target(TargetSpec {
+        name: "vllm-0".into(),
+        url: "http://10.0.0.1:8000/metrics".into(),
+    });
+    fleet.add_source(PROM, "prometheus");
+    fleet.ingest(engine_report(engine, 100.0));
+    fleet.ingest_derived(DerivedReport {
+        source: PROM.into(),
+        at: 100.5,
+        took: 0.02,
+        outcome: Ok(DerivedPayload {
+            gpus: Some(vec![dcgm_gpu(Some("vllm-0"), "0", 64.0, 70.0, 0.0)]),
+            queries: 1,
+            ..DerivedPayload::default()
+        }),
+    });
+    let row = fleet
+        .engines()
+        .iter()
+        .find(|r| r.target == engine)
+        .cloned()
+        .unwrap_or_else(|| panic!("engine row"));
+    assert_eq!(row.signals.gpu_util, Some(0.64));
+    // The source's row stands for a GPU exporter: not an engine.
+    assert_eq!(fleet.counts().up, 1);
+    let source_row = fleet.engines().iter().find(|r| r.target != engine).cloned();
+    assert!(source_row.is_some_and(|r| fleet.is_gpu_exporter(r.target)));
+}
