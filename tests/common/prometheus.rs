@@ -47,6 +47,16 @@ impl PromServer {
     /// Start Prometheus with `config` (YAML). `prepare` may fill the data directory first
     /// (e.g. with [`backfill_openmetrics`]). Waits until it listens and is ready.
     pub fn start(config: &str, prepare: impl FnOnce(&Path)) -> PromServer {
+        Self::start_with(config, None, prepare)
+    }
+
+    /// [`PromServer::start`] with a web config (TLS, basic auth): `--web.config.file`. With
+    /// one, readiness is only "it listens" (the probe speaks plain HTTP without credentials).
+    pub fn start_with(
+        config: &str,
+        web_config: Option<&str>,
+        prepare: impl FnOnce(&Path),
+    ) -> PromServer {
         let prometheus = find_program("prometheus").expect("prometheus");
         let dir = tempfile::tempdir().expect("tempdir");
         let data: PathBuf = dir.path().join("data");
@@ -56,7 +66,13 @@ impl PromServer {
         std::fs::write(&config_path, config).expect("write config");
         let log_path = dir.path().join("prometheus.log");
         let log = std::fs::File::create(&log_path).expect("log file");
-        let child = Command::new(prometheus)
+        let mut command = Command::new(prometheus);
+        if let Some(web) = web_config {
+            let web_path = dir.path().join("web.yml");
+            std::fs::write(&web_path, web).expect("write web config");
+            command.arg(format!("--web.config.file={}", web_path.display()));
+        }
+        let child = command
             .arg(format!("--config.file={}", config_path.display()))
             .arg(format!("--storage.tsdb.path={}", data.display()))
             // Backfilled blocks are old: keep them.
@@ -89,7 +105,9 @@ impl PromServer {
             std::thread::sleep(Duration::from_millis(50));
         };
         server.url = format!("http://127.0.0.1:{}", server.port);
-        server.wait_ready(deadline);
+        if web_config.is_none() {
+            server.wait_ready(deadline);
+        }
         server
     }
 
