@@ -10,13 +10,14 @@ use std::fmt::Write as _;
 use std::time::Duration;
 
 use common::prometheus::PromServer;
+use kvtop::app::{App, Event, update};
 use kvtop::config::PrometheusConfig;
 use kvtop::fleet::{
     DerivedReport, EngineStatus, Fleet, FleetSettings, QuantileWindow, SourceReport,
 };
 use kvtop::sim::{SimConfig, SimVersion};
 use kvtop::sources::prometheus::{
-    ClientSettings, LabelMap, PromClient, QueryPlan, SlowAnswers, poll_once,
+    ClientSettings, LabelMap, PollSettings, Poller, PromClient, QueryPlan, SlowAnswers, poll_once,
 };
 use kvtop::sources::{ScrapeSettings, ScrapeTarget, build_client, scrape_once};
 
@@ -164,6 +165,65 @@ async fn kvtop_reads_the_simulated_fleet_back_through_prometheus() {
         assert!(row.signals.gpu_util.is_some(), "{}", row.name);
         assert_eq!(row.signals.xid, Some(0.0), "{}", row.name);
     }
+
+    // The worker itself: the backfill first, then cycles, into the console's state.
+    let (tx, mut rx) = tokio::sync::mpsc::channel(64);
+    let (window_tx, window_rx) = tokio::sync::watch::channel(QuantileWindow::S15);
+    let _poller = Poller::start(
+        client.clone(),
+        plan.clone(),
+        PollSettings {
+            interval: Duration::from_millis(500),
+            backfill: Duration::from_secs(10),
+            slow_every: 30,
+        },
+        tx,
+        window_rx,
+    );
+    let mut app = App::new(
+        Fleet::new(FleetSettings {
+            interval: 0.5,
+            ..FleetSettings::default()
+        }),
+        kvtop::theme::Theme::fallback(),
+        "prometheus".into(),
+        Duration::from_millis(500),
+        Duration::from_secs(60),
+    );
+    let mut backfilled = false;
+    let mut cycles = 0;
+    while cycles < 3 {
+        let event = tokio::time::timeout(Duration::from_secs(20), rx.recv())
+            .await
+            .expect("an event from the worker")
+            .expect("the worker runs");
+        match &event {
+            Event::Source(SourceReport::Backfill(report)) => {
+                assert_eq!(cycles, 0, "the backfill comes first");
+                assert!(!report.series.is_empty());
+                backfilled = true;
+            }
+            Event::Source(SourceReport::Cycle(report)) => {
+                assert!(report.outcome.is_ok(), "{:?}", report.outcome);
+                cycles += 1;
+                // A new window reaches the worker before its next cycle.
+                let _ = window_tx.send(QuantileWindow::M1);
+            }
+            other => panic!("unexpected event {other:?}"),
+        }
+        update(&mut app, event, kvtop::clock::unix_now());
+    }
+    assert!(backfilled);
+    let fleet = &app.fleet;
+    assert_eq!(fleet.counts().up, serving.len());
+    assert!(
+        fleet
+            .engines()
+            .iter()
+            .all(|r| r.history.len() > 1 && r.signals.gpu_util.is_some()),
+        "{:#?}",
+        fleet.engines()
+    );
     drop(prom);
     sim.shutdown().await;
 }
