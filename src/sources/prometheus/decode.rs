@@ -132,11 +132,29 @@ fn not_an_answer(status: u16, body: &[u8], err: &serde_json::Error) -> ScrapeErr
 fn http_error(status: u16) -> ScrapeError {
     ScrapeError::Http {
         status,
-        reason: reqwest::StatusCode::from_u16(status)
-            .ok()
-            .and_then(|s| s.canonical_reason())
-            .map(str::to_owned),
+        reason: reason_phrase(status).map(str::to_owned),
     }
+}
+
+/// The reason phrase of the statuses a Prometheus server, or a proxy or gateway in front of
+/// it, answers with.
+fn reason_phrase(status: u16) -> Option<&'static str> {
+    Some(match status {
+        400 => "Bad Request",
+        401 => "Unauthorized",
+        403 => "Forbidden",
+        404 => "Not Found",
+        405 => "Method Not Allowed",
+        413 => "Payload Too Large",
+        414 => "URI Too Long",
+        422 => "Unprocessable Entity",
+        429 => "Too Many Requests",
+        500 => "Internal Server Error",
+        502 => "Bad Gateway",
+        503 => "Service Unavailable",
+        504 => "Gateway Timeout",
+        _ => return None,
+    })
 }
 
 #[derive(Deserialize)]
@@ -292,6 +310,30 @@ mod tests {
             decode_answer(200, scalar),
             Err(ScrapeError::NotMetrics(_))
         ));
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_body_decodes_or_fails_without_panicking(
+            status in 100u16..600,
+            body in proptest::collection::vec(proptest::num::u8::ANY, 0..256),
+        ) {
+            let _ = decode_answer(status, &body);
+        }
+
+        #[test]
+        fn answers_with_any_label_text_keep_it(name in "[a-z_]{1,8}", value in "\\PC{0,16}") {
+            let body = serde_json::json!({
+                "status": "success",
+                "data": {"resultType": "vector", "result": [
+                    {"metric": {name.clone(): value.clone()}, "value": [1.5, "2"]}
+                ]}
+            })
+            .to_string();
+            let answer = decode_answer(200, body.as_bytes());
+            let label = answer.as_ref().ok().and_then(|a| a.series.first()).and_then(|s| s.label(&name));
+            proptest::prop_assert_eq!(label, Some(value.as_str()));
+        }
     }
 
     #[test]
