@@ -464,3 +464,88 @@ fn mono_uses_no_colour_and_writes_every_severity_out() {
         }
     }
 }
+
+/// GPU signals reach the rules: an engine with a queue on a GPU that a dcgm-exporter reports
+/// as 5 % busy, for two minutes, fires "GPU idle while requests wait" (gpu_util ≤ 10 % and
+/// waiting > 0 for 1 m) with the GPU value in its evidence.
+#[test]
+fn gpu_signals_from_dcgm_reach_the_rules() {
+    let mut fleet = Fleet::new(FleetSettings {
+        interval: INTERVAL,
+        ..FleetSettings::default()
+    });
+    let engine_target = fleet.add_target(TargetSpec {
+        name: "vllm-idle".into(),
+        url: "http://vllm-idle:8000/metrics".into(),
+    });
+    let exporter = fleet.add_target(TargetSpec {
+        name: "dcgm-exporter-x7k2p".into(),
+        url: "http://10.0.0.9:9400/metrics".into(),
+    });
+    let mut app = App::new(
+        fleet,
+        Theme::fallback(),
+        "2 targets".into(),
+        Duration::from_secs_f64(INTERVAL),
+        Duration::from_secs(300),
+    );
+    let idle = Engine {
+        name: "vllm-idle",
+        model: LLAMA,
+        kv: |_| 0.3,
+        waiting: 5.0,
+        ttft: TTFT_FAST,
+    };
+    for step in 0..60 {
+        let now = at(STEPS - 60 + step);
+        let engine = ScrapeReport {
+            target: engine_target,
+            at: now,
+            took: 0.01,
+            outcome: Ok(ScrapePayload {
+                engines: vec![sample(&idle, step)],
+                ..ScrapePayload::default()
+            }),
+        };
+        let gpus = ScrapeReport {
+            target: exporter,
+            at: now,
+            took: 0.01,
+            outcome: Ok(ScrapePayload {
+                gpus: vec![kvtop::engine::GpuSample {
+                    gpu: "0".into(),
+                    uuid: "GPU-00000000".into(),
+                    model_name: "NVIDIA H100 80GB HBM3".into(),
+                    hostname: "gpu-node-00".into(),
+                    pod: Some("vllm-idle".into()),
+                    namespace: Some("llm".into()),
+                    util_pct: Some(5.0),
+                    fb_used_mib: Some(70_000.0),
+                    fb_free_mib: Some(11_000.0),
+                    ..kvtop::engine::GpuSample::default()
+                }],
+                ..ScrapePayload::default()
+            }),
+        };
+        update(&mut app, Event::Scrape(engine), now);
+        update(&mut app, Event::Scrape(gpus), now);
+        update(&mut app, Event::Tick, now);
+    }
+    let finding = app
+        .diag
+        .view()
+        .findings()
+        .iter()
+        .find(|f| f.rule_id.as_ref() == "gpu-idle-with-queue")
+        .cloned();
+    let Some(finding) = finding else {
+        panic!("no GPU finding: {:?}", app.diag.view().findings());
+    };
+    assert_eq!(finding.subject.label(), "vllm-idle");
+    assert_eq!(finding.state, kvtop::rules::FindingState::Firing);
+    let evidence: Vec<String> = finding.evidence.iter().map(|e| e.describe()).collect();
+    assert!(
+        evidence.iter().any(|e| e == "gpu_util = 5% <= 10%"),
+        "{evidence:?}"
+    );
+}

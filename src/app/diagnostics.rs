@@ -22,24 +22,49 @@ use std::sync::Arc;
 
 use super::state::{App, RowKey};
 use crate::engine::EngineId;
-use crate::fleet::{Fleet, TargetId, Ts};
+use crate::fleet::{Fleet, Signals, TargetId, Ts};
 use crate::rules::{
-    EngineHealth, EngineInput, Finding, FindingState, RuleEngine, RuleSet, Severity, Subject,
+    EngineHealth, EngineInput, Finding, FindingState, GpuSignals, RuleEngine, RuleSet, Severity,
+    Subject,
 };
 
-/// The rules' view of the fleet: one input per engine row, in fleet order.
+/// The rules' view of the fleet: one input per engine row, in fleet order, leaving out the
+/// rows of GPU exporters (they are no engines); `gpu` holds each row's GPU signals, indexed
+/// like `fleet.engines()` (see [`fleet_gpu_signals`]; rows past its end have none).
 ///
 /// This is the single place where the rules learn about an engine. It passes what the fleet
-/// state holds today (scrape status, signals, the latest sample, restarts); GPU signals
-/// (`with_gpu`), pod facts and labels (`with_facts`, `with_labels`), pod status, logs and
-/// Kubernetes events (`with_pod_status`, `with_logs`, `with_events`) are to be added here as
-/// the fleet starts carrying them.
-pub fn fleet_inputs(fleet: &Fleet) -> Vec<EngineInput<'_>> {
+/// state holds today (scrape status, signals, the latest sample, restarts, and the GPU signals
+/// of the GPUs joined to the engine's pod); pod facts and labels (`with_facts`,
+/// `with_labels`), pod status, logs and Kubernetes events (`with_pod_status`, `with_logs`,
+/// `with_events`) are to be added here as the fleet starts carrying them.
+pub fn fleet_inputs<'a>(fleet: &'a Fleet, gpu: &'a [Option<GpuSignals>]) -> Vec<EngineInput<'a>> {
     fleet
         .engines()
         .iter()
-        .map(EngineInput::from_state)
+        .enumerate()
+        .filter(|(_, engine)| !fleet.is_gpu_exporter(engine.target))
+        .map(|(i, engine)| {
+            EngineInput::from_state(engine).with_gpu(gpu.get(i).and_then(Option::as_ref))
+        })
         .collect()
+}
+
+/// Each engine row's GPU signals for [`fleet_inputs`], into `out` (cleared first).
+pub fn fleet_gpu_signals(fleet: &Fleet, out: &mut Vec<Option<GpuSignals>>) {
+    out.clear();
+    out.extend(fleet.engines().iter().map(|e| gpu_signals(&e.signals)));
+}
+
+/// The rules' GPU signals from an engine's signals; `None` when no GPU value is known.
+pub fn gpu_signals(s: &Signals) -> Option<GpuSignals> {
+    let gpu = GpuSignals {
+        util: s.gpu_util,
+        mem: s.gpu_mem,
+        temp_c: s.gpu_temp,
+        power_w: s.gpu_power,
+        xid: s.xid,
+    };
+    (gpu != GpuSignals::default()).then_some(gpu)
 }
 
 /// What the table shows about one engine: its worst firing finding and how many findings
@@ -64,6 +89,8 @@ pub struct RulesView {
     sorted: Vec<usize>,
     /// Table marks per engine, in input order.
     marks: Vec<EngineMarks>,
+    /// Reused buffer of the engines' GPU signals.
+    gpu: Vec<Option<GpuSignals>>,
     /// When the last cycle ran.
     evaluated_at: Option<Ts>,
 }
@@ -75,6 +102,7 @@ impl RulesView {
             keys: Vec::new(),
             sorted: Vec::new(),
             marks: Vec::new(),
+            gpu: Vec::new(),
             evaluated_at: None,
         }
     }
@@ -129,7 +157,8 @@ impl RulesView {
     }
 
     fn evaluate(&mut self, fleet: &Fleet, now: Ts) {
-        let inputs = fleet_inputs(fleet);
+        fleet_gpu_signals(fleet, &mut self.gpu);
+        let inputs = fleet_inputs(fleet, &self.gpu);
         self.engine.evaluate(&inputs, now);
         self.evaluated_at = Some(now);
         let same_engines = self.keys.len() == inputs.len()
@@ -584,9 +613,38 @@ source = "test"
             took: 0.01,
             outcome: Err(ScrapeError::Refused),
         });
-        let inputs = fleet_inputs(&app.fleet);
+        let gpu = [None, Some(GpuSignals::default())];
+        let inputs = fleet_inputs(&app.fleet, &gpu);
         assert_eq!(inputs.len(), 2);
         assert_eq!(inputs[0].signals.kv_usage, Some(0.5));
+        assert!(inputs[0].gpu.is_none());
         assert_eq!(inputs[1].status, crate::fleet::EngineStatus::Down);
+        assert_eq!(inputs[1].gpu, Some(&GpuSignals::default()));
+        assert!(
+            fleet_inputs(&app.fleet, &[])
+                .iter()
+                .all(|i| i.gpu.is_none())
+        );
+    }
+
+    #[test]
+    fn gpu_signals_come_from_the_engine_s_signals() {
+        assert_eq!(gpu_signals(&Signals::default()), None);
+        let signals = Signals {
+            gpu_util: Some(0.2),
+            gpu_temp: Some(71.0),
+            xid: Some(0.0),
+            ..Signals::default()
+        };
+        assert_eq!(
+            gpu_signals(&signals),
+            Some(GpuSignals {
+                util: Some(0.2),
+                mem: None,
+                temp_c: Some(71.0),
+                power_w: None,
+                xid: Some(0.0),
+            })
+        );
     }
 }

@@ -8,8 +8,9 @@ use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 pub enum Context {
     /// The fleet view with no prompt or overlay open.
     Fleet,
-    /// The diagnostics or the routing view. Keys not bound here act as in the fleet view
-    /// (quit, help, freeze, the quantile window, switching views).
+    /// The diagnostics, routing or GPU node view. Keys not bound here act as in the fleet
+    /// view (quit, help, moving, freeze, the quantile window, switching views); moving keys
+    /// move through the view shown.
     Views,
     /// The filter prompt is being edited.
     Filter,
@@ -63,6 +64,8 @@ pub enum Action {
     ShowFleet,
     /// Select the selected finding's engine in the fleet view.
     JumpToEngine,
+    /// Switch between the fleet and the GPU node view.
+    ToggleNodes,
 }
 
 /// One key of a binding.
@@ -237,19 +240,13 @@ pub const KEYMAP: &[Binding] = &[
         Action::OpenRouting,
         "routing explainer",
     ),
-    // Diagnostics and routing views (other keys as in the fleet view).
     bind(
-        &[plain('j'), Key::Plain(KeyCode::Down)],
-        Context::Views,
-        Action::SelectDown,
-        "next finding / line",
+        &[plain('n')],
+        Context::Fleet,
+        Action::ToggleNodes,
+        "GPUs per node",
     ),
-    bind(
-        &[plain('k'), Key::Plain(KeyCode::Up)],
-        Context::Views,
-        Action::SelectUp,
-        "previous finding / line",
-    ),
+    // Diagnostics, routing and node views (other keys as in the fleet view).
     bind(
         &[Key::Plain(KeyCode::Enter)],
         Context::Views,

@@ -15,7 +15,7 @@ pub(super) fn on_key(app: &mut App, action: Action, now: Ts) -> Option<bool> {
         Action::ShowFleet => Some(switch(app, View::Fleet)),
         Action::JumpToEngine => Some(app.view == View::Diagnostics && jump_to_engine(app, now)),
         _ => match app.view {
-            View::Fleet => None,
+            View::Fleet | View::Nodes => None,
             View::Diagnostics => move_finding(app, action),
             View::Routing => scroll_routing(app, action),
         },

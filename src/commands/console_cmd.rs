@@ -7,13 +7,14 @@ use crate::cli::GlobalArgs;
 
 pub fn run(global: &GlobalArgs) -> ExitCode {
     let loaded = load_config(global);
-    if loaded.config.targets.is_empty() {
+    if loaded.config.targets.is_empty() && loaded.config.prometheus.is_none() {
         for problem in &loaded.problems {
             eprintln!("kvtop: {problem}");
         }
         eprintln!(
             "kvtop: no targets to watch. Pass --target http://HOST:PORT/metrics (repeatable), \
-             add [[targets]] to the config file (kvtop config init), or try `kvtop demo`."
+             add [[targets]] to the config file (kvtop config init), read them through \
+             Prometheus with --prometheus URL, or try `kvtop demo`."
         );
         return ExitCode::from(2);
     }
@@ -26,9 +27,20 @@ pub fn run(global: &GlobalArgs) -> ExitCode {
         Ok(session) => session,
         Err(code) => return code,
     };
-    let source = match config.targets.len() {
-        1 => "1 target".to_string(),
-        n => format!("{n} targets"),
+    let targets = match config.targets.len() {
+        0 => None,
+        1 => Some("1 target".to_string()),
+        n => Some(format!("{n} targets")),
+    };
+    let prometheus = config
+        .prometheus
+        .as_ref()
+        .map(|p| super::console::source_name(&p.url));
+    let source = match (targets, prometheus) {
+        (Some(t), Some(p)) => format!("{t} + {p}"),
+        (Some(t), None) => t,
+        (None, Some(p)) => p,
+        (None, None) => String::new(),
     };
     runtime.block_on(super::console::run_console(
         &config,

@@ -28,6 +28,7 @@ pub struct ConfigFile {
     pub log: LogSection,
     #[serde(default)]
     pub rules: RulesSection,
+    pub prometheus: Option<super::prometheus::PrometheusSection>,
 }
 
 /// `[scrape]`

@@ -47,6 +47,8 @@ pub struct Config {
     /// The file this configuration was read from, if any.
     pub source: Option<PathBuf>,
     pub(crate) timeout_provenance: TimeoutProvenance,
+    /// Read the fleet (and GPUs) through this Prometheus server as well.
+    pub prometheus: Option<super::prometheus::PrometheusConfig>,
 }
 
 /// How much history is kept per engine.
@@ -101,6 +103,7 @@ impl Default for Config {
             rules_file: None,
             source: None,
             timeout_provenance: TimeoutProvenance { derived: true },
+            prometheus: None,
         }
     }
 }

@@ -62,6 +62,8 @@ pub const NO_FINDINGS_HEADER: &str = "no findings";
 pub fn strip_quiet(rules: usize, engines: usize) -> String {
     format!("no findings · {rules} rules over {engines} engines")
 }
+/// The findings strip before the rules first ran.
+pub const STRIP_NOT_RUN: &str = "rules not evaluated yet";
 /// "+3 more"
 pub fn more(n: usize) -> String {
     format!("+{n} more")

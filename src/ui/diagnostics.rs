@@ -57,7 +57,8 @@ pub fn render(buf: &mut Buffer, area: Rect, app: &App, now: Ts) {
         let at = view
             .evaluated_at()
             .map(|t| format::clock(t, app.utc_offset_secs));
-        let engines = app.view_fleet().engines().len();
+        let c = app.view_fleet().counts();
+        let engines = c.up + c.stale + c.down;
         let message = text::no_findings(view.rule_count(), engines, at.as_deref());
         buf.set_line(
             area.x + 1,

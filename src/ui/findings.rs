@@ -170,8 +170,11 @@ pub fn render_strip(buf: &mut Buffer, area: Rect, app: &App) {
         .iter()
         .filter(|f| f.state == FindingState::Firing)
         .collect();
-    let line = if firing.is_empty() {
-        let engines = app.view_fleet().engines().len();
+    let line = if view.evaluated_at().is_none() {
+        Line::styled(text::STRIP_NOT_RUN, theme.dim)
+    } else if firing.is_empty() {
+        let c = app.view_fleet().counts();
+        let engines = c.up + c.stale + c.down;
         Line::styled(text::strip_quiet(view.rule_count(), engines), theme.dim)
     } else {
         let items = firing
@@ -225,7 +228,12 @@ pub fn fact_lines(app: &App, engine: &EngineState, width: u16, now: Ts) -> Vec<L
     let label = |l: &str| Span::styled(format!("{l:<FACT_LABEL$} "), theme.dim);
     let findings = current_findings(app, engine);
     let mut lines = Vec::new();
-    if findings.is_empty() {
+    if app.diag.view().evaluated_at().is_none() {
+        lines.push(Line::from(vec![
+            label(text::FACT_FINDINGS),
+            Span::styled(format::UNKNOWN, theme.dim),
+        ]));
+    } else if findings.is_empty() {
         lines.push(Line::from(vec![
             label(text::FACT_FINDINGS),
             Span::styled(text::ENGINE_QUIET, theme.ok),

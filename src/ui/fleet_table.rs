@@ -40,6 +40,10 @@ pub enum Column {
     Prefix,
     Preempt,
     Age,
+    /// GPU utilization (DCGM), the busiest of the engine's GPUs.
+    GpuUtil,
+    /// GPU framebuffer in use (DCGM), the fullest of the engine's GPUs.
+    GpuMem,
 }
 
 struct Spec {
@@ -72,8 +76,8 @@ const fn spec(
 }
 
 /// Columns in display order. The badge is never dropped; the health column shows from about
-/// 94 columns on, before the model, age, prefix and preemption columns.
-const SPECS: [Spec; 14] = [
+/// 94 columns on, before the model, age, prefix, preemption and GPU columns.
+const SPECS: [Spec; 16] = [
     spec(
         Column::Badge,
         diag_text::COL_BADGE,
@@ -158,6 +162,23 @@ const SPECS: [Spec; 14] = [
         SortColumn::Preemptions,
     ),
     spec(Column::Age, text::COL_AGE, 6, 10, true, SortColumn::Age),
+    // GPU columns come last and go first: wide terminals only.
+    spec(
+        Column::GpuUtil,
+        text::COL_GPU_UTIL,
+        4,
+        13,
+        true,
+        SortColumn::GpuUtil,
+    ),
+    spec(
+        Column::GpuMem,
+        text::COL_GPU_MEM,
+        4,
+        14,
+        true,
+        SortColumn::GpuMem,
+    ),
 ];
 
 fn spec_of(column: Column) -> &'static Spec {
@@ -431,6 +452,14 @@ fn row_line(
                         .map_or_else(|| format::UNKNOWN.to_string(), |t| format::age(now - t)),
                     width,
                 ),
+                values_style,
+            ),
+            Column::GpuUtil => (
+                format::right(&format::percent(s.gpu_util), width),
+                values_style,
+            ),
+            Column::GpuMem => (
+                format::right(&format::percent(s.gpu_mem), width),
                 values_style,
             ),
         };

@@ -16,7 +16,12 @@ use crate::theme::Theme;
 /// Draw the footer; `shown` is the number of rows the filter lets through.
 pub fn render(buf: &mut Buffer, area: Rect, app: &App, shown: usize, now: Ts) {
     let theme = &app.theme;
-    let total = app.view_fleet().engines().len();
+    let fleet = app.view_fleet();
+    let total = fleet
+        .engines()
+        .iter()
+        .filter(|e| !fleet.is_gpu_exporter(e.target))
+        .count();
     let mut segments = Vec::new();
 
     if app.filter_editing {
@@ -46,7 +51,9 @@ pub fn render(buf: &mut Buffer, area: Rect, app: &App, shown: usize, now: Ts) {
                 )],
             )),
             None => segments.extend(match app.view {
-                View::Fleet => hints(theme, Context::Fleet, &text::FOOTER_HINTS, 2, false),
+                View::Fleet | View::Nodes => {
+                    hints(theme, Context::Fleet, &text::FOOTER_HINTS, 2, false)
+                }
                 View::Diagnostics => {
                     hints(theme, Context::Views, &text::DIAGNOSTICS_HINTS, 2, false)
                 }

@@ -76,7 +76,7 @@ pub fn render(buf: &mut Buffer, area: Rect, app: &App, now: Ts) {
     let reserved: usize = [
         Some(&title),
         Some(&window),
-        Some(&findings),
+        findings.as_ref(),
         Some(&counts),
         Some(&clock),
         frozen.as_ref(),
@@ -107,22 +107,24 @@ pub fn render(buf: &mut Buffer, area: Rect, app: &App, now: Ts) {
         )],
     ));
     segments.extend(frozen);
-    segments.push(findings);
+    segments.extend(findings);
     segments.push(counts);
     segments.push(clock);
     line::render(buf, area, segments);
 }
 
 /// Firing findings by severity, `2 crit 3 warn`, each in its severity's style; `no findings`
-/// when nothing fires.
-fn findings_counts(app: &App) -> Segment<'static> {
+/// when nothing fires; nothing before the rules first ran.
+fn findings_counts(app: &App) -> Option<Segment<'static>> {
     let theme = &app.theme;
-    let counts = diag_text::header_counts(app.diag.view().engine().counts());
+    let view = app.diag.view();
+    view.evaluated_at()?;
+    let counts = diag_text::header_counts(view.engine().counts());
     if counts.is_empty() {
-        return Segment::right(
+        return Some(Segment::right(
             1,
             vec![Span::styled(diag_text::NO_FINDINGS_HEADER, theme.dim)],
-        );
+        ));
     }
     let mut spans = Vec::new();
     for (i, (number, word, severity)) in counts.into_iter().enumerate() {
@@ -133,5 +135,5 @@ fn findings_counts(app: &App) -> Segment<'static> {
         spans.push(Span::styled(number, style.add_modifier(Modifier::BOLD)));
         spans.push(Span::styled(format!(" {word}"), style));
     }
-    Segment::right(1, spans)
+    Some(Segment::right(1, spans))
 }

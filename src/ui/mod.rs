@@ -14,9 +14,11 @@ pub mod findings;
 pub mod fleet_table;
 pub mod footer;
 pub mod format;
+pub mod gpu;
 pub mod header;
 pub mod help;
 pub mod line;
+pub mod nodes;
 pub mod routing;
 pub mod spark;
 pub mod text;
@@ -124,6 +126,7 @@ pub fn draw_into(buf: &mut Buffer, area: Rect, app: &App, now: Ts) {
         }
         View::Diagnostics => diagnostics::render(buf, body(area, &areas), app, now),
         View::Routing => routing::render(buf, body(area, &areas), app),
+        View::Nodes => nodes::render(buf, body(area, &areas), app, now),
     }
     footer::render(buf, areas.footer, app, rows.len(), now);
     if app.help_visible {

@@ -39,7 +39,8 @@ pub fn render(buf: &mut Buffer, area: Rect, app: &App) {
         return;
     }
     let fleet = app.view_fleet();
-    let inputs = fleet_inputs(fleet);
+    // The explainer reads no GPU signal.
+    let inputs = fleet_inputs(fleet, &[]);
     let groups = explain_routing(&inputs, &PROMPT_SIZES);
     let legend = wrap(
         text::ROUTING_LEGEND,
