@@ -12,6 +12,7 @@ pub mod engine;
 pub mod fleet;
 pub mod logging;
 pub mod metrics;
+pub mod rules;
 pub mod sim;
 pub mod sources;
 pub mod terminal;
