@@ -60,6 +60,7 @@ fn fleet(with_text: bool, with_sick: bool) -> Vec<Engine> {
                 cpu_cores: Some(0.8),
                 error_ratio: Some(0.0),
                 kv_capacity_tokens: Some(120_000.0),
+                ..Signals::default()
             };
             let sample = EngineSample {
                 cache_config: Some(CacheConfig {

@@ -9,16 +9,20 @@ pub mod update;
 
 pub use keys::{Action, Binding, Context, KEYMAP, Key};
 pub use rows::{SortColumn, visible_rows};
-pub use state::{App, ChartRange, Frozen, Notice, NoticeKind, RowKey, TableScroll, View};
+pub use state::{
+    App, ChartRange, Frozen, NodesExtent, Notice, NoticeKind, RowKey, TableScroll, View,
+};
 pub use update::update;
 
-use crate::fleet::{ScrapeReport, Ts};
+use crate::fleet::{ScrapeReport, SourceReport, Ts};
 
 /// Everything that can happen to the console.
 #[derive(Debug, Clone)]
 pub enum Event {
     /// A worker finished a scrape.
     Scrape(ScrapeReport),
+    /// A source (Prometheus) worker finished a cycle or its start-up backfill.
+    Source(SourceReport),
     /// A key was pressed.
     Key(crossterm::event::KeyEvent),
     /// The terminal was resized.

@@ -10,13 +10,14 @@ use std::time::Duration;
 use crossterm::event::{Event as TermEvent, EventStream, KeyEventKind};
 use futures_util::StreamExt;
 use tokio::signal::unix::{SignalKind, signal};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 use tokio::time::{Instant, MissedTickBehavior};
 
 use super::state::App;
 use super::update::update;
 use super::{Command, Event};
 use crate::clock::unix_now;
+use crate::fleet::QuantileWindow;
 use crate::terminal::ConsoleTerminal;
 
 /// Most events folded into the state before a frame is considered.
@@ -39,8 +40,20 @@ pub enum ExitReason {
 pub async fn run(
     app: &mut App,
     terminal: &mut ConsoleTerminal,
+    events: mpsc::Receiver<Event>,
+    max_fps: u32,
+) -> io::Result<ExitReason> {
+    run_with_window(app, terminal, events, max_fps, None).await
+}
+
+/// [`run`], publishing the quantile window the operator picks (`w`) on `window`, for workers
+/// that compute windowed signals themselves (a Prometheus source).
+pub async fn run_with_window(
+    app: &mut App,
+    terminal: &mut ConsoleTerminal,
     mut events: mpsc::Receiver<Event>,
     max_fps: u32,
+    window: Option<watch::Sender<QuantileWindow>>,
 ) -> io::Result<ExitReason> {
     let frame_interval = Duration::from_secs_f64(1.0 / f64::from(max_fps.clamp(1, 60)));
     let mut input = EventStream::new();
@@ -98,6 +111,14 @@ pub async fn run(
         };
         if let Some(reason) = exit {
             return Ok(reason);
+        }
+        if let Some(window) = &window {
+            let current = app.fleet.window();
+            window.send_if_modified(|published| {
+                let changed = *published != current;
+                *published = current;
+                changed
+            });
         }
         if app.dirty && Instant::now() >= last_frame + frame_interval {
             draw(app, terminal)?;

@@ -17,11 +17,13 @@ pub const PROBLEM_SECS: f64 = 30.0;
 /// Rows PgUp/PgDn move before the table was ever drawn.
 const DEFAULT_PAGE: usize = 10;
 
-/// The views the console can show. Later: diagnostics, explainer, nodes.
+/// The views the console can show. Later: diagnostics, explainer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum View {
     #[default]
     Fleet,
+    /// GPUs per node (`n`).
+    Nodes,
 }
 
 /// Identity of a table row, stable across re-sorting and rows appearing or disappearing.
@@ -136,6 +138,13 @@ pub struct TableScroll {
     pub height: usize,
 }
 
+/// How long the node view was and how many of its lines fitted, as of the last draw.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct NodesExtent {
+    pub lines: usize,
+    pub height: usize,
+}
+
 /// The console's state. `update` changes it; `ui::draw` reads it.
 #[derive(Debug)]
 pub struct App {
@@ -168,6 +177,10 @@ pub struct App {
     pub(crate) last_second: Option<i64>,
     /// Written by the table view while drawing (it takes `&App`), read by paging.
     pub(crate) scroll: Cell<TableScroll>,
+    /// First line of the node view shown.
+    pub nodes_offset: usize,
+    /// Lines of the node view and rows it had, as of the last draw (for scrolling).
+    pub(crate) nodes_extent: Cell<NodesExtent>,
 }
 
 impl App {
@@ -201,6 +214,8 @@ impl App {
             utc_offset_secs: 0,
             last_second: None,
             scroll: Cell::new(TableScroll::default()),
+            nodes_offset: 0,
+            nodes_extent: Cell::new(NodesExtent::default()),
         }
     }
 
@@ -269,6 +284,8 @@ impl App {
             Context::Help
         } else if self.filter_editing {
             Context::Filter
+        } else if self.view == View::Nodes {
+            Context::Nodes
         } else {
             Context::Fleet
         }

@@ -7,7 +7,7 @@ use crate::cli::GlobalArgs;
 
 pub fn run(global: &GlobalArgs) -> ExitCode {
     let loaded = load_config(global);
-    if loaded.config.targets.is_empty() {
+    if loaded.config.targets.is_empty() && loaded.config.prometheus.is_none() {
         for problem in &loaded.problems {
             eprintln!("kvtop: {problem}");
         }
@@ -26,9 +26,20 @@ pub fn run(global: &GlobalArgs) -> ExitCode {
         Ok(session) => session,
         Err(code) => return code,
     };
-    let source = match config.targets.len() {
-        1 => "1 target".to_string(),
-        n => format!("{n} targets"),
+    let targets = match config.targets.len() {
+        0 => None,
+        1 => Some("1 target".to_string()),
+        n => Some(format!("{n} targets")),
+    };
+    let prometheus = config
+        .prometheus
+        .as_ref()
+        .map(|p| super::console::source_name(&p.url));
+    let source = match (targets, prometheus) {
+        (Some(t), Some(p)) => format!("{t} + {p}"),
+        (Some(t), None) => t,
+        (None, Some(p)) => p,
+        (None, None) => String::new(),
     };
     runtime.block_on(super::console::run_console(
         &config,

@@ -37,16 +37,18 @@ pub fn run(args: DemoArgs, global: &GlobalArgs) -> ExitCode {
                 return ExitCode::from(1);
             }
         };
+        // Engines, then each node's dcgm-exporter (GPU panel, GPU columns, node view).
         let targets: Vec<TargetConfig> = sim
             .engines
             .iter()
+            .chain(&sim.dcgm)
             .map(|e| TargetConfig {
                 name: e.name.clone(),
                 url: e.url.clone(),
                 bearer_token: None,
             })
             .collect();
-        let source = format!("demo ({} simulated engines)", targets.len());
+        let source = format!("demo ({} simulated engines)", sim.engines.len());
         let code = super::console::run_console(&config, theme, &targets, source, problems).await;
         sim.shutdown().await;
         code

@@ -30,6 +30,7 @@ pub fn load_config(global: &GlobalArgs) -> Loaded {
         theme: global.theme.clone(),
         body_limit: global.body_limit.clone(),
         log_level: global.log_level.clone(),
+        prometheus: global.prometheus.clone(),
     };
     if let Err(err) = config.apply(overrides) {
         problems.push(err.to_string());

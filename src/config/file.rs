@@ -26,6 +26,7 @@ pub struct ConfigFile {
     pub history: HistorySection,
     #[serde(default)]
     pub log: LogSection,
+    pub prometheus: Option<super::prometheus::PrometheusSection>,
 }
 
 /// `[scrape]`

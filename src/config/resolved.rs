@@ -44,6 +44,8 @@ pub struct Config {
     /// The file this configuration was read from, if any.
     pub source: Option<PathBuf>,
     pub(crate) timeout_provenance: TimeoutProvenance,
+    /// Read the fleet (and GPUs) through this Prometheus server as well.
+    pub prometheus: Option<super::prometheus::PrometheusConfig>,
 }
 
 /// How much history is kept per engine.
@@ -97,6 +99,7 @@ impl Default for Config {
             log_file: super::paths::state_dir().map(|dir| dir.join(LOG_FILE_NAME)),
             source: None,
             timeout_provenance: TimeoutProvenance { derived: true },
+            prometheus: None,
         }
     }
 }

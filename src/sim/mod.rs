@@ -27,7 +27,7 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 pub use buckets::SimVersion;
-pub use fleet::Scenario;
+pub use fleet::{EngineRef, Scenario, ScenarioAssignment};
 
 use gpu::GpuModel;
 use pod::SimPod;
@@ -49,6 +49,8 @@ pub struct SimConfig {
     pub time_scale: f64,
     /// GPUs per node (one engine per GPU).
     pub gpus_per_node: usize,
+    /// Scenarios for given engines, over the default composition (`fleet::scenario_for`).
+    pub scenarios: Vec<ScenarioAssignment>,
 }
 
 impl Default for SimConfig {
@@ -60,6 +62,7 @@ impl Default for SimConfig {
             seed: 1,
             time_scale: 1.0,
             gpus_per_node: 8,
+            scenarios: Vec::new(),
         }
     }
 }
@@ -81,6 +84,8 @@ pub enum SimError {
         #[source]
         source: std::io::Error,
     },
+    #[error("scenario: {0}")]
+    Scenario(String),
     #[error("cannot listen on 127.0.0.1:{port}: {source}")]
     Bind {
         port: u16,
@@ -115,6 +120,8 @@ pub struct SimHandle {
     pub engines: Vec<SimEndpoint>,
     /// dcgm-exporters, one per node.
     pub dcgm: Vec<SimEndpoint>,
+    /// The engines' pods, in index order (for scenarios applied while running).
+    sites: Vec<Arc<EngineSite>>,
     clock: Arc<SimClock>,
     stop: watch::Sender<bool>,
     tasks: Vec<JoinHandle<std::io::Result<()>>>,
@@ -133,6 +140,24 @@ impl SimHandle {
     /// Current simulated time, seconds since the Unix epoch.
     pub fn now(&self) -> f64 {
         self.clock.now()
+    }
+
+    /// Apply the GPU side of `scenario` to a running engine's GPU (fault and XID; `healthy`
+    /// clears them). The traffic side of a scenario is set at start (`SimConfig::scenarios`).
+    pub fn apply_gpu_scenario(
+        &self,
+        engine: &EngineRef,
+        scenario: Scenario,
+    ) -> Result<(), SimError> {
+        let index = match engine {
+            EngineRef::Index(i) => Some(*i).filter(|i| *i < self.engines.len()),
+            EngineRef::Name(name) => self.engines.iter().position(|e| e.name == *name),
+        };
+        let site = index
+            .and_then(|i| self.sites.get(i))
+            .ok_or_else(|| SimError::Scenario(format!("no engine {engine:?}")))?;
+        site.with_pod(|pod| pod.apply_gpu_scenario(scenario));
+        Ok(())
     }
 
     /// Stop every server and wait until they have released their ports.
@@ -186,7 +211,16 @@ pub async fn start(cfg: SimConfig) -> Result<SimHandle, SimError> {
     if !(cfg.time_scale.is_finite() && cfg.time_scale > 0.0) {
         return Err(SimError::InvalidTimeScale(cfg.time_scale));
     }
-    let plan = fleet::plan(cfg.engines, cfg.gpus_per_node, cfg.version, cfg.seed);
+    let mut plan = fleet::plan(cfg.engines, cfg.gpus_per_node, cfg.version, cfg.seed);
+    for assignment in &cfg.scenarios {
+        fleet::apply_scenario(
+            &mut plan,
+            &assignment.engine,
+            assignment.scenario,
+            cfg.version,
+        )
+        .map_err(SimError::Scenario)?;
+    }
     let endpoint_count = plan.engines.len() + plan.nodes.len();
     if let Some(base) = cfg.port_base {
         if usize::from(base) + endpoint_count > usize::from(u16::MAX) + 1 || base == 0 {
@@ -220,7 +254,7 @@ pub async fn start(cfg: SimConfig) -> Result<SimHandle, SimError> {
         } else {
             refused_port(port_of(spec.index))?
         };
-        sites.push(site);
+        sites.push(Arc::clone(&site));
         engines.push(SimEndpoint {
             name: spec.pod.clone(),
             url: metrics_url(port),
@@ -267,6 +301,7 @@ pub async fn start(cfg: SimConfig) -> Result<SimHandle, SimError> {
     Ok(SimHandle {
         engines,
         dcgm,
+        sites,
         clock,
         stop,
         tasks,

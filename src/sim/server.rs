@@ -81,6 +81,11 @@ impl EngineSite {
         }
     }
 
+    /// Run `f` on the pod (e.g. to inject a fault).
+    pub(crate) fn with_pod<R>(&self, f: impl FnOnce(&mut SimPod) -> R) -> R {
+        f(&mut self.lock().pod)
+    }
+
     fn lock(&self) -> MutexGuard<'_, PodCell> {
         // A panic while holding the lock cannot leave the model half-written in a way that
         // matters more than losing the endpoint, so keep serving.

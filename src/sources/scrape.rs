@@ -120,7 +120,7 @@ async fn fetch_body(
 }
 
 /// Map a transport error onto the reasons the console shows.
-fn classify(err: reqwest::Error) -> ScrapeError {
+pub(crate) fn classify(err: reqwest::Error) -> ScrapeError {
     if err.is_timeout() {
         return ScrapeError::Timeout { after_ms: 0 };
     }

@@ -10,7 +10,7 @@ use ratatui::widgets::{Axis, Block, Borders, Chart, Dataset, GraphType, Paragrap
 
 use super::fleet_table::kv_level;
 use super::spark::sparkline;
-use super::{format, text};
+use super::{format, gpu, text};
 use crate::app::App;
 use crate::engine::EngineFlavor;
 use crate::fleet::{EngineState, Series, Signals, TargetState, Ts};
@@ -23,6 +23,9 @@ const FACTS_MEDIUM: u16 = 30;
 const CHART_MIN_ROWS: u16 = 4;
 /// Width of the label column of the facts.
 const FACT_LABEL: usize = 11;
+/// Rows kept above the GPU section for facts and charts; with fewer, the section shrinks to
+/// its one-line summary, then goes.
+const ROWS_ABOVE_GPUS: u16 = 8;
 /// Sparkline cells in compact mode, at most and at least.
 const SPARK_MAX: usize = 20;
 const SPARK_MIN: usize = 8;
@@ -209,6 +212,10 @@ pub fn render_full(buf: &mut Buffer, area: Rect, app: &App, engine: Option<&Engi
         return;
     };
     let now = app.view_now(now);
+    let (inner, gpu_area) = split_gpu_section(inner, gpu::section_rows(app, engine));
+    if gpu_area.height > 0 {
+        gpu::render_section(buf, gpu_area, app, engine, now);
+    }
     let target = app.view_fleet().target(engine.target);
     let facts_width = if inner.width >= 120 {
         FACTS_WIDE
@@ -224,6 +231,30 @@ pub fn render_full(buf: &mut Buffer, area: Rect, app: &App, engine: Option<&Engi
         Paragraph::new(facts).render(facts_area, buf);
     }
     charts(buf, charts_area, app, engine, now);
+}
+
+/// Split off the bottom rows of `inner` for a GPU section that wants `wanted` rows: all of
+/// them when [`ROWS_ABOVE_GPUS`] remain above, else its summary line, else none.
+fn split_gpu_section(inner: Rect, wanted: u16) -> (Rect, Rect) {
+    let rows = if wanted == 0 {
+        0
+    } else if inner.height >= wanted + ROWS_ABOVE_GPUS {
+        wanted
+    } else if inner.height > ROWS_ABOVE_GPUS {
+        1
+    } else {
+        0
+    };
+    let above = Rect {
+        height: inner.height - rows,
+        ..inner
+    };
+    let below = Rect {
+        y: inner.y + above.height,
+        height: rows,
+        ..inner
+    };
+    (above, below)
 }
 
 /// The grid of charts: 3, 2 or 1 per row by width; the least important are left out when
@@ -566,11 +597,22 @@ fn fact_line<'a>(
         ));
     }
     let capacity = kv_capacity(engine);
-    let pairs = [
-        (
-            text::FACT_KV_CAPACITY,
-            capacity.map_or_else(|| format::UNKNOWN.to_string(), text::tokens),
-        ),
+    let mut pairs = vec![(
+        text::FACT_KV_CAPACITY,
+        capacity.map_or_else(|| format::UNKNOWN.to_string(), text::tokens),
+    )];
+    if s.gpu_util.is_some() || s.gpu_temp.is_some() || s.xid.is_some() {
+        pairs.push((
+            gpu::SECTION_TITLE,
+            format!(
+                "{} {} {}",
+                format::percent(s.gpu_util),
+                gpu::temperature(s.gpu_temp),
+                gpu::xid(s.xid)
+            ),
+        ));
+    }
+    pairs.extend([
         (text::FACT_PREFIX, format::percent(s.prefix_hit)),
         (text::FACT_ERRORS, format::percent(s.error_ratio)),
         (
@@ -580,7 +622,7 @@ fn fact_line<'a>(
                 |t| text::scrape_cost(t.last_took, t.last_bytes),
             ),
         ),
-    ];
+    ]);
     for (i, (label, value)) in pairs.into_iter().enumerate() {
         if i > 0 {
             spans.push(Span::styled(" · ", theme.dim));
@@ -615,6 +657,20 @@ mod tests {
         assert_eq!(time_span(1010.0, 300.0, 30), (710.0, 1010.0));
         assert_eq!(time_span(1010.1, 300.0, 30), (720.0, 1020.0));
         assert_eq!(time_span(5.0, 0.0, 0), (5.0, 5.0));
+    }
+
+    #[test]
+    fn the_gpu_section_takes_the_bottom_rows_while_room_remains() {
+        let inner = Rect::new(0, 10, 100, 20);
+        // 1 title + 4 GPUs fit under 8 rows of facts and charts.
+        assert_eq!(
+            split_gpu_section(inner, 5),
+            (Rect::new(0, 10, 100, 15), Rect::new(0, 25, 100, 5))
+        );
+        // 13 rows do not fit: the summary line only.
+        assert_eq!(split_gpu_section(inner, 13).1.height, 1);
+        assert_eq!(split_gpu_section(Rect::new(0, 0, 100, 8), 5).1.height, 0);
+        assert_eq!(split_gpu_section(inner, 0).0, inner);
     }
 
     #[test]

@@ -57,6 +57,8 @@ pub const COL_GEN_TPS: &str = "TOK/S";
 pub const COL_PREFIX: &str = "HIT%";
 pub const COL_PREEMPT: &str = "PRE/M";
 pub const COL_AGE: &str = "AGE";
+pub const COL_GPU_UTIL: &str = "GPU%";
+pub const COL_GPU_MEM: &str = "GMEM";
 pub const SORT_UP: &str = "▲";
 pub const SORT_DOWN: &str = "▼";
 pub const NO_ENGINES: &str = "no engines yet: waiting for the first scrape";
@@ -95,6 +97,8 @@ pub fn sort_name(column: SortColumn) -> &'static str {
         SortColumn::PrefixHit => "prefix hit",
         SortColumn::Preemptions => "preemptions",
         SortColumn::Age => "scrape age",
+        SortColumn::GpuUtil => "GPU utilization",
+        SortColumn::GpuMem => "GPU memory",
     }
 }
 
@@ -230,6 +234,7 @@ pub fn help_close_hint(keys: &str) -> String {
 pub fn context_heading(context: Context) -> &'static str {
     match context {
         Context::Fleet => "Fleet",
+        Context::Nodes => "GPU nodes",
         Context::Filter => "Filter prompt",
         Context::Help => "This help",
         Context::Anywhere => "Anywhere",
