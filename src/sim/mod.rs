@@ -17,6 +17,7 @@ pub mod model;
 pub mod params;
 pub mod pod;
 pub mod sampling;
+pub mod scenario_params;
 mod server;
 
 use std::net::{Ipv4Addr, SocketAddr};
