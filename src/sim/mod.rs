@@ -13,6 +13,7 @@ pub mod fleet;
 pub mod format;
 pub mod gpu;
 pub mod histogram;
+pub mod logs;
 pub mod model;
 pub mod params;
 pub mod pod;
