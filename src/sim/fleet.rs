@@ -148,6 +148,36 @@ impl Scenario {
         "queue-buildup",
     ];
 
+    /// The scenario's name, as [`Scenario::parse`] reads it (`xid:48` for an XID).
+    pub fn name(self) -> String {
+        match self {
+            Scenario::GpuXid(code) => format!("xid:{code}"),
+            other => other.plain_name().to_owned(),
+        }
+    }
+
+    fn plain_name(self) -> &'static str {
+        match self {
+            Scenario::Healthy => "healthy",
+            Scenario::KvPressure => "kv-pressure",
+            Scenario::Down => "down",
+            Scenario::GpuThermal => "gpu-thermal",
+            Scenario::GpuXid(_) => "xid",
+            Scenario::GpuLowUtil => "gpu-low-util",
+            Scenario::KvThrash => "kv-thrash",
+            Scenario::LowThroughput => "low-throughput",
+            Scenario::StuckRequests => "stuck-requests",
+            Scenario::OomCrashloop => "oom-crashloop",
+            Scenario::HighCpu => "high-cpu",
+            Scenario::SpecDecodePoor => "spec-decode-poor",
+            Scenario::PrefixMiss => "prefix-miss",
+            Scenario::CircuitOpen => "circuit-open",
+            Scenario::EmptyWorkerTrap => "empty-worker-trap",
+            Scenario::Idle => "idle",
+            Scenario::QueueBuildup => "queue-buildup",
+        }
+    }
+
     /// The built-in rule this scenario is made to trigger (see `config/rules.toml`), if any.
     pub fn rule(self) -> Option<&'static str> {
         Some(match self {
