@@ -112,7 +112,7 @@ pub struct SpecLine {
 /// `INFO 08-12 10:15:32 [loggers.py:123] ` — level, date and time (UTC) and source as vLLM's
 /// logger writes them (V0 without the brackets).
 fn prefix(out: &mut String, level: &str, at: f64, version: SimVersion, source: &str) {
-    let (month, day, hour, minute, second) = civil_time(at);
+    let (_, month, day, hour, minute, second) = civil_time(at);
     let _ = write!(
         out,
         "{level} {month:02}-{day:02} {hour:02}:{minute:02}:{second:02} "
@@ -422,9 +422,9 @@ fn group_thousands(n: u64) -> String {
     out
 }
 
-/// Month, day, hour, minute and second (UTC) of a Unix time; times before 1970 or not finite
-/// read as the epoch.
-fn civil_time(at: f64) -> (u32, u32, u32, u32, u32) {
+/// Year, month, day, hour, minute and second (UTC) of a Unix time; times before 1970 or not
+/// finite read as the epoch.
+pub fn civil_time(at: f64) -> (i64, u32, u32, u32, u32, u32) {
     let secs = if at.is_finite() && at > 0.0 {
         at.floor() as i64
     } else {
@@ -441,7 +441,9 @@ fn civil_time(at: f64) -> (u32, u32, u32, u32, u32) {
     let mp = (5 * doy + 2) / 153;
     let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
     let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let year = yoe + era * 400 + i64::from(month <= 2);
     (
+        year,
         month,
         day,
         (in_day / 3_600) as u32,
@@ -457,10 +459,13 @@ mod tests {
     #[test]
     fn unix_times_become_vllm_dates() {
         // 2024-08-12 10:15:32 UTC.
-        assert_eq!(civil_time(1_723_457_732.4), (8, 12, 10, 15, 32));
+        assert_eq!(civil_time(1_723_457_732.4), (2024, 8, 12, 10, 15, 32));
         // 2000-02-29 23:59:59 UTC (a leap day).
-        assert_eq!(civil_time(951_868_799.0), (2, 29, 23, 59, 59));
-        assert_eq!(civil_time(f64::NAN), (1, 1, 0, 0, 0));
+        assert_eq!(civil_time(951_868_799.0), (2000, 2, 29, 23, 59, 59));
+        assert_eq!(civil_time(f64::NAN), (1970, 1, 1, 0, 0, 0));
+        // 2023-12-31 23:59:59 and the next second.
+        assert_eq!(civil_time(1_704_067_199.0), (2023, 12, 31, 23, 59, 59));
+        assert_eq!(civil_time(1_704_067_200.0), (2024, 1, 1, 0, 0, 0));
     }
 
     #[test]
