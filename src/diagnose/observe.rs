@@ -8,10 +8,11 @@
 //! sees them, and the fleet, the rules and the observation length all use that clock. The
 //! simulator may run `time_scale` times faster than the wall clock; rates, windows and `for`
 //! durations are then in simulated seconds, so a finding is exactly what the same fleet
-//! would show at real speed — only the wall time spent waiting shrinks (an observation of
-//! `duration` takes `duration / time_scale` of wall time, and a scrape every `interval` of
-//! wall time is one every `interval × time_scale` simulated seconds, so windows hold fewer,
-//! coarser points).
+//! would show at real speed — only the wall time spent waiting shrinks: an observation of
+//! `duration` takes `duration / time_scale` of wall time. A scrape every `interval` of wall
+//! time is one every `interval × time_scale` simulated seconds; callers keep the simulated
+//! interval as configured by scraping `time_scale` times as often ([`sim_wall_interval`]),
+//! down to [`MIN_WALL_INTERVAL`], beyond which windows hold fewer, coarser points.
 
 use std::time::Duration;
 
@@ -245,6 +246,22 @@ pub async fn observe(
     })
 }
 
+/// Shortest wall-clock scrape interval used against a fast simulator.
+pub const MIN_WALL_INTERVAL: Duration = Duration::from_millis(100);
+
+/// The wall-clock scrape interval that scrapes a simulator running at `time_scale` every
+/// `interval` of simulated time, but never more often than [`MIN_WALL_INTERVAL`] (nor less
+/// often than `interval`).
+pub fn sim_wall_interval(interval: Duration, time_scale: f64) -> Duration {
+    if !(time_scale.is_finite() && time_scale > 1.0) {
+        return interval;
+    }
+    interval
+        .div_f64(time_scale)
+        .max(MIN_WALL_INTERVAL)
+        .min(interval)
+}
+
 /// The wall-clock time an observation of `secs` takes at `time_scale`.
 pub fn wall_time(secs: f64, time_scale: f64) -> Duration {
     let wall = secs / time_scale;
@@ -252,5 +269,22 @@ pub fn wall_time(secs: f64, time_scale: f64) -> Duration {
         Duration::from_secs_f64(wall)
     } else {
         Duration::ZERO
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_fast_simulator_is_scraped_more_often_down_to_a_floor() {
+        let second = Duration::from_secs(1);
+        assert_eq!(sim_wall_interval(second, 1.0), second);
+        assert_eq!(sim_wall_interval(second, 4.0), Duration::from_millis(250));
+        assert_eq!(sim_wall_interval(second, 30.0), MIN_WALL_INTERVAL);
+        assert_eq!(sim_wall_interval(second, 0.5), second);
+        assert_eq!(sim_wall_interval(second, f64::NAN), second);
+        assert_eq!(wall_time(300.0, 30.0), Duration::from_secs(10));
+        assert_eq!(wall_time(f64::NAN, 30.0), Duration::ZERO);
     }
 }

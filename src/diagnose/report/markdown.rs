@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 
 use super::super::observe::Observation;
 use super::{evidence, firing, fleet_rows, headline, kind, pending, summaries, utc};
+use crate::rules::{Finding, Severity};
 use crate::ui::format::{age, count, latency, percent, si};
 
 /// The snapshot as Markdown.
@@ -56,13 +57,16 @@ pub fn render_markdown(obs: &Observation) -> String {
     if firing.is_empty() {
         let _ = writeln!(out, "No finding fires.");
     }
-    for f in firing {
+    let (info, loud): (Vec<_>, Vec<_>) = firing
+        .into_iter()
+        .partition(|f| f.severity == Severity::Info);
+    for f in loud {
         let _ = writeln!(
             out,
             "### {}: {} on {} `{}`\n",
             f.severity.name().to_uppercase(),
             cell(&f.title),
-            kind(&f.subject),
+            subject_kind(f),
             cell(f.subject.label())
         );
         for line in evidence(f) {
@@ -74,6 +78,21 @@ pub fn render_markdown(obs: &Observation) -> String {
             format!(", firing since {} ({})", utc(at), age(obs.ended - at))
         });
         let _ = writeln!(out, "- Rule `{}` ({}){since}\n", f.rule_id, f.source);
+    }
+    if !info.is_empty() {
+        let _ = writeln!(out, "Info:\n");
+        for f in info {
+            let _ = writeln!(
+                out,
+                "- {} on {} `{}`: `{}` (`{}`)",
+                cell(&f.title),
+                subject_kind(f),
+                cell(f.subject.label()),
+                evidence(f).join("; ").replace('`', "'"),
+                f.rule_id
+            );
+        }
+        let _ = writeln!(out);
     }
     let pending = pending(&obs.findings);
     if !pending.is_empty() {
@@ -113,6 +132,15 @@ pub fn render_markdown(obs: &Observation) -> String {
         );
     }
     out
+}
+
+/// What a finding is about, in a sentence.
+fn subject_kind(f: &Finding) -> &'static str {
+    match kind(&f.subject) {
+        "Engine" => "engine",
+        "ModelGroup" => "model",
+        _ => "the fleet",
+    }
 }
 
 /// Text safe inside a table cell: pipes escaped, line breaks flattened.

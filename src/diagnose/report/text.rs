@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 
 use super::super::observe::Observation;
 use super::{evidence, firing, headline, kind, pending};
+use crate::rules::Severity;
 use crate::ui::format::age;
 
 /// The report as text for a terminal or a log.
@@ -22,7 +23,11 @@ pub fn render_text(obs: &Observation) -> String {
         }
         return out;
     }
-    for f in firing(&obs.findings) {
+    let firing = firing(&obs.findings);
+    let (info, loud): (Vec<_>, Vec<_>) = firing
+        .into_iter()
+        .partition(|f| f.severity == Severity::Info);
+    for f in loud {
         let _ = writeln!(
             out,
             "\n{:<8} {} {}: {}  [{}; {}]",
@@ -40,6 +45,20 @@ pub fn render_text(obs: &Observation) -> String {
         let _ = writeln!(out, "  action:   {}", f.action);
         let held = f.fired_at.map_or(0.0, |at| obs.ended - at);
         let _ = writeln!(out, "  firing for {}", age(held));
+    }
+    if !info.is_empty() {
+        let _ = writeln!(out, "\nInfo:");
+        for f in info {
+            let _ = writeln!(
+                out,
+                "  {} {}: {} [{}] ({})",
+                kind(&f.subject),
+                f.subject.label(),
+                f.title,
+                f.rule_id,
+                evidence(f).join("; ")
+            );
+        }
     }
     let pending = pending(&obs.findings);
     if !pending.is_empty() {
