@@ -223,3 +223,39 @@ fn rules_list_shows_every_rule_and_explains_against_the_demo_fleet() {
     );
     assert!(text.contains("Coverage over 8 engines"), "{text}");
 }
+
+#[test]
+fn the_demo_story_raises_findings_within_its_first_minute() {
+    let (out, _home) = kvtop(&[
+        "check",
+        "--demo",
+        "--engines",
+        "8",
+        "--time-scale",
+        "20",
+        "--duration",
+        "65s",
+        "-o",
+        "json",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let doc: Value = serde_json::from_str(&stdout(&out)).expect("JSON");
+    let rules = |key: &str| -> Vec<String> {
+        doc[key]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|r| r["rule"].as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let firing = rules("results");
+    // Engine 7 is down from the start; engine 2 runs out of memory 20 s after its 30 s start.
+    assert!(firing.contains(&"engine-down".to_owned()), "{firing:?}");
+    assert!(firing.contains(&"cuda-oom".to_owned()), "{firing:?}");
+    // The KV thrash (10 s) and the queue (20 s) are on their way.
+    let pending = rules("pending");
+    assert!(pending.contains(&"kv-breaker".to_owned()), "{pending:?}");
+    assert!(pending.contains(&"ttft-high".to_owned()), "{pending:?}");
+}

@@ -82,8 +82,9 @@ impl Default for TrafficProfile {
             output_sigma: 0.8,
             max_tokens: 2048,
             prefix_hit_ratio: 0.4,
-            // Under the 1 % error-ratio threshold of the dashboards.
-            abort_share: 0.004,
+            // Well under the 1 % error-ratio threshold of the dashboards, even in a minute's
+            // window of a few hundred requests.
+            abort_share: 0.002,
             client_timeout_s: 300.0,
             max_waiting: 5_000,
             max_in_flight: usize::MAX,
