@@ -55,3 +55,68 @@ pub fn auto_duration(
         beyond,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::EngineId;
+    use crate::fleet::{EngineStatus, Signals, TargetId};
+
+    #[test]
+    fn the_length_follows_the_longest_for_the_fleet_can_reach() {
+        let rules = RuleSet::builtin().expect("built-in rules");
+        let id = EngineId {
+            model: "m".into(),
+            engine: "0".into(),
+        };
+        // Only KV usage and the prefix hit rate are known.
+        let signals = Signals {
+            kv_usage: Some(0.5),
+            prefix_hit: Some(0.9),
+            ..Signals::default()
+        };
+        let input = EngineInput {
+            target: TargetId(0),
+            id: &id,
+            name: "e0",
+            status: EngineStatus::Up,
+            signals: &signals,
+            sample: None,
+            restarted_at: None,
+            gpu: None,
+            facts: &[],
+            labels: &[],
+            logs: None,
+            events: None,
+            pod_status: None,
+        };
+        let plan = auto_duration(&rules, &[input], 1.0, AUTO_CAP_SECS);
+        // kv-high (5m) is the first of the two 5-minute KV rules in the file.
+        assert_eq!(plan.longest, Some(("kv-high".to_owned(), 300.0)));
+        assert_eq!(plan.secs, 302.0);
+        assert_eq!(
+            plan.beyond,
+            [
+                ("prefix-hit-low".to_owned(), 900.0),
+                ("prefix-hit-very-low".to_owned(), 900.0),
+                ("kv-fragmentation-long".to_owned(), 3600.0),
+            ]
+        );
+        let can = rules_that_can_fire(&rules, &[input]);
+        assert!(can.contains(&"kv-breaker"));
+        // GPU, text and pod rules need sources this engine does not have.
+        assert!(!can.contains(&"gpu-underused"));
+        assert!(!can.contains(&"cuda-oom"));
+        assert!(!can.contains(&"omp-threads-high"));
+        // Nothing known at all: only the status rules remain, none with a `for` beyond 1m.
+        let blank = Signals::default();
+        let bare = EngineInput {
+            signals: &blank,
+            ..input
+        };
+        let plan = auto_duration(&rules, &[bare], 2.0, AUTO_CAP_SECS);
+        assert_eq!(plan.longest.as_ref().map(|(_, s)| *s), Some(60.0));
+        assert_eq!(plan.secs, 64.0);
+        assert!(plan.beyond.is_empty());
+    }
+}

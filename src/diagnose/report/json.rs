@@ -67,7 +67,11 @@ fn result(f: &Finding) -> Value {
     json!({
         "kind": kind(&f.subject),
         "name": f.subject.label(),
-        "error": [{ "text": format!("{}: {}", f.title, evidence.join("; ")) }],
+        "error": [{ "text": if evidence.is_empty() {
+            f.title.to_string()
+        } else {
+            format!("{}: {}", f.title, evidence.join("; "))
+        } }],
         "details": f.cause.as_ref(),
         "parentObject": parent,
         "severity": f.severity.name(),

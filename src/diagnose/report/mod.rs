@@ -182,3 +182,123 @@ pub fn headline(obs: &Observation) -> String {
         observed_for(obs)
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::diagnose::TargetLogs;
+    use crate::fleet::{Fleet, FleetSettings};
+
+    fn finding(rule: &str, severity: Severity, state: FindingState) -> Finding {
+        Finding {
+            rule_id: Arc::from(rule),
+            title: Arc::from("A title"),
+            severity,
+            subject: Arc::new(Subject::Model("m".into())),
+            since: 100.0,
+            fired_at: (state == FindingState::Firing).then_some(160.0),
+            state,
+            evidence: Vec::new(),
+            cause: Arc::from("a cause"),
+            action: Arc::from("an action"),
+            suggest: None,
+            source: Arc::from("T0.0"),
+            frozen: false,
+        }
+    }
+
+    fn observation(findings: Vec<Finding>, any_scraped: bool) -> Observation {
+        Observation {
+            fleet: Fleet::new(FleetSettings::default()),
+            findings,
+            logs: TargetLogs::default(),
+            started: 0.0,
+            ended: 200.0,
+            interval: 1.0,
+            time_scale: 1.0,
+            plan: None,
+            cycles: 200,
+            any_scraped,
+        }
+    }
+
+    #[test]
+    fn the_verdict_is_the_worst_firing_severity_and_info_is_healthy() {
+        use FindingState::{Firing, Pending};
+        let cases = [
+            (vec![], true, Verdict::Healthy, 0),
+            (
+                vec![finding("i", Severity::Info, Firing)],
+                true,
+                Verdict::Healthy,
+                0,
+            ),
+            (
+                vec![finding("w", Severity::Warning, Firing)],
+                true,
+                Verdict::Warning,
+                1,
+            ),
+            // A pending critical is not (yet) a problem.
+            (
+                vec![
+                    finding("c", Severity::Critical, Pending),
+                    finding("w", Severity::Warning, Firing),
+                ],
+                true,
+                Verdict::Warning,
+                1,
+            ),
+            (
+                vec![finding("c", Severity::Critical, Firing)],
+                true,
+                Verdict::Critical,
+                2,
+            ),
+            (
+                vec![finding("c", Severity::Critical, Firing)],
+                false,
+                Verdict::NoData,
+                3,
+            ),
+        ];
+        for (findings, scraped, verdict, code) in cases {
+            let obs = observation(findings, scraped);
+            assert_eq!(Verdict::of(&obs), verdict);
+            assert_eq!(Verdict::of(&obs).exit_code(), code);
+        }
+    }
+
+    #[test]
+    fn json_counts_warning_and_critical_as_problems() {
+        use FindingState::{Firing, Pending};
+        let obs = observation(
+            vec![
+                finding("c", Severity::Critical, Firing),
+                finding("i", Severity::Info, Firing),
+                finding("w", Severity::Warning, Pending),
+            ],
+            true,
+        );
+        let doc: serde_json::Value = serde_json::from_str(&render_json(&obs)).expect("valid JSON");
+        assert_eq!(doc["status"], "ProblemDetected");
+        assert_eq!(doc["problems"], 1);
+        assert_eq!(doc["results"].as_array().map(Vec::len), Some(2));
+        assert_eq!(doc["results"][0]["kind"], "ModelGroup");
+        assert_eq!(doc["results"][0]["name"], "m");
+        assert_eq!(doc["results"][0]["error"][0]["text"], "A title");
+        assert_eq!(doc["results"][0]["firing_since"], 160.0);
+        assert_eq!(doc["pending"][0]["rule"], "w");
+        assert_eq!(doc["observed"]["seconds"], 200.0);
+        let healthy = observation(vec![finding("i", Severity::Info, Firing)], true);
+        let doc: serde_json::Value =
+            serde_json::from_str(&render_json(&healthy)).expect("valid JSON");
+        assert_eq!(
+            (doc["status"].as_str(), doc["problems"].as_u64()),
+            (Some("OK"), Some(0))
+        );
+        assert_eq!(utc(1_723_457_732.0), "2024-08-12 10:15:32Z");
+    }
+}
