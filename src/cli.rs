@@ -143,9 +143,9 @@ pub struct CheckArgs {
     pub sim: bool,
     #[arg(long = "scenario", value_name = "NAME@ENGINE[+DELAY]", long_help = SCENARIO_HELP)]
     pub scenarios: Vec<TimedScenario>,
-    /// Simulated engines (with --sim or --demo).
-    #[arg(long, default_value_t = 6, value_parser = clap::value_parser!(u32).range(1..=4096))]
-    pub engines: u32,
+    /// Simulated engines (with --sim: 6; with --demo: 8, the story's cast).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub engines: Option<u32>,
     #[arg(long, value_enum, default_value_t = VllmVersion::V1)]
     pub vllm_version: VllmVersion,
     /// Random seed of the simulated traffic.

@@ -170,3 +170,49 @@ async fn the_empty_worker_trap_idles_the_other_engines_of_its_model() {
     );
     sim.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_log_feed_fills_the_recent_lines_of_each_engine_target() {
+    use kvtop::diagnose::{SimLogFeed, SimLogPoller};
+    use kvtop::fleet::{Fleet, FleetSettings, TargetSpec};
+
+    let sim = start(3, 20.0, &["oom-crashloop@1"]).await;
+    let mut fleet = Fleet::new(FleetSettings::default());
+    // Targets added in reverse order: the feed matches them by URL, not by position.
+    let ids: Vec<_> = sim
+        .engines
+        .iter()
+        .rev()
+        .map(|e| {
+            fleet.add_target(TargetSpec {
+                name: e.name.clone(),
+                url: e.url.clone(),
+            })
+        })
+        .collect();
+    let feed = SimLogFeed::start(
+        SimLogPoller::matching(sim.control(), &sim.engines, &fleet),
+        Duration::from_millis(100),
+    );
+    // 20 simulated seconds: the first crash of engine 1 is due, throughput lines are written.
+    tokio::time::sleep(Duration::from_millis(1_300)).await;
+    let store = feed.store();
+    let logs = store.lock().expect("store");
+    for id in &ids {
+        let lines = logs.get(*id).expect("every engine target has a stream");
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.contains("Application startup complete"))
+        );
+    }
+    // Engine 1 is the second added from the end: ids[1].
+    let crashed = logs.get(ids[1]).unwrap_or_default();
+    assert!(
+        crashed.iter().any(|l| l.contains("CUDA out of memory")),
+        "{crashed:?}"
+    );
+    drop(logs);
+    drop(feed);
+    sim.shutdown().await;
+}

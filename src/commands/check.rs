@@ -22,6 +22,10 @@ use crate::sim::{self, Baseline, SimConfig, SimHandle, TimedScenario, demo_story
 use crate::sources::ScrapeSettings;
 use crate::ui::format::{age, span};
 
+/// Engines of `--sim` and `--demo` unless `--engines` says otherwise.
+const SIM_ENGINES: usize = 6;
+const DEMO_ENGINES: usize = 8;
+
 pub fn run(args: CheckArgs, global: &GlobalArgs) -> ExitCode {
     let _ = crate::logging::init(crate::logging::LogSink::Stderr, "warn");
     let Loaded { config, problems } = load_config(global);
@@ -142,7 +146,11 @@ pub(crate) fn configured_targets(config: &Config) -> Result<Vec<ObserveTarget>, 
 /// Start the simulator for `--sim`/`--demo` and list its endpoints (engines, then each
 /// node's dcgm-exporter) as targets.
 async fn start_sim(args: &CheckArgs) -> Result<(SimHandle, Vec<ObserveTarget>), String> {
-    let engines = args.engines as usize;
+    let engines = args
+        .engines
+        .map_or(if args.demo { DEMO_ENGINES } else { SIM_ENGINES }, |n| {
+            n as usize
+        });
     let schedule: Vec<TimedScenario> = if args.demo && args.scenarios.is_empty() {
         demo_story(engines)
     } else {

@@ -12,8 +12,8 @@ use std::time::Duration;
 use tokio::task::JoinHandle;
 
 use super::TargetLogs;
-use crate::fleet::TargetId;
-use crate::sim::SimControl;
+use crate::fleet::{Fleet, TargetId};
+use crate::sim::{SimControl, SimEndpoint};
 
 /// Copies new log lines of simulated engines into a [`TargetLogs`].
 #[derive(Debug, Clone)]
@@ -30,6 +30,19 @@ impl SimLogPoller {
             control,
             streams: targets.into_iter().map(|(i, t)| (i, t, 0)).collect(),
         }
+    }
+
+    /// Follow every simulated engine that is a target of `fleet` (matched by URL): what the
+    /// demo's console needs, whatever order it added its targets in.
+    pub fn matching(control: SimControl, engines: &[SimEndpoint], fleet: &Fleet) -> Self {
+        let streams = engines.iter().enumerate().filter_map(|(index, endpoint)| {
+            fleet
+                .targets()
+                .iter()
+                .find(|t| t.spec.url == endpoint.url)
+                .map(|t| (index, t.id))
+        });
+        Self::new(control, streams)
     }
 
     /// Add every line written since the last call (the first call reads each log from its
