@@ -206,8 +206,8 @@ impl Progress for Announce {
             )
         };
         eprintln!(
-            "kvtop check: observing {} targets for {}{clock}",
-            self.targets,
+            "kvtop check: observing {} for {}{clock}",
+            report::plural(self.targets, "target"),
             age(secs)
         );
         let Some(plan) = plan else { return };

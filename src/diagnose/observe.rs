@@ -80,7 +80,8 @@ pub struct ObserveSettings {
     /// clock.
     pub fleet: FleetSettings,
     /// How long to observe on the observation clock; `None` chooses it from the rules that
-    /// can fire ([`plan::auto_duration`]) once every target has been tried.
+    /// can fire ([`plan::auto_duration`]) once every target has been tried (two more
+    /// intervals when none answered).
     pub duration: Option<f64>,
     /// Upper bound of an automatic duration, seconds.
     pub auto_cap: f64,
@@ -217,7 +218,17 @@ pub async fn observe(
         let cycle_inputs = inputs::engine_inputs(&fleet, &gpus, &logs);
         let start = *started.get_or_insert(now);
         if length.is_none() {
-            let auto = plan::auto_duration(rules, &cycle_inputs, interval, settings.auto_cap);
+            let answered = fleet.targets().iter().any(|t| t.last_ok.is_some());
+            let auto = if answered {
+                plan::auto_duration(rules, &cycle_inputs, interval, settings.auto_cap)
+            } else {
+                // Nothing answered the first round: two more tries, not minutes of waiting.
+                DurationPlan {
+                    secs: 2.0 * interval,
+                    longest: None,
+                    beyond: Vec::new(),
+                }
+            };
             length = Some(auto.secs);
             plan_made = Some(auto);
         }

@@ -171,16 +171,25 @@ pub fn headline(obs: &Observation) -> String {
     let rows = fleet_rows(obs);
     let up = rows.iter().filter(|r| r.status == "UP").count();
     format!(
-        "{}: {} critical, {} warning, {} info firing, {} pending; {} engines ({} up) observed for {}",
+        "{}: {} critical, {} warning, {} info firing, {} pending; {} ({} up) observed for {}",
         verdict.word(),
         count(Severity::Critical),
         count(Severity::Warning),
         count(Severity::Info),
         pending(&obs.findings).len(),
-        rows.len(),
+        plural(rows.len(), "engine"),
         up,
         observed_for(obs)
     )
+}
+
+/// `1 engine`, `3 engines`.
+pub fn plural(n: usize, word: &str) -> String {
+    if n == 1 {
+        format!("1 {word}")
+    } else {
+        format!("{n} {word}s")
+    }
 }
 
 #[cfg(test)]
