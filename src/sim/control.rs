@@ -138,7 +138,7 @@ impl SimControl {
     }
 
     /// Engine `index`'s log lines from `cursor` on, and the cursor for the next call (start
-    /// with 0; lines older than the buffer's 2,000 are gone).
+    /// with 0; only the last `logs::LOG_CAPACITY` lines are kept).
     pub fn log_since(&self, index: usize, cursor: u64) -> (Vec<LogLine>, u64) {
         self.sites
             .get(index)
