@@ -197,22 +197,23 @@ async fn the_log_feed_fills_the_recent_lines_of_each_engine_target() {
     // 20 simulated seconds: the first crash of engine 1 is due, throughput lines are written.
     tokio::time::sleep(Duration::from_millis(1_300)).await;
     let store = feed.store();
-    let logs = store.lock().expect("store");
-    for id in &ids {
-        let lines = logs.get(*id).expect("every engine target has a stream");
+    {
+        let logs = store.lock().expect("store");
+        for id in &ids {
+            let lines = logs.get(*id).expect("every engine target has a stream");
+            assert!(
+                lines
+                    .iter()
+                    .any(|l| l.contains("Application startup complete"))
+            );
+        }
+        // Engine 1 is the second added from the end: ids[1].
+        let crashed = logs.get(ids[1]).unwrap_or_default();
         assert!(
-            lines
-                .iter()
-                .any(|l| l.contains("Application startup complete"))
+            crashed.iter().any(|l| l.contains("CUDA out of memory")),
+            "{crashed:?}"
         );
     }
-    // Engine 1 is the second added from the end: ids[1].
-    let crashed = logs.get(ids[1]).unwrap_or_default();
-    assert!(
-        crashed.iter().any(|l| l.contains("CUDA out of memory")),
-        "{crashed:?}"
-    );
-    drop(logs);
     drop(feed);
     sim.shutdown().await;
 }
