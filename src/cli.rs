@@ -1,8 +1,10 @@
-//! Command-line interface: `kvtop [console] | demo | sim | config`.
+//! Command-line interface: `kvtop [console] | demo | sim | check | rules | config`.
 
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::sim::TimedScenario;
 
 /// A terminal operations console for vLLM inference fleets.
 #[derive(Debug, Parser)]
@@ -54,6 +56,14 @@ pub enum CliCommand {
     Demo(DemoArgs),
     /// Serve a simulated fleet over HTTP on 127.0.0.1 and print its URLs.
     Sim(SimArgs),
+    /// Observe the fleet for a while, evaluate the troubleshooting rules, print the findings
+    /// and exit 0 (healthy), 1 (warnings), 2 (critical) or 3 (nothing could be scraped).
+    Check(CheckArgs),
+    /// The troubleshooting rules.
+    Rules {
+        #[command(subcommand)]
+        action: RulesAction,
+    },
     /// Show, create or check the config file.
     Config {
         #[command(subcommand)]
@@ -70,6 +80,13 @@ pub enum VllmVersion {
     V0,
 }
 
+/// Help for `--scenario`, shared by the commands that run the simulator.
+const SCENARIO_HELP: &str = "A fault scenario for one engine: NAME@ENGINE[+DELAY], ENGINE an index \
+or a pod name, DELAY when it starts (e.g. oom-crashloop@2+30s); repeatable. NAME is one of: \
+kv-thrash, low-throughput, stuck-requests, oom-crashloop, high-cpu, spec-decode-poor, \
+prefix-miss, circuit-open, empty-worker-trap, queue-buildup, idle, down, kv-pressure, \
+gpu-thermal, xid[:CODE], gpu-low-util, healthy. With --scenario, every other engine is healthy.";
+
 #[derive(Debug, Args, Clone)]
 pub struct DemoArgs {
     /// Number of simulated engines.
@@ -80,6 +97,9 @@ pub struct DemoArgs {
     /// Random seed of the traffic model.
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
+    /// Replaces the demo's scripted story (see `kvtop demo --help`).
+    #[arg(long = "scenario", value_name = "NAME@ENGINE[+DELAY]", long_help = SCENARIO_HELP)]
+    pub scenarios: Vec<TimedScenario>,
 }
 
 #[derive(Debug, Args, Clone)]
@@ -98,6 +118,73 @@ pub struct SimArgs {
     /// Simulated seconds per wall-clock second.
     #[arg(long, default_value_t = 1.0)]
     pub time_scale: f64,
+    #[arg(long = "scenario", value_name = "NAME@ENGINE[+DELAY]", long_help = SCENARIO_HELP)]
+    pub scenarios: Vec<TimedScenario>,
+}
+
+/// Output format of `kvtop check`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CheckOutput {
+    /// Findings as text.
+    Text,
+    /// k8sgpt-like JSON (`status`, `problems`, `results`).
+    Json,
+    /// An incident snapshot to paste into a ticket.
+    Markdown,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct CheckArgs {
+    /// Check the demo's simulated fleet, run in-process with its scripted story.
+    #[arg(long, conflicts_with = "sim")]
+    pub demo: bool,
+    /// Check a simulated fleet run in-process: healthy, except the --scenario engines.
+    #[arg(long)]
+    pub sim: bool,
+    #[arg(long = "scenario", value_name = "NAME@ENGINE[+DELAY]", long_help = SCENARIO_HELP)]
+    pub scenarios: Vec<TimedScenario>,
+    /// Simulated engines (with --sim: 6; with --demo: 8, the story's cast).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub engines: Option<u32>,
+    #[arg(long, value_enum, default_value_t = VllmVersion::V1)]
+    pub vllm_version: VllmVersion,
+    /// Random seed of the simulated traffic.
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+    /// Run the simulator this many times faster than the wall clock (with --sim or --demo).
+    /// The observation then runs on the simulator's clock: rates, windows, `for` durations and
+    /// --duration are simulated seconds, only the wait shrinks.
+    #[arg(long, default_value_t = 1.0)]
+    pub time_scale: f64,
+    /// How long to observe (default: the longest `for` among the rules that can fire on this
+    /// fleet, plus two scrape intervals, at most 5m).
+    #[arg(short = 'd', long, value_name = "DURATION")]
+    pub duration: Option<String>,
+    /// Output format.
+    #[arg(short = 'o', long, value_enum, default_value_t = CheckOutput::Text)]
+    pub output: CheckOutput,
+    /// Rules file merged over the built-in rules (default: rules.toml beside the config
+    /// file, if it exists).
+    #[arg(long, value_name = "FILE")]
+    pub rules: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum RulesAction {
+    /// List the rules: id, severity, title, source.
+    List {
+        /// Also each rule's condition, `for`, the signals it reads, and — for the fleet of
+        /// --target (or the config) or of --demo — the engines lacking those signals.
+        #[arg(long)]
+        explain: bool,
+        /// Explain against the demo's simulated fleet.
+        #[arg(long)]
+        demo: bool,
+        /// Rules file merged over the built-in rules (default: rules.toml beside the config
+        /// file, if it exists).
+        #[arg(long, value_name = "FILE")]
+        rules: Option<PathBuf>,
+    },
 }
 
 #[derive(Debug, Subcommand)]

@@ -8,6 +8,7 @@ pub mod cli;
 pub mod clock;
 pub mod commands;
 pub mod config;
+pub mod diagnose;
 pub mod engine;
 pub mod fleet;
 pub mod logging;

@@ -12,6 +12,8 @@ fn main() -> ExitCode {
         CliCommand::Console => commands::console_cmd::run(&cli.global),
         CliCommand::Demo(args) => commands::demo::run(args, &cli.global),
         CliCommand::Sim(args) => commands::sim::run(args),
+        CliCommand::Check(args) => commands::check::run(args, &cli.global),
+        CliCommand::Rules { action } => commands::rules_cmd::run(action, &cli.global),
         CliCommand::Config { action } => {
             commands::config_cmd::run(action, cli.global.config.as_deref())
         }

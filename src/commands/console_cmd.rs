@@ -13,8 +13,7 @@ pub fn run(global: &GlobalArgs) -> ExitCode {
         }
         eprintln!(
             "kvtop: no targets to watch. Pass --target http://HOST:PORT/metrics (repeatable), \
-             add [[targets]] to the config file (kvtop config init), read them through \
-             Prometheus with --prometheus URL, or try `kvtop demo`."
+             add [[targets]] to the config file (kvtop config init), or try `kvtop demo`."
         );
         return ExitCode::from(2);
     }

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use super::setup::{Session, load_config};
 use crate::cli::{DemoArgs, GlobalArgs};
 use crate::config::TargetConfig;
-use crate::sim::SimConfig;
+use crate::sim::{Baseline, SimConfig, demo_story};
 
 pub fn run(args: DemoArgs, global: &GlobalArgs) -> ExitCode {
     let mut loaded = load_config(global);
@@ -24,10 +24,19 @@ pub fn run(args: DemoArgs, global: &GlobalArgs) -> ExitCode {
         Err(code) => return code,
     };
     runtime.block_on(async move {
+        let engines = args.engines as usize;
+        // The scripted story (sim::schedule::demo_story), unless --scenario replaces it.
+        let schedule = if args.scenarios.is_empty() {
+            demo_story(engines)
+        } else {
+            args.scenarios.clone()
+        };
         let cfg = SimConfig {
-            engines: args.engines as usize,
+            engines,
             version: args.vllm_version.into(),
             seed: args.seed,
+            baseline: Baseline::Healthy,
+            schedule,
             ..SimConfig::default()
         };
         let sim = match crate::sim::start(cfg).await {

@@ -1,8 +1,10 @@
 //! What each command line does. `main` parses the command line and calls one of these.
 
+pub mod check;
 pub mod config_cmd;
 pub mod console;
 pub mod console_cmd;
 pub mod demo;
+pub mod rules_cmd;
 pub mod setup;
 pub mod sim;

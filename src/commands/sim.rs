@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use tokio::signal::unix::{SignalKind, signal};
 
 use crate::cli::{SimArgs, VllmVersion};
-use crate::sim::{SimConfig, SimVersion};
+use crate::sim::{Baseline, SimConfig, SimVersion};
 
 impl From<VllmVersion> for SimVersion {
     fn from(v: VllmVersion) -> Self {
@@ -32,6 +32,13 @@ pub fn run(args: SimArgs) -> ExitCode {
             version: args.vllm_version.into(),
             seed: args.seed,
             time_scale: args.time_scale,
+            // With --scenario, only the named engines misbehave.
+            baseline: if args.scenarios.is_empty() {
+                Baseline::Mixed
+            } else {
+                Baseline::Healthy
+            },
+            schedule: args.scenarios.clone(),
             ..SimConfig::default()
         };
         let sim = match crate::sim::start(cfg).await {
@@ -48,6 +55,9 @@ pub fn run(args: SimArgs) -> ExitCode {
         );
         for line in sim.describe() {
             println!("{line}");
+        }
+        for timed in args.scenarios.iter().filter(|t| t.after_s > 0.0) {
+            println!("scheduled: {timed}");
         }
         println!("Ctrl-C to stop.");
         wait_for_stop_signal().await;

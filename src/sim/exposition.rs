@@ -10,7 +10,7 @@ use std::fmt::Write;
 use super::buckets::SimVersion;
 use super::format::{push_float, push_label_value};
 use super::histogram::SimHistogram;
-use super::model::EngineModel;
+use super::model::{EngineCounters, EngineModel};
 
 /// The V1 `engine` label value (one engine per server; no data parallelism).
 const ENGINE_INDEX: &str = "0";
@@ -117,6 +117,83 @@ impl Families<'_> {
         self.sample(name, "_sum", None, h.sum());
         self.created(name, help, &[None]);
     }
+}
+
+/// V1 speculative decoding counters (vLLM's `SpecDecodingProm`), with accepted tokens spread
+/// over draft positions geometrically (a later position is accepted only after the earlier
+/// ones), the remainder on position 0 so the positions sum to the total.
+fn render_spec_v1(f: &mut Families<'_>, c: &EngineCounters, k: u32, acceptance: f64) {
+    f.counter(
+        "vllm:spec_decode_num_drafts",
+        "Number of spec decoding drafts.",
+        c.spec_drafts as f64,
+    );
+    f.counter(
+        "vllm:spec_decode_num_draft_tokens",
+        "Number of draft tokens.",
+        c.spec_draft_tokens as f64,
+    );
+    f.counter(
+        "vllm:spec_decode_num_accepted_tokens",
+        "Number of accepted tokens.",
+        c.spec_accepted_tokens as f64,
+    );
+    let a = acceptance.clamp(0.0, 1.0);
+    let weights: Vec<f64> = (0..k.max(1)).map(|i| a.powi(i as i32)).collect();
+    let total: f64 = weights.iter().sum();
+    let mut per_pos: Vec<u64> = weights
+        .iter()
+        .map(|w| (c.spec_accepted_tokens as f64 * w / total).floor() as u64)
+        .collect();
+    let assigned: u64 = per_pos.iter().sum();
+    if let Some(first) = per_pos.first_mut() {
+        *first += c.spec_accepted_tokens.saturating_sub(assigned);
+    }
+    let positions: Vec<String> = (0..per_pos.len()).map(|i| i.to_string()).collect();
+    let children: Vec<(&str, f64)> = positions
+        .iter()
+        .map(String::as_str)
+        .zip(per_pos.iter().map(|n| *n as f64))
+        .collect();
+    f.counter_by(
+        "vllm:spec_decode_num_accepted_tokens_per_pos",
+        "Accepted tokens per draft position.",
+        "position",
+        &children,
+    );
+}
+
+/// V0 speculative decoding metrics: the acceptance and efficiency gauges (lifetime) and the
+/// token counters.
+fn render_spec_v0(f: &mut Families<'_>, c: &EngineCounters) {
+    let drafted = c.spec_draft_tokens as f64;
+    let emitted = (c.spec_accepted_tokens + c.spec_drafts) as f64;
+    let ratio = |a: f64, b: f64| if b > 0.0 { a / b } else { 0.0 };
+    f.gauge(
+        "vllm:spec_decode_draft_acceptance_rate",
+        "Speulative token acceptance rate.",
+        ratio(c.spec_accepted_tokens as f64, drafted),
+    );
+    f.gauge(
+        "vllm:spec_decode_efficiency",
+        "Speculative decoding system efficiency.",
+        ratio(emitted, drafted + c.spec_drafts as f64),
+    );
+    f.counter(
+        "vllm:spec_decode_num_accepted_tokens",
+        "Number of accepted tokens.",
+        c.spec_accepted_tokens as f64,
+    );
+    f.counter(
+        "vllm:spec_decode_num_draft_tokens",
+        "Number of draft tokens.",
+        drafted,
+    );
+    f.counter(
+        "vllm:spec_decode_num_emitted_tokens",
+        "Number of emitted tokens.",
+        emitted,
+    );
 }
 
 fn model_label(model_id: &str) -> String {
@@ -262,6 +339,9 @@ fn render_v1(out: &mut String, engine: &EngineModel, model_id: &str) {
             ("abort", c.finished_abort as f64),
         ],
     );
+    if let Some(spec) = p.spec_decode {
+        render_spec_v1(&mut f, &c, spec.num_speculative_tokens, spec.acceptance);
+    }
     f.header(
         "vllm:cache_config_info",
         "",
@@ -474,6 +554,9 @@ fn render_v0(out: &mut String, engine: &EngineModel, model_id: &str) {
             ("abort", c.finished_abort as f64),
         ],
     );
+    if p.spec_decode.is_some() {
+        render_spec_v0(&mut f, &c);
+    }
     let (prompt_tps, generation_tps) = engine.avg_throughput();
     f.gauge(
         "vllm:avg_prompt_throughput_toks_per_s",
@@ -770,5 +853,85 @@ mod tests {
             // "3.8...e+010" as prometheus_client writes it reads back as a plain number.
             assert!(big > Some(1e10), "{big:?}");
         }
+    }
+}
+
+#[cfg(test)]
+mod spec_tests {
+    use super::*;
+    use crate::sim::fleet::{LLAMA_8B, Scenario, engine_params};
+    use crate::sim::gpu::H100_SXM;
+    use crate::sim::sampling::Sampler;
+
+    fn spec_engine(version: SimVersion) -> EngineModel {
+        let mut s = Sampler::new(2);
+        let params = engine_params(
+            &LLAMA_8B,
+            &H100_SXM,
+            Scenario::SpecDecodePoor,
+            version,
+            &mut s,
+        );
+        let mut engine = EngineModel::new(params, 5, 1_800_000_000.0);
+        engine.advance(120.0);
+        engine
+    }
+
+    #[test]
+    fn v1_spec_decode_counters_are_consistent_and_read_back_at_12_percent() {
+        let engine = spec_engine(SimVersion::V1);
+        let mut out = String::new();
+        render(&mut out, &engine, "m");
+        let c = engine.counters();
+        // Five draft tokens per draft step; each step emits its accepted tokens plus one.
+        assert_eq!(c.spec_draft_tokens, 5 * c.spec_drafts);
+        assert!(c.spec_drafts > 0);
+        let parsed = crate::metrics::parse(&out);
+        let sample = crate::engine::extract_engines(&parsed)
+            .into_iter()
+            .next()
+            .expect("one engine");
+        let accepted = sample.spec_accepted_tokens_total.expect("accepted");
+        let drafted = sample.spec_draft_tokens_total.expect("drafted");
+        let ratio = accepted / drafted;
+        assert!((ratio - 0.12).abs() < 0.01, "{ratio}");
+        let per_pos: f64 = parsed
+            .samples
+            .iter()
+            .filter(|s| s.name == "vllm:spec_decode_num_accepted_tokens_per_pos_total")
+            .map(|s| s.value)
+            .sum();
+        assert_eq!(per_pos, accepted);
+        assert!(out.contains("# TYPE vllm:spec_decode_num_drafts_total counter"));
+    }
+
+    #[test]
+    fn v0_spec_decode_exports_the_acceptance_gauge() {
+        let engine = spec_engine(SimVersion::V0);
+        let mut out = String::new();
+        render(&mut out, &engine, "m");
+        let parsed = crate::metrics::parse(&out);
+        let sample = crate::engine::extract_engines(&parsed)
+            .into_iter()
+            .next()
+            .expect("one engine");
+        let gauge = sample.spec_acceptance_gauge.expect("gauge");
+        assert!((gauge - 0.12).abs() < 0.01, "{gauge}");
+        let healthy = {
+            let mut s = Sampler::new(2);
+            let p = engine_params(
+                &LLAMA_8B,
+                &H100_SXM,
+                Scenario::Healthy,
+                SimVersion::V1,
+                &mut s,
+            );
+            let mut e = EngineModel::new(p, 5, 1_800_000_000.0);
+            e.advance(10.0);
+            let mut out = String::new();
+            render(&mut out, &e, "m");
+            out
+        };
+        assert!(!healthy.contains("spec_decode"));
     }
 }

@@ -59,6 +59,20 @@ const PRESSURE_ARRIVALS_PER_S: f64 = 14.0;
 /// KV cache size the pressure arrival rate refers to; other sizes scale it proportionally.
 const PRESSURE_REFERENCE_BLOCKS: f64 = 27_000.0;
 
+/// Range of the mean prefix-cache hit ratio of healthy traffic (shared system prompts and
+/// multi-turn chats): above the 80 % the llm-d guidance asks for.
+const HEALTHY_PREFIX: (f64, f64) = (0.84, 0.92);
+
+/// Moderate chat traffic, well within one engine's capacity.
+fn healthy_traffic(sampler: &mut Sampler) -> TrafficProfile {
+    TrafficProfile {
+        arrival_rate: sampler.between(6.0, 12.0),
+        output_median: 300.0,
+        prefix_hit_ratio: sampler.between(HEALTHY_PREFIX.0, HEALTHY_PREFIX.1),
+        ..TrafficProfile::default()
+    }
+}
+
 /// The models of the fleet; engine `i` serves `MODELS[i % 2]`.
 pub const MODELS: [&ModelSpec; 2] = [&LLAMA_8B, &QWEN_7B];
 
@@ -80,6 +94,33 @@ pub enum Scenario {
     GpuXid(u32),
     /// Light traffic on a starved GPU: utilization at most 12 %.
     GpuLowUtil,
+    /// A fragmented KV cache (the last 7 % of blocks cannot be allocated) under more load than
+    /// fits: usage sits at 91-93 %, requests queue and are preempted, TTFT climbs.
+    KvThrash,
+    /// Tiny batch limits (`--max-num-seqs 8 --max-num-batched-tokens 512`): requests queue
+    /// while the KV cache is nearly empty, so throughput is low.
+    LowThroughput,
+    /// The engine hangs in a collective: requests stay running, no token comes out, the queue
+    /// grows.
+    StuckRequests,
+    /// The engine dies with `CUDA out of memory` under load, its endpoint refuses for a few
+    /// seconds, then it restarts (counters from zero), again and again.
+    OomCrashloop,
+    /// Too many OpenMP threads: the serving process burns more than two cores.
+    HighCpu,
+    /// Speculative decoding with a poorly matched draft model: 12 % of draft tokens accepted.
+    SpecDecodePoor,
+    /// Prompts share almost no prefix with what the engine has cached: hit rate ~6 %.
+    PrefixMiss,
+    /// KV usage held around 91 % (above the 88 % breaker) without a queue to speak of.
+    CircuitOpen,
+    /// The router piles new prompts onto this engine (KV ~70 %) while the other engines of its
+    /// model idle (see [`Scenario::Idle`]).
+    EmptyWorkerTrap,
+    /// The router sends this engine almost nothing.
+    Idle,
+    /// A traffic surge on an engine capped at 128 running requests: 75 wait.
+    QueueBuildup,
 }
 
 /// The XID of `Scenario::parse("xid")`: 79, "GPU has fallen off the bus".
@@ -87,14 +128,78 @@ pub const DEFAULT_XID: u32 = 79;
 
 impl Scenario {
     /// Names [`Scenario::parse`] accepts, for help texts.
-    pub const NAMES: [&'static str; 6] = [
+    pub const NAMES: [&'static str; 17] = [
         "healthy",
         "kv-pressure",
         "down",
         "gpu-thermal",
         "xid[:CODE]",
         "gpu-low-util",
+        "kv-thrash",
+        "low-throughput",
+        "stuck-requests",
+        "oom-crashloop",
+        "high-cpu",
+        "spec-decode-poor",
+        "prefix-miss",
+        "circuit-open",
+        "empty-worker-trap",
+        "idle",
+        "queue-buildup",
     ];
+
+    /// The scenario's name, as [`Scenario::parse`] reads it (`xid:48` for an XID).
+    pub fn name(self) -> String {
+        match self {
+            Scenario::GpuXid(code) => format!("xid:{code}"),
+            other => other.plain_name().to_owned(),
+        }
+    }
+
+    fn plain_name(self) -> &'static str {
+        match self {
+            Scenario::Healthy => "healthy",
+            Scenario::KvPressure => "kv-pressure",
+            Scenario::Down => "down",
+            Scenario::GpuThermal => "gpu-thermal",
+            Scenario::GpuXid(_) => "xid",
+            Scenario::GpuLowUtil => "gpu-low-util",
+            Scenario::KvThrash => "kv-thrash",
+            Scenario::LowThroughput => "low-throughput",
+            Scenario::StuckRequests => "stuck-requests",
+            Scenario::OomCrashloop => "oom-crashloop",
+            Scenario::HighCpu => "high-cpu",
+            Scenario::SpecDecodePoor => "spec-decode-poor",
+            Scenario::PrefixMiss => "prefix-miss",
+            Scenario::CircuitOpen => "circuit-open",
+            Scenario::EmptyWorkerTrap => "empty-worker-trap",
+            Scenario::Idle => "idle",
+            Scenario::QueueBuildup => "queue-buildup",
+        }
+    }
+
+    /// The built-in rule this scenario is made to trigger (see `config/rules.toml`), if any.
+    pub fn rule(self) -> Option<&'static str> {
+        Some(match self {
+            Scenario::KvThrash => "ttft-kv-thrash",
+            Scenario::LowThroughput => "batch-tokens-low",
+            Scenario::StuckRequests => "stuck-requests",
+            Scenario::OomCrashloop => "cuda-oom",
+            Scenario::HighCpu => "cpu-high",
+            Scenario::SpecDecodePoor => "spec-acceptance-low",
+            Scenario::PrefixMiss => "prefix-hit-very-low",
+            Scenario::CircuitOpen => "kv-breaker",
+            Scenario::EmptyWorkerTrap => "empty-worker-trap",
+            Scenario::QueueBuildup => "queue-deep",
+            Scenario::Down => "engine-down",
+            Scenario::KvPressure => "kv-full",
+            Scenario::Healthy
+            | Scenario::GpuThermal
+            | Scenario::GpuXid(_)
+            | Scenario::GpuLowUtil
+            | Scenario::Idle => return None,
+        })
+    }
 
     /// Short note for listings; `None` for a healthy engine.
     pub fn note(self) -> Option<&'static str> {
@@ -105,11 +210,24 @@ impl Scenario {
             Scenario::GpuThermal => Some("GPU thermal: cooling failed, throttling"),
             Scenario::GpuXid(_) => Some("GPU XID error"),
             Scenario::GpuLowUtil => Some("GPU starved: low utilization"),
+            Scenario::KvThrash => Some("KV thrash: fragmented cache full, preempting"),
+            Scenario::LowThroughput => Some("low throughput: tiny batch limits, queueing"),
+            Scenario::StuckRequests => Some("stuck: requests running, no tokens"),
+            Scenario::OomCrashloop => Some("crash loop: CUDA out of memory, restarting"),
+            Scenario::HighCpu => Some("high CPU: too many OpenMP threads"),
+            Scenario::SpecDecodePoor => Some("spec decoding: 12% acceptance"),
+            Scenario::PrefixMiss => Some("prefix cache misses: ~6% hits"),
+            Scenario::CircuitOpen => Some("circuit open: KV above 88%"),
+            Scenario::EmptyWorkerTrap => Some("empty worker trap: load piles onto it"),
+            Scenario::Idle => Some("idle: the router sends it almost nothing"),
+            Scenario::QueueBuildup => Some("queue build-up: traffic surge, 75 waiting"),
         }
     }
 
     /// A scenario by name: `healthy`, `kv-pressure`, `down`, `gpu-thermal` (or `thermal`),
-    /// `xid` (XID 79) or `xid:CODE`, `gpu-low-util` (or `low-util`). Case-insensitive.
+    /// `xid` (XID 79) or `xid:CODE`, `gpu-low-util` (or `low-util`), and the diagnostics
+    /// scenarios of [`Scenario::NAMES`] (`stuck` and `oom` are short for `stuck-requests` and
+    /// `oom-crashloop`). Case-insensitive.
     pub fn parse(name: &str) -> Option<Scenario> {
         let name = name.trim().to_ascii_lowercase();
         if let Some(code) = name
@@ -126,6 +244,17 @@ impl Scenario {
             "gpu-thermal" | "thermal" => Scenario::GpuThermal,
             "xid" | "gpu-xid" => Scenario::GpuXid(DEFAULT_XID),
             "gpu-low-util" | "low-util" => Scenario::GpuLowUtil,
+            "kv-thrash" => Scenario::KvThrash,
+            "low-throughput" => Scenario::LowThroughput,
+            "stuck-requests" | "stuck" => Scenario::StuckRequests,
+            "oom-crashloop" | "oom" => Scenario::OomCrashloop,
+            "high-cpu" => Scenario::HighCpu,
+            "spec-decode-poor" => Scenario::SpecDecodePoor,
+            "prefix-miss" => Scenario::PrefixMiss,
+            "circuit-open" => Scenario::CircuitOpen,
+            "empty-worker-trap" => Scenario::EmptyWorkerTrap,
+            "idle" => Scenario::Idle,
+            "queue-buildup" => Scenario::QueueBuildup,
             _ => return None,
         })
     }
@@ -227,10 +356,37 @@ pub fn apply_scenario(
     let Some(spec) = plan.engines.get_mut(index) else {
         return Err(format!("engine {index} does not exist"));
     };
-    let mut sampler = Sampler::new(spec.seed);
-    spec.params = engine_params(spec.model, &gpu, scenario, version, &mut sampler);
+    spec.params = engine_params(
+        spec.model,
+        &gpu,
+        scenario,
+        version,
+        &mut params_sampler(spec.seed),
+    );
     spec.scenario = scenario;
+    if scenario == Scenario::EmptyWorkerTrap {
+        for peer in trap_peers(plan, index) {
+            apply_scenario(plan, &EngineRef::Index(peer), Scenario::Idle, version)?;
+        }
+    }
     Ok(())
+}
+
+/// The engines a trap on engine `index` starves: the healthy engines serving the same model.
+pub fn trap_peers(plan: &FleetPlan, index: usize) -> Vec<usize> {
+    let Some(model) = plan.engines.get(index).map(|e| e.model.id) else {
+        return Vec::new();
+    };
+    plan.engines
+        .iter()
+        .filter(|e| e.index != index && e.model.id == model && e.scenario == Scenario::Healthy)
+        .map(|e| e.index)
+        .collect()
+}
+
+/// The random stream an engine's parameters are drawn from (apart from its traffic stream).
+pub fn params_sampler(engine_seed: u64) -> Sampler {
+    Sampler::new(splitmix(engine_seed ^ 0x7061_7261_6d73))
 }
 
 /// The fleet's composition: for three engines or more, engine 0 is under KV pressure and the
@@ -353,7 +509,10 @@ pub fn plan(engines: usize, gpus_per_node: usize, version: SimVersion, seed: u64
             slot.engine = Some(i);
         }
         let scenario = scenario_for(i, engines);
-        let params = engine_params(model, &H100_SXM, scenario, version, &mut names);
+        let engine_seed = splitmix(seed.wrapping_add(i as u64));
+        // Parameters come from the engine's own stream, so names never depend on scenarios.
+        let mut sampler = params_sampler(engine_seed);
+        let params = engine_params(model, &H100_SXM, scenario, version, &mut sampler);
         specs.push(EngineSpec {
             index: i,
             pod,
@@ -362,7 +521,7 @@ pub fn plan(engines: usize, gpus_per_node: usize, version: SimVersion, seed: u64
             gpu,
             scenario,
             params,
-            seed: splitmix(seed.wrapping_add(i as u64)),
+            seed: engine_seed,
         });
     }
     FleetPlan {
@@ -389,16 +548,34 @@ pub fn engine_params(
         Scenario::GpuLowUtil => TrafficProfile {
             arrival_rate: sampler.between(0.3, 0.8),
             output_median: 200.0,
-            prefix_hit_ratio: sampler.between(0.3, 0.6),
+            prefix_hit_ratio: sampler.between(HEALTHY_PREFIX.0, HEALTHY_PREFIX.1),
             ..TrafficProfile::default()
         },
         Scenario::Healthy | Scenario::Down | Scenario::GpuThermal | Scenario::GpuXid(_) => {
-            TrafficProfile {
-                arrival_rate: sampler.between(6.0, 12.0),
-                output_median: 300.0,
-                prefix_hit_ratio: sampler.between(0.3, 0.6),
-                ..TrafficProfile::default()
-            }
+            healthy_traffic(sampler)
+        }
+        Scenario::KvThrash
+        | Scenario::LowThroughput
+        | Scenario::StuckRequests
+        | Scenario::OomCrashloop
+        | Scenario::HighCpu
+        | Scenario::SpecDecodePoor
+        | Scenario::PrefixMiss
+        | Scenario::CircuitOpen
+        | Scenario::EmptyWorkerTrap
+        | Scenario::Idle
+        | Scenario::QueueBuildup => {
+            let healthy = healthy_traffic(sampler);
+            let base = EngineParams {
+                version,
+                num_gpu_blocks,
+                block_size: BLOCK_SIZE,
+                max_model_len: model.max_model_len,
+                admission_watermark: admission_watermark(version),
+                traffic: healthy,
+                ..base
+            };
+            return super::scenario_params::shape(base, scenario);
         }
         Scenario::KvPressure => {
             // Scaled so the cache fills at the same pace whatever its size.
@@ -419,13 +596,17 @@ pub fn engine_params(
         num_gpu_blocks,
         block_size: BLOCK_SIZE,
         max_model_len: model.max_model_len,
-        // vLLM V0's block manager keeps 1% of the blocks free when admitting.
-        admission_watermark: match version {
-            SimVersion::V0 => 0.01,
-            SimVersion::V1 => 0.0,
-        },
+        admission_watermark: admission_watermark(version),
         traffic,
         ..base
+    }
+}
+
+/// vLLM V0's block manager keeps 1% of the blocks free when admitting.
+fn admission_watermark(version: SimVersion) -> f64 {
+    match version {
+        SimVersion::V0 => 0.01,
+        SimVersion::V1 => 0.0,
     }
 }
 

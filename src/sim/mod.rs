@@ -2,21 +2,38 @@
 //!
 //! [`start`] lays out the fleet ([`fleet::plan`]), gives every engine and every node's
 //! dcgm-exporter its own listener, and returns a [`SimHandle`] listing the endpoints. The
-//! traffic model ([`model`]), GPU physics ([`gpu`]) and renderers ([`exposition`], [`dcgm`]) are
-//! pure; only [`server`] does I/O. Models advance lazily when scraped, by simulated time that
-//! runs `time_scale` times faster than the wall clock.
+//! traffic model ([`model`]), GPU physics ([`gpu`]), pods with their logs and lifecycle
+//! ([`pod`], [`logs`]) and renderers ([`exposition`], [`dcgm`]) are pure; [`server`],
+//! [`control`] and [`schedule`] do I/O. Models advance lazily when scraped (or when their log
+//! is read), by simulated time that runs `time_scale` times faster than the wall clock.
+//!
+//! # Scenarios
+//! Each engine is in one [`Scenario`] (`kvtop sim --scenario NAME@ENGINE[+DELAY]`): the
+//! composition of [`SimConfig::baseline`], then [`SimConfig::scenarios`] and the entries of
+//! [`SimConfig::schedule`] due at the start, then the later schedule entries as their time
+//! comes; [`SimHandle::set_scenario`] changes one at any time. [`Scenario::rule`] names the
+//! rule each diagnostics scenario triggers; [`schedule::demo_story`] is the demo's script.
+//!
+//! # Logs
+//! Every pod writes vLLM's log lines ([`logs`]); read them with [`SimHandle::log_tail`] /
+//! [`SimHandle::log_since`], or from another task through a [`SimControl`] clone
+//! ([`SimHandle::control`]).
 
 pub mod buckets;
+pub mod control;
 pub mod dcgm;
 pub mod exposition;
 pub mod fleet;
 pub mod format;
 pub mod gpu;
 pub mod histogram;
+pub mod logs;
 pub mod model;
 pub mod params;
 pub mod pod;
 pub mod sampling;
+pub mod scenario_params;
+pub mod schedule;
 mod server;
 
 use std::net::{Ipv4Addr, SocketAddr};
@@ -27,7 +44,11 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 pub use buckets::SimVersion;
+pub use control::SimControl;
 pub use fleet::{EngineRef, Scenario, ScenarioAssignment};
+pub use logs::LogLine;
+pub use pod::{ContainerExit, PodLifecycle};
+pub use schedule::{TimedScenario, demo_story};
 
 use gpu::GpuModel;
 use pod::SimPod;
@@ -49,8 +70,23 @@ pub struct SimConfig {
     pub time_scale: f64,
     /// GPUs per node (one engine per GPU).
     pub gpus_per_node: usize,
-    /// Scenarios for given engines, over the default composition (`fleet::scenario_for`).
+    /// Scenarios for given engines, over the baseline composition.
     pub scenarios: Vec<ScenarioAssignment>,
+    /// What every engine does before `scenarios` and `schedule` apply.
+    pub baseline: Baseline,
+    /// Scenarios that start later (or at once, with a zero delay).
+    pub schedule: Vec<TimedScenario>,
+}
+
+/// The fleet's composition before any assignment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Baseline {
+    /// From three engines: engine 0 under KV pressure, the last one down, the others healthy
+    /// (`fleet::scenario_for`).
+    #[default]
+    Mixed,
+    /// Every engine healthy.
+    Healthy,
 }
 
 impl Default for SimConfig {
@@ -63,6 +99,8 @@ impl Default for SimConfig {
             time_scale: 1.0,
             gpus_per_node: 8,
             scenarios: Vec::new(),
+            baseline: Baseline::Mixed,
+            schedule: Vec::new(),
         }
     }
 }
@@ -120,8 +158,8 @@ pub struct SimHandle {
     pub engines: Vec<SimEndpoint>,
     /// dcgm-exporters, one per node.
     pub dcgm: Vec<SimEndpoint>,
-    /// The engines' pods, in index order (for scenarios applied while running).
-    sites: Vec<Arc<EngineSite>>,
+    /// The engines, for scenarios applied while running and for their logs.
+    control: SimControl,
     clock: Arc<SimClock>,
     stop: watch::Sender<bool>,
     tasks: Vec<JoinHandle<std::io::Result<()>>>,
@@ -147,33 +185,47 @@ impl SimHandle {
     /// simulated time, so the new rate applies from now, not retroactively. False when there
     /// is no engine `index`.
     pub fn set_arrival_rate(&self, index: usize, rate: f64) -> bool {
-        let Some(site) = self.sites.get(index) else {
-            return false;
-        };
-        let now = self.clock.now();
-        site.with_pod(|pod| {
-            pod.advance_to(now);
-            pod.engine.set_arrival_rate(rate);
-        });
-        true
+        self.control.set_arrival_rate(index, rate)
+    }
+
+    /// Simulated seconds per wall-clock second.
+    pub fn time_scale(&self) -> f64 {
+        self.clock.time_scale()
+    }
+
+    /// The simulated time at wall-clock Unix time `wall`.
+    pub fn sim_time_at(&self, wall: f64) -> f64 {
+        self.clock.sim_time_at(wall)
+    }
+
+    /// A handle on the running engines for other tasks: scenarios, lifecycles, logs.
+    pub fn control(&self) -> SimControl {
+        self.control.clone()
     }
 
     /// Apply the GPU side of `scenario` to a running engine's GPU (fault and XID; `healthy`
-    /// clears them). The traffic side of a scenario is set at start (`SimConfig::scenarios`).
+    /// clears them), leaving its traffic as it is.
     pub fn apply_gpu_scenario(
         &self,
         engine: &EngineRef,
         scenario: Scenario,
     ) -> Result<(), SimError> {
-        let index = match engine {
-            EngineRef::Index(i) => Some(*i).filter(|i| *i < self.engines.len()),
-            EngineRef::Name(name) => self.engines.iter().position(|e| e.name == *name),
-        };
-        let site = index
-            .and_then(|i| self.sites.get(i))
-            .ok_or_else(|| SimError::Scenario(format!("no engine {engine:?}")))?;
-        site.with_pod(|pod| pod.apply_gpu_scenario(scenario));
-        Ok(())
+        self.control.apply_gpu_scenario(engine, scenario)
+    }
+
+    /// Switch a running engine to `scenario` now (traffic, engine, GPU and lifecycle).
+    pub fn set_scenario(&self, engine: &EngineRef, scenario: Scenario) -> Result<(), SimError> {
+        self.control.set_scenario(engine, scenario)
+    }
+
+    /// The last `n` log lines of engine `engine` (an index into `engines`), oldest first.
+    pub fn log_tail(&self, engine: usize, n: usize) -> Vec<LogLine> {
+        self.control.log_tail(engine, n)
+    }
+
+    /// Engine `engine`'s log lines from `cursor` on (start with 0) and the next cursor.
+    pub fn log_since(&self, engine: usize, cursor: u64) -> (Vec<LogLine>, u64) {
+        self.control.log_since(engine, cursor)
     }
 
     /// Stop every server and wait until they have released their ports.
@@ -228,7 +280,30 @@ pub async fn start(cfg: SimConfig) -> Result<SimHandle, SimError> {
         return Err(SimError::InvalidTimeScale(cfg.time_scale));
     }
     let mut plan = fleet::plan(cfg.engines, cfg.gpus_per_node, cfg.version, cfg.seed);
-    for assignment in &cfg.scenarios {
+    if cfg.baseline == Baseline::Healthy {
+        for index in 0..plan.engines.len() {
+            let healthy = plan
+                .engines
+                .get(index)
+                .is_some_and(|e| e.scenario == Scenario::Healthy);
+            if !healthy {
+                fleet::apply_scenario(
+                    &mut plan,
+                    &EngineRef::Index(index),
+                    Scenario::Healthy,
+                    cfg.version,
+                )
+                .map_err(SimError::Scenario)?;
+            }
+        }
+    }
+    let (at_start, later): (Vec<&TimedScenario>, Vec<&TimedScenario>) =
+        cfg.schedule.iter().partition(|t| t.after_s <= 0.0);
+    let initial = cfg
+        .scenarios
+        .iter()
+        .chain(at_start.iter().map(|t| &t.assignment));
+    for assignment in initial {
         fleet::apply_scenario(
             &mut plan,
             &assignment.engine,
@@ -236,6 +311,14 @@ pub async fn start(cfg: SimConfig) -> Result<SimHandle, SimError> {
             cfg.version,
         )
         .map_err(SimError::Scenario)?;
+    }
+    for timed in &later {
+        if timed.assignment.engine.resolve(&plan).is_none() {
+            return Err(SimError::Scenario(format!(
+                "{timed}: the fleet has no such engine ({} engines)",
+                plan.engines.len()
+            )));
+        }
     }
     let endpoint_count = plan.engines.len() + plan.nodes.len();
     if let Some(base) = cfg.port_base {
@@ -261,15 +344,18 @@ pub async fn start(cfg: SimConfig) -> Result<SimHandle, SimError> {
         let pod = SimPod::new(spec.clone(), gpu_spec, clock.sim_start());
         let serving = pod.serving;
         let site = Arc::new(EngineSite::new(pod, Arc::clone(&clock)));
-        let port = if serving {
+        let (port, listener) = if serving {
             let listener = bind(port_of(spec.index), endpoint_count).await?;
-            let port = local_port(&listener);
-            let router = server::engine_router(Arc::clone(&site));
-            tasks.push(server::spawn_server(listener, router, stop_rx.clone()));
-            port
+            (local_port(&listener), Some(listener))
         } else {
-            refused_port(port_of(spec.index))?
+            (refused_port(port_of(spec.index))?, None)
         };
+        tasks.push(server::spawn_engine_server(
+            Arc::clone(&site),
+            port,
+            listener,
+            stop_rx.clone(),
+        ));
         sites.push(Arc::clone(&site));
         engines.push(SimEndpoint {
             name: spec.pod.clone(),
@@ -314,10 +400,20 @@ pub async fn start(cfg: SimConfig) -> Result<SimHandle, SimError> {
         });
     }
 
+    let names = engines.iter().map(|e| e.name.clone()).collect();
+    let control = SimControl::new(sites, names, Arc::clone(&clock));
+    if !later.is_empty() {
+        let schedule = later.into_iter().cloned().collect();
+        tasks.push(schedule::spawn_director(
+            control.clone(),
+            schedule,
+            stop_rx.clone(),
+        ));
+    }
     Ok(SimHandle {
         engines,
         dcgm,
-        sites,
+        control,
         clock,
         stop,
         tasks,

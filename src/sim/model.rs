@@ -62,6 +62,10 @@ pub struct EngineCounters {
     pub finished_abort: u64,
     /// CPU seconds of the serving process.
     pub cpu_seconds: f64,
+    /// Speculative decoding: draft steps, tokens proposed, tokens accepted (0 without it).
+    pub spec_drafts: u64,
+    pub spec_draft_tokens: u64,
+    pub spec_accepted_tokens: u64,
 }
 
 impl EngineCounters {
@@ -178,6 +182,8 @@ struct ProcessState {
     busy_seconds: f64,
     activity: f64,
     throughput: ThroughputWindow,
+    /// Fractional draft steps carried to the next decode (speculative decoding).
+    spec_carry: f64,
 }
 
 /// Simulated vLLM engine.
@@ -204,6 +210,19 @@ impl EngineModel {
     /// histograms start again from zero, and the start time is `now`.
     pub fn restart(&mut self, now: f64) {
         self.state = ProcessState::new(&self.params, &mut self.sampler, now);
+    }
+
+    /// Replace the engine's parameters from now on, keeping its process state (requests,
+    /// counters, histograms): a change of traffic or of behaviour without a restart. The
+    /// metrics dialect stays the one the process started with.
+    pub fn set_params(&mut self, params: EngineParams) {
+        let version = self.params.version;
+        let rate_changed = params.traffic.arrival_rate != self.params.traffic.arrival_rate;
+        self.params = EngineParams { version, ..params };
+        if rate_changed {
+            let rate = self.params.traffic.arrival_rate;
+            self.state.next_arrival_at = self.state.clock + self.sampler.exponential(rate);
+        }
     }
 
     /// Change the arrival rate from now on (0 stops new traffic, as when drained).
@@ -379,11 +398,17 @@ impl EngineModel {
         }
     }
 
-    /// Queue every arrival up to `now`.
+    /// Queue every arrival up to `now`. While the clients' in-flight limit is reached, their
+    /// would-be arrivals are not sent at all.
     fn enqueue_arrivals(&mut self, now: f64) {
         let rate = self.params.traffic.arrival_rate;
+        let max_in_flight = self.params.traffic.max_in_flight;
         let mut generated = 0;
         while self.state.next_arrival_at <= now {
+            if self.state.running.len() + self.state.waiting.len() >= max_in_flight {
+                self.state.next_arrival_at += self.sampler.exponential(rate);
+                continue;
+            }
             if generated >= MAX_ARRIVALS_PER_CALL {
                 // Too many to model one by one: turn the rest away in bulk.
                 let surplus = ((now - self.state.next_arrival_at) * rate).max(0.0).round();
@@ -423,11 +448,17 @@ impl EngineModel {
         tokens.div_ceil(self.params.block_size.max(1))
     }
 
-    /// FCFS admission while the batch has a free slot and the KV cache has room.
+    /// FCFS admission while the batch has a free slot and the KV cache has room. A stalled
+    /// engine admits nothing more once a request is running (its scheduler is stuck behind
+    /// the hung step).
     fn admit(&mut self, now: f64) {
-        let capacity = u64::from(self.params.num_gpu_blocks);
-        let watermark = (capacity as f64 * self.params.admission_watermark).ceil() as u64;
+        let capacity = self.params.usable_blocks();
+        let watermark =
+            (f64::from(self.params.num_gpu_blocks) * self.params.admission_watermark).ceil() as u64;
         while self.state.running.len() < self.params.max_num_seqs {
+            if self.params.stalled && !self.state.running.is_empty() {
+                break;
+            }
             let Some(front) = self.state.waiting.front() else {
                 break;
             };
@@ -445,10 +476,11 @@ impl EngineModel {
             let Some(mut req) = self.state.waiting.pop_front() else {
                 break;
             };
-            let hit_ratio = self.params.traffic.prefix_hit_ratio * self.sampler.between(0.5, 1.5);
+            // Each request's share of cached prompt varies ±10 points around the mean.
+            let hit_ratio = self.params.traffic.prefix_hit_ratio + self.sampler.between(-0.1, 0.1);
             let block = self.params.block_size.max(1);
             let cached =
-                ((f64::from(req.prompt) * hit_ratio.clamp(0.0, 0.95)) as u32 / block) * block;
+                ((f64::from(req.prompt) * hit_ratio.clamp(0.0, 0.97)) as u32 / block) * block;
             let cached = cached.min(req.prompt.saturating_sub(1));
             self.state.counters.prefix_queries += u64::from(tokens);
             self.state.counters.prefix_hits += u64::from(cached);
@@ -511,6 +543,10 @@ impl EngineModel {
         if duration <= 0.0 {
             return;
         }
+        if self.params.stalled {
+            self.run_stalled_phase(duration);
+            return;
+        }
         let perf = &self.params.perf;
         let busy = plan.step_s > 0.0;
         let occupancy = ((plan.decoding as f64 + f64::from(plan.prefill_chunk))
@@ -556,6 +592,34 @@ impl EngineModel {
         self.grow_blocks_and_preempt();
     }
 
+    /// A hung engine: the step never returns, so nothing is computed, the GPU spins in the
+    /// collective (fully busy) and the process keeps burning CPU.
+    fn run_stalled_phase(&mut self, duration: f64) {
+        let perf = &self.params.perf;
+        let smoothing = 1.0 - (-duration / ACTIVITY_TAU_S).exp();
+        self.state.activity += (1.0 - self.state.activity) * smoothing;
+        self.state.counters.cpu_seconds += (perf.idle_cpu + perf.busy_cpu) * duration;
+        self.state.step_carry = 0.0;
+        self.state.prefill_carry = 0.0;
+    }
+
+    /// Speculative decoding tallies for `tokens` generated tokens: each draft step emits its
+    /// accepted tokens plus one of the target's, so steps = tokens / (1 + k × acceptance).
+    fn count_spec_decode(&mut self, tokens: u64) {
+        let Some(spec) = self.params.spec_decode else {
+            return;
+        };
+        self.state.spec_carry += tokens as f64 / spec.tokens_per_draft();
+        let drafts = self.state.spec_carry.floor();
+        self.state.spec_carry -= drafts;
+        let drafts = drafts as u64;
+        let c = &mut self.state.counters;
+        c.spec_drafts += drafts;
+        c.spec_draft_tokens += drafts * u64::from(spec.num_speculative_tokens);
+        // Tokens emitted beyond one per draft step were accepted draft tokens.
+        c.spec_accepted_tokens += tokens.saturating_sub(drafts);
+    }
+
     /// Every decoding request gains `steps` tokens (fewer if it finishes). Returns the number
     /// of tokens produced.
     fn decode(&mut self, start: f64, duration: f64, step_s: f64, steps: u32) -> u64 {
@@ -573,6 +637,7 @@ impl EngineModel {
             }
         }
         self.state.counters.generation_tokens += produced;
+        self.count_spec_decode(produced);
         produced
     }
 
@@ -679,7 +744,7 @@ impl EngineModel {
             used += u64::from(req.blocks);
         }
         self.state.blocks_used = used;
-        let capacity = u64::from(self.params.num_gpu_blocks);
+        let capacity = self.params.usable_blocks();
         while self.state.blocks_used > capacity {
             let Some(mut victim) = self.state.running.pop() else {
                 break;
@@ -725,6 +790,7 @@ impl ProcessState {
                 started_at: now,
                 ..ThroughputWindow::default()
             },
+            spec_carry: 0.0,
         }
     }
 }

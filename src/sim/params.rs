@@ -36,7 +36,9 @@ impl Default for PerfProfile {
             per_prefill_token_s: 0.000_025,
             per_kv_token_s: 0.000_000_02,
             idle_cpu: 0.02,
-            busy_cpu: 1.1,
+            // The API server and scheduler stay under one core while the GPU is busy (the
+            // `cpu-high` rule fires above one).
+            busy_cpu: 0.8,
             util_floor: 0.4,
             saturating_step_tokens: 512.0,
         }
@@ -64,6 +66,10 @@ pub struct TrafficProfile {
     pub client_timeout_s: f64,
     /// Queue length beyond which new arrivals are turned away (counted as `abort`).
     pub max_waiting: usize,
+    /// Most requests the clients keep in flight (running + waiting): a fixed pool of clients
+    /// (a benchmark's concurrency, agents waiting for their answer) sends nothing more until
+    /// one of its requests finishes. `usize::MAX` = open arrivals.
+    pub max_in_flight: usize,
 }
 
 impl Default for TrafficProfile {
@@ -76,9 +82,12 @@ impl Default for TrafficProfile {
             output_sigma: 0.8,
             max_tokens: 2048,
             prefix_hit_ratio: 0.4,
-            abort_share: 0.02,
+            // Well under the 1 % error-ratio threshold of the dashboards, even in a minute's
+            // window of a few hundred requests.
+            abort_share: 0.002,
             client_timeout_s: 300.0,
             max_waiting: 5_000,
+            max_in_flight: usize::MAX,
         }
     }
 }
@@ -110,6 +119,22 @@ impl Default for ProcessProfile {
     }
 }
 
+/// Speculative decoding: a draft proposes `num_speculative_tokens` tokens per step and the
+/// target model accepts each with probability `acceptance`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SpecDecode {
+    pub num_speculative_tokens: u32,
+    /// Share of draft tokens accepted (0..1).
+    pub acceptance: f64,
+}
+
+impl SpecDecode {
+    /// Tokens one draft step emits on average: the accepted ones plus the target's own.
+    pub fn tokens_per_draft(&self) -> f64 {
+        1.0 + f64::from(self.num_speculative_tokens) * self.acceptance.clamp(0.0, 1.0)
+    }
+}
+
 /// Everything that defines one engine.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EngineParams {
@@ -129,6 +154,15 @@ pub struct EngineParams {
     pub gpu_memory_utilization: f64,
     /// KV blocks kept free when admitting (a share of `num_gpu_blocks`).
     pub admission_watermark: f64,
+    /// Share of `num_gpu_blocks` the allocator can actually hand out (below 1 for a fragmented
+    /// cache): admission and preemption work against this many blocks, usage is still
+    /// reported against all of them.
+    pub usable_kv_share: f64,
+    /// True while the engine hangs (an NCCL collective that never returns): no step
+    /// completes, so running requests make no progress and the queue grows.
+    pub stalled: bool,
+    /// Speculative decoding, when enabled.
+    pub spec_decode: Option<SpecDecode>,
     pub perf: PerfProfile,
     pub traffic: TrafficProfile,
     pub process: ProcessProfile,
@@ -145,6 +179,9 @@ impl Default for EngineParams {
             max_model_len: 32_768,
             gpu_memory_utilization: 0.9,
             admission_watermark: 0.0,
+            usable_kv_share: 1.0,
+            stalled: false,
+            spec_decode: None,
             perf: PerfProfile::default(),
             traffic: TrafficProfile::default(),
             process: ProcessProfile::default(),
@@ -156,5 +193,15 @@ impl EngineParams {
     /// KV capacity in tokens.
     pub fn kv_capacity_tokens(&self) -> u64 {
         u64::from(self.num_gpu_blocks) * u64::from(self.block_size)
+    }
+
+    /// Blocks the allocator can hand out (see [`EngineParams::usable_kv_share`]).
+    pub fn usable_blocks(&self) -> u64 {
+        let share = if self.usable_kv_share.is_finite() {
+            self.usable_kv_share.clamp(0.0, 1.0)
+        } else {
+            1.0
+        };
+        (f64::from(self.num_gpu_blocks) * share).floor() as u64
     }
 }

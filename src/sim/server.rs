@@ -1,10 +1,12 @@
 //! HTTP side of the simulator: every engine and every node's dcgm-exporter gets its own
 //! listener on 127.0.0.1, like pods. Models advance lazily to "now" when scraped (no background
-//! ticker, so an idle simulator costs no CPU).
+//! ticker, so an idle simulator costs no CPU); an engine's server task only wakes by itself when
+//! its pod is due to crash or restart, to close or reopen the listener.
 
 use std::io::Write as _;
+use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use axum::Router;
 use axum::extract::State;
@@ -56,6 +58,42 @@ impl SimClock {
     pub(crate) fn now(&self) -> f64 {
         self.sim_start + self.wall_start.elapsed().as_secs_f64() * self.time_scale
     }
+
+    pub(crate) fn time_scale(&self) -> f64 {
+        self.time_scale
+    }
+
+    /// The simulated time at wall-clock Unix time `wall` (the clock started at wall time
+    /// `sim_start`).
+    pub(crate) fn sim_time_at(&self, wall: f64) -> f64 {
+        self.sim_start + (wall - self.sim_start) * self.time_scale
+    }
+
+    /// Wall-clock time until simulated time `at` (zero when it has passed).
+    pub(crate) fn wall_until(&self, at: f64) -> Duration {
+        let wall = (at - self.now()) / self.time_scale;
+        if wall.is_finite() && wall > 0.0 {
+            Duration::from_secs_f64(wall)
+        } else {
+            Duration::ZERO
+        }
+    }
+}
+
+/// Whether a pod serves, and when it will change by itself: what its server task follows.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct PodPhase {
+    pub serving: bool,
+    pub next_transition: Option<f64>,
+}
+
+impl PodPhase {
+    fn of(pod: &SimPod) -> Self {
+        PodPhase {
+            serving: pod.serving,
+            next_transition: pod.next_transition(),
+        }
+    }
 }
 
 /// A pod and the buffer its metrics are rendered into.
@@ -68,22 +106,48 @@ struct PodCell {
 pub(crate) struct EngineSite {
     cell: Mutex<PodCell>,
     clock: Arc<SimClock>,
+    /// The pod's phase after its last change, for the server task.
+    phase: watch::Sender<PodPhase>,
 }
 
 impl EngineSite {
     pub(crate) fn new(pod: SimPod, clock: Arc<SimClock>) -> Self {
+        let (phase, _) = watch::channel(PodPhase::of(&pod));
         Self {
             cell: Mutex::new(PodCell {
                 pod,
                 body: String::with_capacity(64 * 1024),
             }),
             clock,
+            phase,
         }
     }
 
-    /// Run `f` on the pod (e.g. to inject a fault).
+    /// Run `f` on the pod (e.g. to inject a fault), then tell the server task if the pod
+    /// started or stopped serving.
     pub(crate) fn with_pod<R>(&self, f: impl FnOnce(&mut SimPod) -> R) -> R {
-        f(&mut self.lock().pod)
+        let mut cell = self.lock();
+        let result = f(&mut cell.pod);
+        self.publish(&cell.pod);
+        result
+    }
+
+    /// Run `f` on the pod advanced to the current simulated time.
+    pub(crate) fn with_pod_now<R>(&self, f: impl FnOnce(&mut SimPod) -> R) -> R {
+        let now = self.clock.now();
+        self.with_pod(|pod| {
+            pod.advance_to(now);
+            f(pod)
+        })
+    }
+
+    fn publish(&self, pod: &SimPod) {
+        let phase = PodPhase::of(pod);
+        self.phase.send_if_modified(|current| {
+            let changed = *current != phase;
+            *current = phase;
+            changed
+        });
     }
 
     fn lock(&self) -> MutexGuard<'_, PodCell> {
@@ -143,10 +207,19 @@ async fn engine_metrics(State(site): State<Arc<EngineSite>>, headers: HeaderMap)
         let mut cell = site.lock();
         let PodCell { pod, body } = &mut *cell;
         pod.advance_to(now);
-        exposition::render(body, &pod.engine, pod.spec.model.id);
-        body.as_bytes().to_vec()
+        site.publish(pod);
+        if !pod.serving {
+            // The process died a moment ago; the listener is closing.
+            None
+        } else {
+            exposition::render(body, &pod.engine, pod.spec.model.id);
+            Some(body.as_bytes().to_vec())
+        }
     };
-    metrics_response(body, accepts_gzip(&headers))
+    match body {
+        Some(body) => metrics_response(body, accepts_gzip(&headers)),
+        None => StatusCode::SERVICE_UNAVAILABLE.into_response(),
+    }
 }
 
 async fn engine_models(State(site): State<Arc<EngineSite>>) -> Response {
@@ -191,6 +264,7 @@ async fn node_metrics(State(site): State<Arc<NodeSite>>, headers: HeaderMap) -> 
             GpuSource::Pod(engine) => {
                 let mut cell = engine.lock();
                 cell.pod.advance_to(now);
+                engine.publish(&cell.pod);
                 (cell.pod.gpu.clone(), Some(cell.pod.spec.pod.clone()))
             }
             GpuSource::Idle(gpu) => {
@@ -264,6 +338,105 @@ pub(crate) fn accepts_gzip(headers: &HeaderMap) -> bool {
                 .unwrap_or(1.0);
             wanted && quality > 0.0
         })
+}
+
+/// Serve an engine on `port` while its pod serves, until `shutdown` turns true: the listener
+/// closes when the pod stops serving (connections are refused, as with a dead pod) and is
+/// bound again to the same port when it serves again. `listener` is the port already bound
+/// at start, if the pod served then.
+pub(crate) fn spawn_engine_server(
+    site: Arc<EngineSite>,
+    port: u16,
+    mut listener: Option<TcpListener>,
+    mut shutdown: watch::Receiver<bool>,
+) -> JoinHandle<std::io::Result<()>> {
+    tokio::spawn(async move {
+        let mut phase = site.phase.subscribe();
+        loop {
+            if *shutdown.borrow() {
+                return Ok(());
+            }
+            let now = *phase.borrow_and_update();
+            if now.serving {
+                let bound = match listener.take() {
+                    Some(l) => l,
+                    None => match bind_again(port, &mut shutdown).await? {
+                        Some(l) => l,
+                        None => return Ok(()),
+                    },
+                };
+                let (watched, mut stop) = (Arc::clone(&site), shutdown.clone());
+                let mut changes = phase.clone();
+                axum::serve(bound, engine_router(Arc::clone(&site)))
+                    .with_graceful_shutdown(async move {
+                        serve_while_up(&watched, &mut changes, &mut stop).await;
+                    })
+                    .await?;
+            } else {
+                tokio::select! {
+                    _ = shutdown.wait_for(|stop| *stop) => return Ok(()),
+                    changed = phase.changed() => if changed.is_err() { return Ok(()) },
+                    _ = sleep_until(&site.clock, now.next_transition) => {
+                        site.with_pod_now(|_| ());
+                    }
+                }
+            }
+        }
+    })
+}
+
+/// Returns when the pod stops serving or the simulator stops; wakes the pod when it is due to
+/// crash, so the listener closes on time even if nobody scrapes.
+async fn serve_while_up(
+    site: &EngineSite,
+    phase: &mut watch::Receiver<PodPhase>,
+    shutdown: &mut watch::Receiver<bool>,
+) {
+    loop {
+        let now = *phase.borrow_and_update();
+        if !now.serving {
+            return;
+        }
+        tokio::select! {
+            _ = shutdown.wait_for(|stop| *stop) => return,
+            changed = phase.changed() => if changed.is_err() { return },
+            _ = sleep_until(&site.clock, now.next_transition) => {
+                site.with_pod_now(|_| ());
+            }
+        }
+    }
+}
+
+/// Sleep until simulated time `at` (a millisecond past it), or forever for `None`.
+async fn sleep_until(clock: &SimClock, at: Option<f64>) {
+    match at {
+        Some(at) => tokio::time::sleep(clock.wall_until(at) + Duration::from_millis(1)).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Bind `port` again after the listener was closed: retried for a while in case the old
+/// socket lingers. `None` when the simulator stops meanwhile.
+async fn bind_again(
+    port: u16,
+    shutdown: &mut watch::Receiver<bool>,
+) -> std::io::Result<Option<TcpListener>> {
+    let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
+    let mut attempts = 0;
+    loop {
+        match TcpListener::bind(addr).await {
+            Ok(listener) => return Ok(Some(listener)),
+            Err(err) if attempts >= 50 => return Err(err),
+            Err(err) => {
+                attempts += 1;
+                tracing::debug!(port, error = %err, "simulated engine cannot listen yet");
+            }
+        }
+        tokio::select! {
+            _ = shutdown.wait_for(|stop| *stop) => return Ok(None),
+            _ = tokio::time::sleep(Duration::from_millis(100)) => {}
+        }
+    }
 }
 
 /// Serve `router` on `listener` until `shutdown` turns true.

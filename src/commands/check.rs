@@ -1,0 +1,237 @@
+//! `kvtop check`: observe the fleet headless, evaluate the rules, print the findings and exit
+//! with the verdict (0 healthy, 1 warnings, 2 critical, 3 nothing scraped or nothing to check).
+//!
+//! The fleet is the configured targets (`--target`, the config file), or a simulator started
+//! in-process (`--sim` with `--scenario`, or `--demo` with the demo's story). With the
+//! simulator the observation runs on its clock, so `--time-scale` shortens the wait without
+//! changing what is measured (see `diagnose::observe`). What the check waits for goes to
+//! stderr; the report goes to stdout.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use super::setup::{Loaded, load_config};
+use crate::cli::{CheckArgs, CheckOutput, GlobalArgs};
+use crate::config::Config;
+use crate::diagnose::observe::{self, Progress, wall_time};
+use crate::diagnose::plan::{AUTO_CAP_SECS, DurationPlan};
+use crate::diagnose::report::{self, Format, Verdict, exit};
+use crate::diagnose::{Clock, ObserveSettings, ObserveTarget};
+use crate::rules::RuleSet;
+use crate::sim::{self, Baseline, SimConfig, SimHandle, TimedScenario, demo_story};
+use crate::sources::ScrapeSettings;
+use crate::ui::format::{age, span};
+
+/// Engines of `--sim` and `--demo` unless `--engines` says otherwise.
+const SIM_ENGINES: usize = 6;
+const DEMO_ENGINES: usize = 8;
+
+pub fn run(args: CheckArgs, global: &GlobalArgs) -> ExitCode {
+    let _ = crate::logging::init(crate::logging::LogSink::Stderr, "warn");
+    let Loaded { config, problems } = load_config(global);
+    for problem in &problems {
+        eprintln!("kvtop check: {problem}");
+    }
+    let rules = match load_rules(args.rules.clone()) {
+        Ok(rules) => rules,
+        Err(message) => return fail(&message),
+    };
+    let duration = match args
+        .duration
+        .as_deref()
+        .map(crate::config::units::parse_duration)
+    {
+        None => None,
+        Some(Ok(d)) if !d.is_zero() => Some(d.as_secs_f64()),
+        Some(Ok(_)) => return fail("--duration must be longer than zero"),
+        Some(Err(e)) => return fail(&format!("--duration: {e}")),
+    };
+    let runtime = match super::setup::runtime() {
+        Ok(rt) => rt,
+        Err(err) => return fail(&format!("cannot start the runtime: {err}")),
+    };
+    runtime.block_on(async move {
+        let simulated = args.sim || args.demo || !args.scenarios.is_empty();
+        let (targets, clock, sim) = if simulated {
+            match start_sim(&args).await {
+                Ok((sim, targets)) => (targets, Clock::Sim(sim.control()), Some(sim)),
+                Err(message) => return fail(&message),
+            }
+        } else {
+            match configured_targets(&config) {
+                Ok(targets) => (targets, Clock::Wall, None),
+                Err(message) => return fail(&message),
+            }
+        };
+        let mut scrape = scrape_settings(&config);
+        // Against a fast simulator, the interval stays the configured one in simulated time.
+        scrape.interval = observe::sim_wall_interval(scrape.interval, clock.scale());
+        let settings = ObserveSettings {
+            scrape,
+            fleet: config.fleet_settings(),
+            duration,
+            auto_cap: AUTO_CAP_SECS,
+        };
+        let mut progress = Announce {
+            targets: targets.len(),
+        };
+        let result = observe::observe(&targets, &rules, &settings, clock, &mut progress).await;
+        if let Some(sim) = sim {
+            sim.shutdown().await;
+        }
+        let obs = match result {
+            Ok(obs) => obs,
+            Err(err) => return fail(&err.to_string()),
+        };
+        let format = match args.output {
+            CheckOutput::Text => Format::Text,
+            CheckOutput::Json => Format::Json,
+            CheckOutput::Markdown => Format::Markdown,
+        };
+        print!("{}", report::render(&obs, format));
+        ExitCode::from(Verdict::of(&obs).exit_code())
+    })
+}
+
+/// The built-in rules merged with the user's rules file (`--rules`, else `rules.toml` beside
+/// the config file when it exists).
+pub(crate) fn load_rules(explicit: Option<PathBuf>) -> Result<RuleSet, String> {
+    let path = explicit.or_else(|| {
+        crate::config::default_config_path()
+            .and_then(|p| p.parent().map(|dir| dir.join("rules.toml")))
+            .filter(|p| p.is_file())
+    });
+    RuleSet::load(path.as_deref()).map_err(|e| e.to_string())
+}
+
+fn fail(message: &str) -> ExitCode {
+    eprintln!("kvtop check: {message}");
+    ExitCode::from(exit::NO_DATA)
+}
+
+pub(crate) fn scrape_settings(config: &Config) -> ScrapeSettings {
+    ScrapeSettings {
+        interval: config.interval,
+        timeout: config.timeout,
+        body_limit: config.body_limit,
+        user_agent: config.user_agent.clone(),
+    }
+}
+
+/// The targets of `--target` or the config file.
+pub(crate) fn configured_targets(config: &Config) -> Result<Vec<ObserveTarget>, String> {
+    if config.targets.is_empty() {
+        return Err(if config.prometheus.is_some() {
+            "check scrapes targets directly; reading the fleet through Prometheus is not \
+             supported here yet. Pass --target http://HOST:PORT/metrics (repeatable)."
+                .to_owned()
+        } else {
+            "no targets to check. Pass --target http://HOST:PORT/metrics (repeatable), add \
+             [[targets]] to the config file, or try --sim --scenario kv-thrash@0 or --demo."
+                .to_owned()
+        });
+    }
+    Ok(config
+        .targets
+        .iter()
+        .map(|t| ObserveTarget {
+            name: t.name.clone(),
+            url: t.url.clone(),
+            bearer_token: t.bearer_token.clone(),
+            sim_engine: None,
+        })
+        .collect())
+}
+
+/// Start the simulator for `--sim`/`--demo` and list its endpoints (engines, then each
+/// node's dcgm-exporter) as targets.
+async fn start_sim(args: &CheckArgs) -> Result<(SimHandle, Vec<ObserveTarget>), String> {
+    let engines = args
+        .engines
+        .map_or(if args.demo { DEMO_ENGINES } else { SIM_ENGINES }, |n| {
+            n as usize
+        });
+    let schedule: Vec<TimedScenario> = if args.demo && args.scenarios.is_empty() {
+        demo_story(engines)
+    } else {
+        args.scenarios.clone()
+    };
+    let cfg = SimConfig {
+        engines,
+        version: args.vllm_version.into(),
+        seed: args.seed,
+        time_scale: args.time_scale,
+        baseline: Baseline::Healthy,
+        schedule,
+        ..SimConfig::default()
+    };
+    let sim = sim::start(cfg)
+        .await
+        .map_err(|e| format!("the simulated fleet did not start: {e}"))?;
+    let targets = sim_targets(&sim);
+    Ok((sim, targets))
+}
+
+/// A running simulator's endpoints as observation targets.
+pub(crate) fn sim_targets(sim: &SimHandle) -> Vec<ObserveTarget> {
+    let engines = sim.engines.iter().enumerate().map(|(i, e)| ObserveTarget {
+        name: e.name.clone(),
+        url: e.url.clone(),
+        bearer_token: None,
+        sim_engine: Some(i),
+    });
+    let exporters = sim.dcgm.iter().map(|d| ObserveTarget {
+        name: d.name.clone(),
+        url: d.url.clone(),
+        bearer_token: None,
+        sim_engine: None,
+    });
+    engines.chain(exporters).collect()
+}
+
+/// Tells on stderr what the check waits for.
+struct Announce {
+    targets: usize,
+}
+
+impl Progress for Announce {
+    fn planned(&mut self, secs: f64, plan: Option<&DurationPlan>, time_scale: f64) {
+        let clock = if (time_scale - 1.0).abs() < f64::EPSILON {
+            String::new()
+        } else {
+            format!(
+                " of simulated time ({}× faster: {} of wall time)",
+                time_scale,
+                age(wall_time(secs, time_scale).as_secs_f64())
+            )
+        };
+        eprintln!(
+            "kvtop check: observing {} for {}{clock}",
+            report::plural(self.targets, "target"),
+            age(secs)
+        );
+        let Some(plan) = plan else { return };
+        match &plan.longest {
+            Some((rule, secs)) if *secs > 0.0 => eprintln!(
+                "kvtop check: the longest `for` among the rules that can fire is {} ({rule}), \
+                 plus two scrape intervals",
+                span(*secs)
+            ),
+            _ => {}
+        }
+        if !plan.beyond.is_empty() {
+            let longest = plan.beyond.last().map_or(0.0, |(_, s)| *s);
+            let names: Vec<String> = plan
+                .beyond
+                .iter()
+                .map(|(rule, secs)| format!("{rule} ({})", span(*secs)))
+                .collect();
+            eprintln!(
+                "kvtop check: not observed long enough to fire: {}; pass --duration {} to \
+                 include them",
+                names.join(", "),
+                span(longest + 60.0)
+            );
+        }
+    }
+}

@@ -1,0 +1,301 @@
+//! Observe a fleet for a while and evaluate the rules: the engine of `kvtop check`, also used by
+//! the scenario tests. The real scrape workers feed a [`Fleet`]; every scrape interval the
+//! fleet ticks, the simulator's logs (if any) are polled and the rules evaluate.
+//!
+//! # Clocks
+//! With real targets everything runs on the wall clock. With the simulator in-process
+//! ([`Clock::Sim`]), scrape reports are re-stamped with the simulator's clock before the fleet
+//! sees them, and the fleet, the rules and the observation length all use that clock. The
+//! simulator may run `time_scale` times faster than the wall clock; rates, windows and `for`
+//! durations are then in simulated seconds, so a finding is exactly what the same fleet
+//! would show at real speed — only the wall time spent waiting shrinks: an observation of
+//! `duration` takes `duration / time_scale` of wall time. A scrape every `interval` of wall
+//! time is one every `interval × time_scale` simulated seconds; callers keep the simulated
+//! interval as configured by scraping `time_scale` times as often ([`sim_wall_interval`]),
+//! down to [`MIN_WALL_INTERVAL`], beyond which windows hold fewer, coarser points.
+
+use std::time::Duration;
+
+use tokio::sync::mpsc;
+
+use super::TargetLogs;
+use super::feed::SimLogPoller;
+use super::inputs;
+use super::plan::{self, DurationPlan};
+use crate::app::Event;
+use crate::clock::unix_now;
+use crate::fleet::{Fleet, FleetSettings, TargetId, TargetSpec, Ts};
+use crate::rules::{Finding, RuleEngine, RuleSet};
+use crate::sim::SimControl;
+use crate::sources::{ScrapeSettings, ScrapeTarget, Scrapers, build_client};
+
+/// One endpoint to observe.
+#[derive(Debug, Clone)]
+pub struct ObserveTarget {
+    pub name: String,
+    pub url: String,
+    pub bearer_token: Option<String>,
+    /// The simulated engine behind it (its index), whose log feeds the rules.
+    pub sim_engine: Option<usize>,
+}
+
+/// Which clock the observation runs on.
+#[derive(Debug, Clone)]
+pub enum Clock {
+    Wall,
+    /// The in-process simulator's clock (see the module docs).
+    Sim(SimControl),
+}
+
+impl Clock {
+    fn now(&self) -> Ts {
+        match self {
+            Clock::Wall => unix_now(),
+            Clock::Sim(control) => control.now(),
+        }
+    }
+
+    /// Observation seconds per wall-clock second.
+    pub fn scale(&self) -> f64 {
+        match self {
+            Clock::Wall => 1.0,
+            Clock::Sim(control) => control.time_scale(),
+        }
+    }
+
+    fn restamp(&self, wall: Ts) -> Ts {
+        match self {
+            Clock::Wall => wall,
+            Clock::Sim(control) => control.sim_time_at(wall),
+        }
+    }
+}
+
+/// How to observe.
+#[derive(Debug, Clone)]
+pub struct ObserveSettings {
+    /// Scrape settings; the interval and timeout are wall-clock.
+    pub scrape: ScrapeSettings,
+    /// Fleet settings; the interval is replaced by the scrape interval on the observation
+    /// clock.
+    pub fleet: FleetSettings,
+    /// How long to observe on the observation clock; `None` chooses it from the rules that
+    /// can fire ([`plan::auto_duration`]) once every target has been tried (two more
+    /// intervals when none answered).
+    pub duration: Option<f64>,
+    /// Upper bound of an automatic duration, seconds.
+    pub auto_cap: f64,
+}
+
+/// What an observation saw.
+#[derive(Debug)]
+pub struct Observation {
+    pub fleet: Fleet,
+    /// The findings of the last cycle.
+    pub findings: Vec<Finding>,
+    /// Recent log lines the rules read, per target.
+    pub logs: TargetLogs,
+    /// Observation clock at the first and the last evaluation.
+    pub started: Ts,
+    pub ended: Ts,
+    /// Scrape interval on the observation clock, seconds.
+    pub interval: f64,
+    /// Observation seconds per wall-clock second.
+    pub time_scale: f64,
+    /// The automatic duration's reasoning, when the duration was automatic.
+    pub plan: Option<DurationPlan>,
+    /// Rules cycles evaluated.
+    pub cycles: u32,
+    /// True when at least one scrape succeeded.
+    pub any_scraped: bool,
+}
+
+/// Why an observation could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum ObserveError {
+    #[error("cannot create the HTTP client: {0}")]
+    Client(#[from] reqwest::Error),
+    #[error("nothing to observe: no targets")]
+    NoTargets,
+}
+
+/// What an observation tells its caller while it runs.
+pub trait Progress {
+    /// The length was decided (automatically or as given), in observation seconds.
+    fn planned(&mut self, secs: f64, plan: Option<&DurationPlan>, time_scale: f64);
+}
+
+/// Progress that tells nobody.
+pub struct Quiet;
+
+impl Progress for Quiet {
+    fn planned(&mut self, _: f64, _: Option<&DurationPlan>, _: f64) {}
+}
+
+/// Observe `targets` with `rules`, then return the fleet and the findings of the last cycle.
+pub async fn observe(
+    targets: &[ObserveTarget],
+    rules: &RuleSet,
+    settings: &ObserveSettings,
+    clock: Clock,
+    progress: &mut dyn Progress,
+) -> Result<Observation, ObserveError> {
+    if targets.is_empty() {
+        return Err(ObserveError::NoTargets);
+    }
+    let scale = clock.scale();
+    let wall_interval = settings.scrape.interval.as_secs_f64();
+    let interval = wall_interval * scale;
+    let mut fleet = Fleet::new(FleetSettings {
+        interval,
+        ..settings.fleet
+    });
+    let ids: Vec<TargetId> = targets
+        .iter()
+        .map(|t| {
+            fleet.add_target(TargetSpec {
+                name: t.name.clone(),
+                url: t.url.clone(),
+            })
+        })
+        .collect();
+    let mut poller = match &clock {
+        Clock::Sim(control) => {
+            let streams = targets
+                .iter()
+                .zip(&ids)
+                .filter_map(|(t, id)| t.sim_engine.map(|i| (i, *id)));
+            Some(SimLogPoller::new(control.clone(), streams))
+        }
+        Clock::Wall => None,
+    };
+    let client = build_client(&settings.scrape)?;
+    let (tx, mut rx) = mpsc::channel(8192);
+    let scrape_targets = targets
+        .iter()
+        .zip(&ids)
+        .map(|(t, id)| ScrapeTarget {
+            id: *id,
+            url: t.url.clone(),
+            bearer_token: t.bearer_token.clone(),
+        })
+        .collect();
+    let scrapers = Scrapers::start(client, settings.scrape.clone(), scrape_targets, tx);
+
+    let mut engine = RuleEngine::new(rules);
+    let mut logs = TargetLogs::default();
+    let mut ticker = tokio::time::interval(settings.scrape.interval);
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    ticker.tick().await;
+    // Until every target has been tried (or two intervals passed), nothing is evaluated: a
+    // target not scraped yet is not a target that is down.
+    let tried_by = clock.now() + 2.0 * interval;
+    let mut length = settings.duration;
+    let mut plan_made: Option<DurationPlan> = None;
+    let mut started: Option<Ts> = None;
+    let mut cycles = 0u32;
+    let (findings, ended) = loop {
+        tokio::select! {
+            Some(event) = rx.recv() => {
+                if let Event::Scrape(mut report) = event {
+                    report.at = clock.restamp(report.at);
+                    fleet.ingest(report);
+                }
+                continue;
+            }
+            _ = ticker.tick() => {}
+        }
+        let now = clock.now();
+        fleet.tick(now);
+        let all_tried = fleet.targets().iter().all(|t| t.last_attempt.is_some());
+        if !all_tried && now < tried_by {
+            continue;
+        }
+        if let Some(poller) = poller.as_mut() {
+            poller.poll(&mut logs);
+        }
+        let gpus = inputs::gpu_signals(&fleet);
+        let cycle_inputs = inputs::engine_inputs(&fleet, &gpus, &logs);
+        let start = *started.get_or_insert(now);
+        if length.is_none() {
+            let answered = fleet.targets().iter().any(|t| t.last_ok.is_some());
+            let auto = if answered {
+                plan::auto_duration(rules, &cycle_inputs, interval, settings.auto_cap)
+            } else {
+                // Nothing answered the first round: two more tries, not minutes of waiting.
+                DurationPlan {
+                    secs: 2.0 * interval,
+                    longest: None,
+                    beyond: Vec::new(),
+                }
+            };
+            length = Some(auto.secs);
+            plan_made = Some(auto);
+        }
+        if cycles == 0 {
+            progress.planned(length.unwrap_or(0.0), plan_made.as_ref(), scale);
+        }
+        let findings = engine.evaluate(&cycle_inputs, now);
+        cycles += 1;
+        if now - start >= length.unwrap_or(0.0) {
+            break (findings.to_vec(), now);
+        }
+    };
+    drop(scrapers);
+    let any_scraped = fleet.targets().iter().any(|t| t.last_ok.is_some());
+    Ok(Observation {
+        fleet,
+        findings,
+        logs,
+        started: started.unwrap_or(ended),
+        ended,
+        interval,
+        time_scale: scale,
+        plan: plan_made,
+        cycles,
+        any_scraped,
+    })
+}
+
+/// Shortest wall-clock scrape interval used against a fast simulator.
+pub const MIN_WALL_INTERVAL: Duration = Duration::from_millis(100);
+
+/// The wall-clock scrape interval that scrapes a simulator running at `time_scale` every
+/// `interval` of simulated time, but never more often than [`MIN_WALL_INTERVAL`] (nor less
+/// often than `interval`).
+pub fn sim_wall_interval(interval: Duration, time_scale: f64) -> Duration {
+    if !(time_scale.is_finite() && time_scale > 1.0) {
+        return interval;
+    }
+    interval
+        .div_f64(time_scale)
+        .max(MIN_WALL_INTERVAL)
+        .min(interval)
+}
+
+/// The wall-clock time an observation of `secs` takes at `time_scale`.
+pub fn wall_time(secs: f64, time_scale: f64) -> Duration {
+    let wall = secs / time_scale;
+    if wall.is_finite() && wall > 0.0 {
+        Duration::from_secs_f64(wall)
+    } else {
+        Duration::ZERO
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_fast_simulator_is_scraped_more_often_down_to_a_floor() {
+        let second = Duration::from_secs(1);
+        assert_eq!(sim_wall_interval(second, 1.0), second);
+        assert_eq!(sim_wall_interval(second, 4.0), Duration::from_millis(250));
+        assert_eq!(sim_wall_interval(second, 30.0), MIN_WALL_INTERVAL);
+        assert_eq!(sim_wall_interval(second, 0.5), second);
+        assert_eq!(sim_wall_interval(second, f64::NAN), second);
+        assert_eq!(wall_time(300.0, 30.0), Duration::from_secs(10));
+        assert_eq!(wall_time(f64::NAN, 30.0), Duration::ZERO);
+    }
+}

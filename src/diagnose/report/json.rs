@@ -1,0 +1,89 @@
+//! PURE. The JSON report, shaped like `k8sgpt analyze -o json`: `status` (`OK`,
+//! `ProblemDetected`, or `NoData` when nothing answered), `problems` (firing warning and
+//! critical findings), and `results`, one per firing finding (info included) with `kind`,
+//! `name`, `error: [{ text }]` and `details` as k8sgpt has them, plus kvtop's own fields:
+//! `severity`, `rule`, `evidence`, `cause`, `action`, `source`, `since`, `firing_since`.
+//! `pending` lists findings whose condition holds but not yet for long enough, and `observed`
+//! describes the observation.
+
+use serde_json::{Value, json};
+
+use super::super::observe::Observation;
+use super::{Verdict, evidence, firing, fleet_rows, kind, pending};
+use crate::rules::{Finding, Severity, Subject};
+
+/// The report as pretty-printed JSON.
+pub fn render_json(obs: &Observation) -> String {
+    let verdict = Verdict::of(obs);
+    let firing = firing(&obs.findings);
+    let problems = firing
+        .iter()
+        .filter(|f| f.severity != Severity::Info)
+        .count();
+    let status = match verdict {
+        Verdict::NoData => "NoData",
+        _ if problems == 0 => "OK",
+        _ => "ProblemDetected",
+    };
+    let errors: Vec<String> = obs
+        .fleet
+        .targets()
+        .iter()
+        .filter(|t| t.failing)
+        .filter_map(|t| {
+            let (_, err) = t.last_error.as_ref()?;
+            Some(format!("{}: {err}", t.spec.name))
+        })
+        .collect();
+    let rows = fleet_rows(obs);
+    let doc = json!({
+        "provider": "kvtop",
+        "errors": if errors.is_empty() { Value::Null } else { json!(errors) },
+        "status": status,
+        "problems": problems,
+        "results": firing.iter().map(|f| result(f)).collect::<Vec<_>>(),
+        "pending": pending(&obs.findings).iter().map(|f| result(f)).collect::<Vec<_>>(),
+        "observed": {
+            "seconds": obs.ended - obs.started,
+            "time_scale": obs.time_scale,
+            "wall_seconds": (obs.ended - obs.started) / obs.time_scale,
+            "interval_seconds": obs.interval,
+            "cycles": obs.cycles,
+            "engines": rows.len(),
+            "up": rows.iter().filter(|r| r.status == "UP").count(),
+            "verdict": verdict.word(),
+            "exit_code": verdict.exit_code(),
+        },
+    });
+    serde_json::to_string_pretty(&doc).unwrap_or_else(|_| "{}".to_owned())
+}
+
+fn result(f: &Finding) -> Value {
+    let evidence = evidence(f);
+    let parent = match &*f.subject {
+        Subject::Engine { id, .. } if !id.model.is_empty() => json!(id.model),
+        _ => Value::Null,
+    };
+    json!({
+        "kind": kind(&f.subject),
+        "name": f.subject.label(),
+        "error": [{ "text": if evidence.is_empty() {
+            f.title.to_string()
+        } else {
+            format!("{}: {}", f.title, evidence.join("; "))
+        } }],
+        "details": f.cause.as_ref(),
+        "parentObject": parent,
+        "severity": f.severity.name(),
+        "rule": f.rule_id.as_ref(),
+        "title": f.title.as_ref(),
+        "evidence": evidence,
+        "cause": f.cause.as_ref(),
+        "action": f.action.as_ref(),
+        "suggest": f.suggest.map(|s| s.name()),
+        "source": f.source.as_ref(),
+        "since": f.since,
+        "firing_since": f.fired_at,
+        "frozen": f.frozen,
+    })
+}
