@@ -173,7 +173,8 @@ async fn the_empty_worker_trap_idles_the_other_engines_of_its_model() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_log_feed_fills_the_recent_lines_of_each_engine_target() {
-    use kvtop::diagnose::{SimLogFeed, SimLogPoller};
+    use kvtop::app::Event;
+    use kvtop::diagnose::{SimLogFeed, SimLogPoller, TargetLogs};
     use kvtop::fleet::{Fleet, FleetSettings, TargetSpec};
 
     let sim = start(3, 20.0, &["oom-crashloop@1"]).await;
@@ -190,30 +191,37 @@ async fn the_log_feed_fills_the_recent_lines_of_each_engine_target() {
             })
         })
         .collect();
+    let (tx, mut rx) = tokio::sync::mpsc::channel(64);
     let feed = SimLogFeed::start(
         SimLogPoller::matching(sim.control(), &sim.engines, &fleet),
         Duration::from_millis(100),
+        tx,
     );
     // 20 simulated seconds: the first crash of engine 1 is due, throughput lines are written.
-    tokio::time::sleep(Duration::from_millis(1_300)).await;
-    let store = feed.store();
-    {
-        let logs = store.lock().expect("store");
-        for id in &ids {
-            let lines = logs.get(*id).expect("every engine target has a stream");
-            assert!(
-                lines
-                    .iter()
-                    .any(|l| l.contains("Application startup complete"))
-            );
+    let mut logs = TargetLogs::default();
+    let deadline = tokio::time::Instant::now() + Duration::from_millis(1_300);
+    while let Ok(Some(event)) = tokio::time::timeout_at(deadline, rx.recv()).await {
+        let Event::Logs(batch) = event else {
+            panic!("the feed sends only log lines");
+        };
+        for (target, lines) in batch {
+            logs.extend(target, lines);
         }
-        // Engine 1 is the second added from the end: ids[1].
-        let crashed = logs.get(ids[1]).unwrap_or_default();
+    }
+    for id in &ids {
+        let lines = logs.get(*id).expect("every engine target has a stream");
         assert!(
-            crashed.iter().any(|l| l.contains("CUDA out of memory")),
-            "{crashed:?}"
+            lines
+                .iter()
+                .any(|l| l.contains("Application startup complete"))
         );
     }
+    // Engine 1 is the second added from the end: ids[1].
+    let crashed = logs.get(ids[1]).unwrap_or_default();
+    assert!(
+        crashed.iter().any(|l| l.contains("CUDA out of memory")),
+        "{crashed:?}"
+    );
     drop(feed);
     sim.shutdown().await;
 }

@@ -21,51 +21,12 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::state::{App, RowKey};
+use crate::diagnose::{TargetLogs, inputs};
 use crate::engine::EngineId;
-use crate::fleet::{Fleet, Signals, TargetId, Ts};
+use crate::fleet::{Fleet, TargetId, Ts};
 use crate::rules::{
-    EngineHealth, EngineInput, Finding, FindingState, GpuSignals, RuleEngine, RuleSet, Severity,
-    Subject,
+    EngineHealth, Finding, FindingState, GpuSignals, RuleEngine, RuleSet, Severity, Subject,
 };
-
-/// The rules' view of the fleet: one input per engine row, in fleet order, leaving out the
-/// rows of GPU exporters (they are no engines); `gpu` holds each row's GPU signals, indexed
-/// like `fleet.engines()` (see [`fleet_gpu_signals`]; rows past its end have none).
-///
-/// This is the single place where the rules learn about an engine. It passes what the fleet
-/// state holds today (scrape status, signals, the latest sample, restarts, and the GPU signals
-/// of the GPUs joined to the engine's pod); pod facts and labels (`with_facts`,
-/// `with_labels`), pod status, logs and Kubernetes events (`with_pod_status`, `with_logs`,
-/// `with_events`) are to be added here as the fleet starts carrying them.
-pub fn fleet_inputs<'a>(fleet: &'a Fleet, gpu: &'a [Option<GpuSignals>]) -> Vec<EngineInput<'a>> {
-    fleet
-        .engines()
-        .iter()
-        .enumerate()
-        .filter(|(_, engine)| !fleet.is_gpu_exporter(engine.target))
-        .map(|(i, engine)| {
-            EngineInput::from_state(engine).with_gpu(gpu.get(i).and_then(Option::as_ref))
-        })
-        .collect()
-}
-
-/// Each engine row's GPU signals for [`fleet_inputs`], into `out` (cleared first).
-pub fn fleet_gpu_signals(fleet: &Fleet, out: &mut Vec<Option<GpuSignals>>) {
-    out.clear();
-    out.extend(fleet.engines().iter().map(|e| gpu_signals(&e.signals)));
-}
-
-/// The rules' GPU signals from an engine's signals; `None` when no GPU value is known.
-pub fn gpu_signals(s: &Signals) -> Option<GpuSignals> {
-    let gpu = GpuSignals {
-        util: s.gpu_util,
-        mem: s.gpu_mem,
-        temp_c: s.gpu_temp,
-        power_w: s.gpu_power,
-        xid: s.xid,
-    };
-    (gpu != GpuSignals::default()).then_some(gpu)
-}
 
 /// What the table shows about one engine: its worst firing finding and how many findings
 /// (firing or pending) are about it.
@@ -156,9 +117,9 @@ impl RulesView {
         found.ok().and_then(|i| self.sorted.get(i)).copied()
     }
 
-    fn evaluate(&mut self, fleet: &Fleet, now: Ts) {
-        fleet_gpu_signals(fleet, &mut self.gpu);
-        let inputs = fleet_inputs(fleet, &self.gpu);
+    fn evaluate(&mut self, fleet: &Fleet, logs: &TargetLogs, now: Ts) {
+        inputs::gpu_signals(fleet, &mut self.gpu);
+        let inputs = inputs::engine_inputs(fleet, &self.gpu, logs);
         self.engine.evaluate(&inputs, now);
         self.evaluated_at = Some(now);
         let same_engines = self.keys.len() == inputs.len()
@@ -236,6 +197,8 @@ pub struct Diagnostics {
     frozen: Option<RulesView>,
     /// Data arrived that the rules have not seen.
     stale: bool,
+    /// Recent log lines per target, for the rules that match text.
+    pub logs: TargetLogs,
     /// The finding selected in the diagnostics view.
     pub selected: Option<FindingKey>,
     /// First line of the routing view shown.
@@ -253,6 +216,7 @@ impl Diagnostics {
             live: RulesView::new(rules),
             frozen: None,
             stale: true,
+            logs: TargetLogs::default(),
             selected: None,
             routing_offset: 0,
             list_height: Cell::new(0),
@@ -336,7 +300,8 @@ pub const REFRESH_SPACING_MAX: f64 = 0.5;
 impl App {
     /// Evaluate the rules over the live fleet at `now`.
     pub fn evaluate_rules(&mut self, now: Ts) {
-        self.diag.live.evaluate(&self.fleet, now);
+        self.diag.logs.prune(now);
+        self.diag.live.evaluate(&self.fleet, &self.diag.logs, now);
         self.diag.stale = false;
     }
 
@@ -392,7 +357,7 @@ mod tests {
 
     use super::*;
     use crate::engine::{EngineId, EngineSample};
-    use crate::fleet::{FleetSettings, ScrapeError, ScrapePayload, ScrapeReport, TargetSpec};
+    use crate::fleet::{FleetSettings, ScrapePayload, ScrapeReport, TargetSpec};
     use crate::theme::Theme;
 
     const T0: Ts = 10_000.0;
@@ -596,55 +561,5 @@ source = "test"
         assert_eq!(app.diag.live().marks(&key).firing, 1, "live moved on");
         app.freeze_rules(false, T0 + 12.0);
         assert_eq!(app.diag.view().marks(&key).firing, 1);
-    }
-
-    #[test]
-    fn inputs_cover_every_row_including_targets_without_engines() {
-        let (mut app, target) = app_with_one_engine();
-        app.fleet.add_target(TargetSpec {
-            name: "b".into(),
-            url: "http://b/metrics".into(),
-        });
-        app.fleet.ingest(scrape(target, T0, 0.5));
-        let b = app.fleet.targets()[1].id;
-        app.fleet.ingest(ScrapeReport {
-            target: b,
-            at: T0,
-            took: 0.01,
-            outcome: Err(ScrapeError::Refused),
-        });
-        let gpu = [None, Some(GpuSignals::default())];
-        let inputs = fleet_inputs(&app.fleet, &gpu);
-        assert_eq!(inputs.len(), 2);
-        assert_eq!(inputs[0].signals.kv_usage, Some(0.5));
-        assert!(inputs[0].gpu.is_none());
-        assert_eq!(inputs[1].status, crate::fleet::EngineStatus::Down);
-        assert_eq!(inputs[1].gpu, Some(&GpuSignals::default()));
-        assert!(
-            fleet_inputs(&app.fleet, &[])
-                .iter()
-                .all(|i| i.gpu.is_none())
-        );
-    }
-
-    #[test]
-    fn gpu_signals_come_from_the_engine_s_signals() {
-        assert_eq!(gpu_signals(&Signals::default()), None);
-        let signals = Signals {
-            gpu_util: Some(0.2),
-            gpu_temp: Some(71.0),
-            xid: Some(0.0),
-            ..Signals::default()
-        };
-        assert_eq!(
-            gpu_signals(&signals),
-            Some(GpuSignals {
-                util: Some(0.2),
-                mem: None,
-                temp_c: Some(71.0),
-                power_w: None,
-                xid: Some(0.0),
-            })
-        );
     }
 }

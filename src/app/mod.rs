@@ -9,9 +9,7 @@ pub mod state;
 pub mod update;
 mod views;
 
-pub use diagnostics::{
-    Diagnostics, EngineMarks, FindingKey, RulesView, fleet_gpu_signals, fleet_inputs, gpu_signals,
-};
+pub use diagnostics::{Diagnostics, EngineMarks, FindingKey, RulesView};
 pub use keys::{Action, Binding, Context, KEYMAP, Key};
 pub use rows::{SortColumn, visible_rows};
 pub use state::{
@@ -30,6 +28,8 @@ pub enum Event {
     Source(SourceReport),
     /// A key was pressed.
     Key(crossterm::event::KeyEvent),
+    /// New log lines `(written at, text)` per target, for the rules that match text.
+    Logs(Vec<(crate::fleet::TargetId, Vec<(Ts, String)>)>),
     /// The terminal was resized.
     Resize { width: u16, height: u16 },
     /// Periodic clock tick (status ages, staleness).

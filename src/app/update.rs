@@ -27,6 +27,13 @@ pub fn update(app: &mut App, event: Event, now: Ts) -> Vec<Command> {
             }
             Vec::new()
         }
+        Event::Logs(batch) => {
+            for (target, lines) in batch {
+                app.diag.logs.extend(target, lines);
+            }
+            app.diag.mark_stale();
+            Vec::new()
+        }
         Event::Tick => {
             on_tick(app, now);
             Vec::new()

@@ -97,7 +97,8 @@ fn fleet_coverage(
             sim.shutdown().await;
         }
         let obs = obs.map_err(|e| e.to_string())?;
-        let gpus = inputs::gpu_signals(&obs.fleet);
+        let mut gpus = Vec::new();
+        inputs::gpu_signals(&obs.fleet, &mut gpus);
         let engine_inputs = inputs::engine_inputs(&obs.fleet, &gpus, &obs.logs);
         Ok((
             engine_inputs.len(),

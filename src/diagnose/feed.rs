@@ -1,17 +1,18 @@
 //! The in-process log feed: without Kubernetes, the simulator's engines' logs reach the rules
 //! by polling the simulator itself. [`SimLogPoller`] copies new lines into a [`TargetLogs`]
 //! on demand (`kvtop check` calls it each cycle); [`SimLogFeed`] runs one in a task for the
-//! console, behind a shared lock its rules cycle reads.
+//! console and sends what it finds to the event loop as [`Event::Logs`], like any worker.
 //!
 //! Line times are the simulator's clock. `kvtop demo` runs it at wall speed and `kvtop check`
 //! evaluates on the simulator's clock, so they line up with the `now` of the rules cycle.
 
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use super::TargetLogs;
+use crate::app::Event;
 use crate::fleet::{Fleet, TargetId};
 use crate::sim::{SimControl, SimEndpoint};
 
@@ -68,40 +69,35 @@ impl SimLogPoller {
     }
 }
 
-/// A task polling a [`SimLogPoller`] every interval into a shared [`TargetLogs`]. Dropping
-/// the feed stops the task.
+/// A task polling a [`SimLogPoller`] every interval and sending the new lines to the console
+/// as [`Event::Logs`]. Dropping the feed stops the task.
 #[derive(Debug)]
 pub struct SimLogFeed {
-    store: Arc<Mutex<TargetLogs>>,
     task: JoinHandle<()>,
 }
 
 impl SimLogFeed {
     /// Start polling every `interval` (at least 100 ms).
-    pub fn start(mut poller: SimLogPoller, interval: Duration) -> Self {
-        let store = Arc::new(Mutex::new(TargetLogs::default()));
-        let shared = Arc::clone(&store);
+    pub fn start(
+        mut poller: SimLogPoller,
+        interval: Duration,
+        events: mpsc::Sender<Event>,
+    ) -> Self {
         let task = tokio::spawn(async move {
             let mut ticker = tokio::time::interval(interval.max(Duration::from_millis(100)));
             ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             loop {
                 ticker.tick().await;
-                // Read the simulator outside the lock; hold the store only to copy lines in.
                 let fresh = poller.collect();
-                let now = poller.control.now();
-                let mut logs = shared.lock().unwrap_or_else(|e| e.into_inner());
-                for (target, lines) in fresh {
-                    logs.extend(target, lines);
+                if fresh.is_empty() {
+                    continue;
                 }
-                logs.prune(now);
+                if events.send(Event::Logs(fresh)).await.is_err() {
+                    break; // the console is gone
+                }
             }
         });
-        SimLogFeed { store, task }
-    }
-
-    /// The recent lines per target, for the rules cycle (`inputs::engine_inputs`).
-    pub fn store(&self) -> Arc<Mutex<TargetLogs>> {
-        Arc::clone(&self.store)
+        SimLogFeed { task }
     }
 }
 

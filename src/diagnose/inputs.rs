@@ -4,7 +4,8 @@
 //! ```no_run
 //! # use kvtop::{diagnose::{TargetLogs, inputs}, fleet::Fleet, rules::RuleEngine};
 //! # fn f(fleet: &Fleet, logs: &TargetLogs, engine: &mut RuleEngine, now: f64) {
-//! let gpus = inputs::gpu_signals(fleet);
+//! let mut gpus = Vec::new();
+//! inputs::gpu_signals(fleet, &mut gpus);
 //! let inputs = inputs::engine_inputs(fleet, &gpus, logs);
 //! let findings = engine.evaluate(&inputs, now);
 //! # }
@@ -14,9 +15,11 @@ use crate::fleet::{EngineState, Fleet, Signals};
 use crate::rules::{EngineInput, GpuSignals};
 
 /// The GPU signals of each engine row of `fleet`, in row order (`None` for engines without
-/// GPU data). Kept in a vector the inputs borrow from.
-pub fn gpu_signals(fleet: &Fleet) -> Vec<Option<GpuSignals>> {
-    fleet.engines().iter().map(|e| gpu_of(&e.signals)).collect()
+/// GPU data), into `out` (cleared first; a caller that evaluates every cycle reuses it). The
+/// inputs borrow from it.
+pub fn gpu_signals(fleet: &Fleet, out: &mut Vec<Option<GpuSignals>>) {
+    out.clear();
+    out.extend(fleet.engines().iter().map(|e| gpu_of(&e.signals)));
 }
 
 /// The GPU part of an engine's signals in the rules' terms; `None` when no GPU field is known.
@@ -61,4 +64,104 @@ pub fn engine_inputs<'a>(
 /// False for the rows of targets that only export GPUs (dcgm-exporters).
 pub fn is_engine(fleet: &Fleet, engine: &EngineState) -> bool {
     !fleet.is_gpu_exporter(engine.target)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diagnose::TargetLogs;
+    use crate::engine::{EngineId, EngineSample};
+    use crate::fleet::{FleetSettings, ScrapeError, ScrapePayload, ScrapeReport, TargetSpec};
+
+    const T0: f64 = 1_800_000_000.0;
+
+    fn fleet_with_an_engine_and_a_refused_target() -> Fleet {
+        let mut fleet = Fleet::new(FleetSettings::default());
+        let a = fleet.add_target(TargetSpec {
+            name: "a".into(),
+            url: "http://a/metrics".into(),
+        });
+        let b = fleet.add_target(TargetSpec {
+            name: "b".into(),
+            url: "http://b/metrics".into(),
+        });
+        fleet.ingest(ScrapeReport {
+            target: a,
+            at: T0,
+            took: 0.01,
+            outcome: Ok(ScrapePayload {
+                engines: vec![EngineSample {
+                    id: EngineId {
+                        model: "m".into(),
+                        engine: "0".into(),
+                    },
+                    kv_usage: Some(0.5),
+                    ..EngineSample::default()
+                }],
+                ..ScrapePayload::default()
+            }),
+        });
+        fleet.ingest(ScrapeReport {
+            target: b,
+            at: T0,
+            took: 0.01,
+            outcome: Err(ScrapeError::Refused),
+        });
+        fleet
+    }
+
+    #[test]
+    fn inputs_cover_every_row_with_their_gpu_signals_and_logs() {
+        let fleet = fleet_with_an_engine_and_a_refused_target();
+        let gpus = [None, Some(GpuSignals::default())];
+        let mut logs = TargetLogs::default();
+        let a = fleet.targets()[0].id;
+        logs.open(a);
+        logs.extend(
+            a,
+            [(
+                T0,
+                "torch.cuda.OutOfMemoryError: CUDA out of memory".to_string(),
+            )],
+        );
+        let inputs = engine_inputs(&fleet, &gpus, &logs);
+        assert_eq!(inputs.len(), 2);
+        assert_eq!(inputs[0].signals.kv_usage, Some(0.5));
+        assert!(inputs[0].gpu.is_none());
+        assert_eq!(inputs[0].logs.map(<[String]>::len), Some(1));
+        assert_eq!(inputs[1].status, crate::fleet::EngineStatus::Down);
+        assert_eq!(inputs[1].gpu, Some(&GpuSignals::default()));
+        assert!(inputs[1].logs.is_none());
+        // Rows past the end of the GPU buffer have no GPU signals.
+        assert!(
+            engine_inputs(&fleet, &[], &logs)
+                .iter()
+                .all(|i| i.gpu.is_none())
+        );
+    }
+
+    #[test]
+    fn gpu_signals_come_from_the_engine_s_signals() {
+        assert_eq!(gpu_of(&Signals::default()), None);
+        let signals = Signals {
+            gpu_util: Some(0.2),
+            gpu_temp: Some(71.0),
+            xid: Some(0.0),
+            ..Signals::default()
+        };
+        assert_eq!(
+            gpu_of(&signals),
+            Some(GpuSignals {
+                util: Some(0.2),
+                mem: None,
+                temp_c: Some(71.0),
+                power_w: None,
+                xid: Some(0.0)
+            })
+        );
+        let fleet = fleet_with_an_engine_and_a_refused_target();
+        let mut out = vec![Some(GpuSignals::default()); 5];
+        gpu_signals(&fleet, &mut out);
+        assert_eq!(out, vec![None, None]);
+    }
 }

@@ -214,7 +214,8 @@ pub async fn observe(
         if let Some(poller) = poller.as_mut() {
             poller.poll(&mut logs);
         }
-        let gpus = inputs::gpu_signals(&fleet);
+        let mut gpus = Vec::new();
+        inputs::gpu_signals(&fleet, &mut gpus);
         let cycle_inputs = inputs::engine_inputs(&fleet, &gpus, &logs);
         let start = *started.get_or_insert(now);
         if length.is_none() {

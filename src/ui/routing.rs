@@ -11,7 +11,8 @@ use ratatui::text::{Line, Span};
 
 use super::diagnostics::wrap;
 use super::{diag_text as text, format};
-use crate::app::{App, fleet_inputs};
+use crate::app::App;
+use crate::diagnose::{TargetLogs, inputs::engine_inputs};
 use crate::engine::EngineId;
 use crate::fleet::{EngineState, TargetId};
 use crate::rules::routing::{EngineRouting, GroupRouting};
@@ -39,8 +40,9 @@ pub fn render(buf: &mut Buffer, area: Rect, app: &App) {
         return;
     }
     let fleet = app.view_fleet();
-    // The explainer reads no GPU signal.
-    let inputs = fleet_inputs(fleet, &[]);
+    // The explainer reads no GPU signal and no log line.
+    let no_logs = TargetLogs::default();
+    let inputs = engine_inputs(fleet, &[], &no_logs);
     let groups = explain_routing(&inputs, &PROMPT_SIZES);
     let legend = wrap(
         text::ROUTING_LEGEND,
