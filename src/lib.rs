@@ -10,6 +10,7 @@ pub mod commands;
 pub mod config;
 pub mod engine;
 pub mod fleet;
+pub mod kube_model;
 pub mod logging;
 pub mod metrics;
 pub mod sim;
