@@ -13,6 +13,7 @@ pub mod fleet;
 pub mod format;
 pub mod gpu;
 pub mod histogram;
+pub mod kube;
 pub mod model;
 pub mod params;
 pub mod pod;
@@ -118,6 +119,11 @@ pub struct SimHandle {
     clock: Arc<SimClock>,
     stop: watch::Sender<bool>,
     tasks: Vec<JoinHandle<std::io::Result<()>>>,
+    /// The layout, engine sites and engine ports, for the simulated Kubernetes API.
+    plan: fleet::FleetPlan,
+    version: SimVersion,
+    sites: Vec<Arc<EngineSite>>,
+    engine_ports: Vec<u16>,
 }
 
 impl std::fmt::Debug for SimHandle {
@@ -203,6 +209,7 @@ pub async fn start(cfg: SimConfig) -> Result<SimHandle, SimError> {
     let mut tasks = Vec::with_capacity(endpoint_count);
     let mut engines = Vec::with_capacity(plan.engines.len());
     let mut sites: Vec<Arc<EngineSite>> = Vec::with_capacity(plan.engines.len());
+    let mut engine_ports = Vec::with_capacity(plan.engines.len());
 
     for spec in &plan.engines {
         let node = plan.nodes.get(spec.node);
@@ -221,6 +228,7 @@ pub async fn start(cfg: SimConfig) -> Result<SimHandle, SimError> {
             refused_port(port_of(spec.index))?
         };
         sites.push(site);
+        engine_ports.push(port);
         engines.push(SimEndpoint {
             name: spec.pod.clone(),
             url: metrics_url(port),
@@ -270,6 +278,10 @@ pub async fn start(cfg: SimConfig) -> Result<SimHandle, SimError> {
         clock,
         stop,
         tasks,
+        plan,
+        version: cfg.version,
+        sites,
+        engine_ports,
     })
 }
 

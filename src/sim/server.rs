@@ -52,6 +52,11 @@ impl SimClock {
         self.sim_start
     }
 
+    /// Simulated seconds per wall-clock second.
+    pub(crate) fn time_scale(&self) -> f64 {
+        self.time_scale
+    }
+
     /// Current simulated time.
     pub(crate) fn now(&self) -> f64 {
         self.sim_start + self.wall_start.elapsed().as_secs_f64() * self.time_scale
@@ -85,6 +90,11 @@ impl EngineSite {
         // A panic while holding the lock cannot leave the model half-written in a way that
         // matters more than losing the endpoint, so keep serving.
         self.cell.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Run `f` on the pod (the simulated Kubernetes API restarts, drains and reads engines).
+    pub(crate) fn with_pod<R>(&self, f: impl FnOnce(&mut SimPod) -> R) -> R {
+        f(&mut self.lock().pod)
     }
 }
 
@@ -137,6 +147,10 @@ async fn engine_metrics(State(site): State<Arc<EngineSite>>, headers: HeaderMap)
     let body = {
         let mut cell = site.lock();
         let PodCell { pod, body } = &mut *cell;
+        if !pod.serving {
+            // The process is stopped or still starting (a pod being replaced).
+            return StatusCode::SERVICE_UNAVAILABLE.into_response();
+        }
         pod.advance_to(now);
         exposition::render(body, &pod.engine, pod.spec.model.id);
         body.as_bytes().to_vec()

@@ -2,6 +2,7 @@
 //! [`crate::fleet::ScrapeReport`]s to the app loop and never touches the console's state.
 
 pub mod decode;
+pub mod kube;
 pub mod scrape;
 
 pub use decode::decode_payload;

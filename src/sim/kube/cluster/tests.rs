@@ -1,0 +1,1 @@
+//! Unit tests of the simulated cluster's state machine (no HTTP).
