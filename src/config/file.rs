@@ -26,6 +26,8 @@ pub struct ConfigFile {
     pub history: HistorySection,
     #[serde(default)]
     pub log: LogSection,
+    #[serde(default)]
+    pub kubernetes: super::kubernetes::KubernetesSection,
 }
 
 /// `[scrape]`

@@ -94,6 +94,8 @@ pub(crate) fn resolve(file: ConfigFile, cx: &ResolveContext<'_>) -> Result<Confi
         config.log_file = Some(expand_path(&file, cx.base_dir()));
     }
 
+    config.kubernetes = super::kubernetes::resolve(file.kubernetes, cx.base_dir())?;
+
     validate(&config, &|setting| setting.key_path().to_string())?;
     Ok(config)
 }

@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use super::kubernetes::KubernetesConfig;
 use super::targets::TargetConfig;
 use crate::fleet::{FleetSettings, QuantileWindow};
 
@@ -43,6 +44,8 @@ pub struct Config {
     pub log_file: Option<PathBuf>,
     /// The file this configuration was read from, if any.
     pub source: Option<PathBuf>,
+    /// `[kubernetes]`: pod discovery.
+    pub kubernetes: KubernetesConfig,
     pub(crate) timeout_provenance: TimeoutProvenance,
 }
 
@@ -96,6 +99,7 @@ impl Default for Config {
             log_level: "info".to_owned(),
             log_file: super::paths::state_dir().map(|dir| dir.join(LOG_FILE_NAME)),
             source: None,
+            kubernetes: KubernetesConfig::default(),
             timeout_provenance: TimeoutProvenance { derived: true },
         }
     }

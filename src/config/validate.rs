@@ -24,6 +24,8 @@ pub(crate) enum Setting {
     HistoryCoarseStep,
     LogLevel,
     LogFile,
+    /// A key of `[kubernetes]`.
+    Kubernetes(&'static str),
 }
 
 /// A key of a `[[targets]]` entry.
@@ -61,6 +63,7 @@ impl Setting {
             Setting::HistoryCoarseStep => &["history", "coarse_step"],
             Setting::LogLevel => &["log", "level"],
             Setting::LogFile => &["log", "file"],
+            Setting::Kubernetes(key) => return KeyPath::keys(&["kubernetes", key]),
         };
         KeyPath::keys(keys)
     }

@@ -1,5 +1,6 @@
 //! The fleet: targets, the engines they export, and their status.
 
+use std::collections::BTreeMap;
 use std::ops::Range;
 
 use super::derive::derive;
@@ -8,6 +9,7 @@ use super::status::status_at;
 use super::window::SnapshotWindow;
 use super::{History, ScrapeError, Signals, Ts};
 use crate::engine::{EngineId, EngineSample, GpuSample};
+use crate::kube_model::PodInfo;
 use crate::metrics::{Bucket, LineError};
 
 /// Index of a scrape target in the fleet.
@@ -152,6 +154,8 @@ pub struct Fleet {
     windows: Vec<SnapshotWindow>,
     /// Reused buffer for histogram bucket deltas.
     scratch: Vec<Bucket>,
+    /// Kubernetes pod of a target discovered in a cluster.
+    pods: BTreeMap<TargetId, PodInfo>,
 }
 
 impl Fleet {
@@ -163,6 +167,7 @@ impl Fleet {
             engines: Vec::new(),
             windows: Vec::new(),
             scratch: Vec::new(),
+            pods: BTreeMap::new(),
         }
     }
     pub fn settings(&self) -> &FleetSettings {
@@ -198,9 +203,23 @@ impl Fleet {
             return;
         };
         self.targets.remove(index);
+        self.pods.remove(&id);
         let rows = self.rows_of(id);
         self.engines.drain(rows.clone());
         self.windows.drain(rows);
+    }
+    /// Attach (or replace) the Kubernetes pod behind a target; ignored for an unknown target.
+    pub fn set_pod_info(&mut self, id: TargetId, pod: PodInfo) {
+        if self.target_index(id).is_some() {
+            self.pods.insert(id, pod);
+        }
+    }
+    /// The Kubernetes pod behind a target, when it was discovered in a cluster.
+    pub fn pod_info(&self, id: TargetId) -> Option<&PodInfo> {
+        self.pods.get(&id)
+    }
+    pub fn pod_info_mut(&mut self, id: TargetId) -> Option<&mut PodInfo> {
+        self.pods.get_mut(&id)
     }
     pub fn targets(&self) -> &[TargetState] {
         &self.targets
