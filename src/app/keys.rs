@@ -51,6 +51,8 @@ pub enum Action {
     ZoomOut,
     ToggleFreeze,
     ToggleDetail,
+    /// Open or close the Deployments view (Kubernetes).
+    ToggleDeployments,
 }
 
 /// One key of a binding.
@@ -212,6 +214,12 @@ pub const KEYMAP: &[Binding] = &[
         Context::Fleet,
         Action::ToggleDetail,
         "larger detail pane",
+    ),
+    bind(
+        &[plain('d')],
+        Context::Fleet,
+        Action::ToggleDeployments,
+        "Deployments, HPAs, PDBs",
     ),
     // Filter prompt.
     bind(

@@ -2,6 +2,7 @@
 //! that feeds it lives in `run`.
 
 pub mod keys;
+pub mod kube;
 pub mod rows;
 pub mod run;
 pub mod state;
@@ -12,7 +13,9 @@ pub use rows::{SortColumn, visible_rows};
 pub use state::{App, ChartRange, Frozen, Notice, NoticeKind, RowKey, TableScroll, View};
 pub use update::update;
 
-use crate::fleet::{ScrapeReport, Ts};
+use crate::fleet::{ScrapeReport, TargetId, Ts};
+use crate::kube_model::PodKey;
+use crate::sources::kube::{KubeUpdate, PodScrape};
 
 /// Everything that can happen to the console.
 #[derive(Debug, Clone)]
@@ -27,12 +30,20 @@ pub enum Event {
     Tick,
     /// SIGTERM / SIGHUP / Ctrl-C outside raw mode: leave now.
     Shutdown,
+    /// The Kubernetes source learned something (pods, events, logs, Deployments, problems).
+    Kube(KubeUpdate),
 }
 
 /// What the state machine asks the event loop to do.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Command {
     Quit,
+    /// Start scraping a discovered pod (the fleet already has its target).
+    ScrapePod(PodScrape),
+    /// Stop scraping a target the fleet removed.
+    StopScrape(TargetId),
+    /// Read this pod's log often: the detail view shows it (`None`: no pod selected).
+    FollowLogs(Option<PodKey>),
 }
 
 /// Time used by `update` and `draw`.

@@ -4,6 +4,7 @@ use std::cell::Cell;
 use std::time::Duration;
 
 use super::keys::Context;
+use super::kube::KubeView;
 use super::rows::{SortColumn, visible_rows};
 use crate::engine::EngineId;
 use crate::fleet::{EngineState, Fleet, QuantileWindow, TargetId, Ts};
@@ -168,6 +169,8 @@ pub struct App {
     pub(crate) last_second: Option<i64>,
     /// Written by the table view while drawing (it takes `&App`), read by paging.
     pub(crate) scroll: Cell<TableScroll>,
+    /// Kubernetes discovery: pods' targets, Deployments, problems (disabled by default).
+    pub kube: KubeView,
 }
 
 impl App {
@@ -201,6 +204,7 @@ impl App {
             utc_offset_secs: 0,
             last_second: None,
             scroll: Cell::new(TableScroll::default()),
+            kube: KubeView::default(),
         }
     }
 

@@ -3,7 +3,9 @@
 
 use super::error::KubeError;
 use crate::fleet::TargetId;
-use crate::kube_model::{DeploymentSummary, MetricsEndpoint, PodInfo, PodKey, ScrapeRoute, ScrapeVia};
+use crate::kube_model::{
+    DeploymentSummary, MetricsEndpoint, PodInfo, PodKey, ScrapeRoute, ScrapeVia,
+};
 
 /// News from the Kubernetes source.
 #[derive(Debug, Clone, PartialEq)]
@@ -32,7 +34,10 @@ pub enum KubeUpdate {
         error: Option<KubeError>,
     },
     /// A scrape worker changed route (auto mode fell back to the API server's proxy).
-    Route { target: TargetId, route: ScrapeRoute },
+    Route {
+        target: TargetId,
+        route: ScrapeRoute,
+    },
 }
 
 /// How to scrape one discovered pod.
