@@ -161,7 +161,14 @@ fn default_config_file_documents_every_setting() {
             "config/default.toml does not mention {key}"
         );
     }
-    for section in ["[scrape]", "[[targets]]", "[display]", "[history]", "[log]", "[kubernetes]"] {
+    for section in [
+        "[scrape]",
+        "[[targets]]",
+        "[display]",
+        "[history]",
+        "[log]",
+        "[kubernetes]",
+    ] {
         assert!(DEFAULT_CONFIG_TOML.contains(section), "{section}");
     }
 }

@@ -5,6 +5,7 @@
 //! charts the rest; shorter ones give the table nearly everything and the detail a compact
 //! three-line summary, unless the operator asked for the larger detail (Enter/Tab).
 
+pub mod deployments;
 pub mod detail;
 pub mod fleet_table;
 pub mod footer;
@@ -12,6 +13,7 @@ pub mod format;
 pub mod header;
 pub mod help;
 pub mod line;
+pub mod pod;
 pub mod spark;
 pub mod text;
 
@@ -105,6 +107,15 @@ pub fn draw_into(buf: &mut Buffer, area: Rect, app: &App, now: Ts) {
         DetailMode::Compact => detail::render_compact(buf, areas.detail, app, engine, now),
     }
     footer::render(buf, areas.footer, app, rows.len(), now);
+    if app.kube.deployments_open {
+        let body = Rect::new(
+            area.x,
+            areas.table.y,
+            area.width,
+            areas.footer.y.saturating_sub(areas.table.y),
+        );
+        deployments::render(buf, body, app);
+    }
     if app.help_visible {
         help::render(buf, area, &app.theme);
     }
