@@ -498,3 +498,98 @@ async fn direct_mode_never_uses_the_proxy_and_api_failures_are_reported_then_sur
             .all(|k| k.context == "sim" && k.namespace == "llm")
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn several_kubeconfig_contexts_are_watched_together_and_labelled() {
+    let sim = kvtop::sim::start(SimConfig {
+        engines: 2,
+        seed: 5,
+        ..SimConfig::default()
+    })
+    .await
+    .unwrap_or_else(|e| panic!("sim: {e}"));
+    let kube = kvtop::sim::kube::start(&sim, KubeSimConfig::default())
+        .await
+        .unwrap_or_else(|e| panic!("kube sim: {e}"));
+    // Two contexts on the same simulated cluster stand for two clusters.
+    let kubeconfig = serde_json::json!({
+        "apiVersion": "v1", "kind": "Config",
+        "clusters": [{"name": "sim", "cluster": {"server": kube.url}}],
+        "users": [{"name": "sim", "user": {}}],
+        "contexts": [
+            {"name": "east", "context": {"cluster": "sim", "user": "sim", "namespace": "llm"}},
+            {"name": "west", "context": {"cluster": "sim", "user": "sim", "namespace": "llm"}}
+        ],
+        "current-context": "east"
+    });
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let path = dir.path().join("config");
+    std::fs::write(&path, kubeconfig.to_string()).unwrap_or_else(|e| panic!("{e}"));
+    let mut settings = KubernetesConfig {
+        enabled: true,
+        kubeconfig: Some(path.clone()),
+        poll_interval: Duration::from_millis(500),
+        log_lines: 0,
+        event_lines: 0,
+        ..KubernetesConfig::default()
+    };
+    let current = kvtop::sources::kube::connect(&settings)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(current.len(), 1);
+    assert_eq!(
+        (
+            current[0].context.as_str(),
+            current[0].default_namespace.as_str()
+        ),
+        ("east", "llm")
+    );
+
+    settings.contexts = vec!["east".into(), "nowhere".into()];
+    let err = kvtop::sources::kube::connect(&settings)
+        .await
+        .err()
+        .unwrap_or_else(|| panic!("an unknown context was accepted"));
+    assert!(
+        err.to_string()
+            .contains("no context \"nowhere\" in the kubeconfig (it has: east, west)"),
+        "{err}"
+    );
+
+    settings.contexts = vec!["east".into(), "west".into()];
+    let clusters = kvtop::sources::kube::connect(&settings)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let (tx, mut rx) = mpsc::channel(1024);
+    let _discovery = Discovery::start(&clusters, &settings, tx);
+    let mut app = App::new(
+        Fleet::new(FleetSettings::default()),
+        Theme::fallback(),
+        "test".into(),
+        Duration::from_secs(1),
+        Duration::from_secs(300),
+    );
+    app.kube = KubeView::new(ScrapeVia::Auto, clusters.len(), false);
+    let deadline = tokio::time::Instant::now() + PATIENCE;
+    while app.kube.targets.len() < 4 {
+        let event = tokio::time::timeout_at(deadline, rx.recv())
+            .await
+            .unwrap_or_else(|_| panic!("only {} pods", app.kube.targets.len()))
+            .unwrap_or_else(|| panic!("discovery stopped"));
+        update(&mut app, event, kvtop::clock::unix_now());
+    }
+    let mut names: Vec<String> = app
+        .fleet
+        .targets()
+        .iter()
+        .map(|t| t.spec.name.clone())
+        .collect();
+    names.sort();
+    let pods = [kube.pods_of(0), kube.pods_of(1)].concat();
+    let mut expected: Vec<String> = ["east", "west"]
+        .iter()
+        .flat_map(|ctx| pods.iter().map(move |p| format!("{ctx}/{p}")))
+        .collect();
+    expected.sort();
+    assert_eq!(names, expected);
+}

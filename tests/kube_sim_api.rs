@@ -1088,3 +1088,36 @@ async fn tls_clients_build_and_handshake_with_one_crypto_provider() {
         .await;
     assert!(result.is_err());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_followed_log_streams_new_lines_as_they_are_written() {
+    use futures_util::StreamExt;
+    let (_sim, kube, client) = cluster().await;
+    let pod = name(&pod_of(&kube, &client, 2).await);
+    let request = http_get(&format!(
+        "/api/v1/namespaces/{NS}/pods/{pod}/log?follow=true&tailLines=1"
+    ));
+    let response = client
+        .send(request.map(kube::client::Body::from))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(response.status().as_u16(), 200);
+    let mut body = axum::body::Body::new(response.into_body()).into_data_stream();
+    let next_text = |chunk: Option<Result<axum::body::Bytes, axum::Error>>| {
+        String::from_utf8_lossy(&chunk.and_then(Result::ok).unwrap_or_default()).into_owned()
+    };
+    let first = tokio::time::timeout(PATIENCE, body.next())
+        .await
+        .ok()
+        .flatten();
+    assert_eq!(next_text(first).lines().count(), 1, "the tail");
+    assert!(kube.append_log(&pod, "WARNING planted while following"));
+    let mut seen = String::new();
+    let deadline = tokio::time::Instant::now() + PATIENCE;
+    while !seen.contains("planted while following") {
+        let chunk = tokio::time::timeout_at(deadline, body.next())
+            .await
+            .unwrap_or_else(|_| panic!("no new line in the stream: {seen:?}"));
+        seen.push_str(&next_text(chunk));
+    }
+}

@@ -183,11 +183,22 @@ fn target_text(t: &MetricTarget) -> String {
     if let Some(u) = t.average_utilization {
         format!("{u}%")
     } else if let Some(v) = &t.average_value {
-        v.0.clone()
+        readable_quantity(&v.0)
     } else if let Some(v) = &t.value {
-        v.0.clone()
+        readable_quantity(&v.0)
     } else {
         t.type_.clone()
+    }
+}
+
+/// A quantity in milli-units as a decimal (`24250m` → `24.25`); anything else as written.
+pub fn readable_quantity(q: &str) -> String {
+    match q.strip_suffix('m').and_then(|n| n.parse::<i64>().ok()) {
+        Some(milli) => {
+            let text = format!("{:.3}", milli as f64 / 1000.0);
+            text.trim_end_matches('0').trim_end_matches('.').to_owned()
+        }
+        None => q.to_owned(),
     }
 }
 
@@ -212,9 +223,9 @@ fn current_text(m: &MetricStatus) -> Option<(String, String)> {
     let text = if let Some(u) = current.average_utilization {
         format!("{u}%")
     } else if let Some(v) = &current.average_value {
-        v.0.clone()
+        readable_quantity(&v.0)
     } else {
-        current.value.as_ref()?.0.clone()
+        readable_quantity(&current.value.as_ref()?.0)
     };
     Some((name, text))
 }
@@ -302,6 +313,15 @@ mod tests {
         assert_eq!(pdb.name, "vllm-llama-8b");
         assert_eq!(pdb.rule, "minAvailable 2");
         assert_eq!(pdb.disruptions_allowed, 1);
+    }
+
+    #[test]
+    fn milli_quantities_read_as_decimals() {
+        assert_eq!(readable_quantity("24250m"), "24.25");
+        assert_eq!(readable_quantity("500m"), "0.5");
+        assert_eq!(readable_quantity("1000m"), "1");
+        assert_eq!(readable_quantity("50"), "50");
+        assert_eq!(readable_quantity("2Gi"), "2Gi");
     }
 
     #[test]

@@ -83,7 +83,10 @@ pub fn render_panel(
             } else {
                 theme.base
             };
-            lines.push(Line::styled(format::truncate(line, width), style));
+            lines.push(Line::styled(
+                format::truncate(&compact_log_line(line), width),
+                style,
+            ));
         }
     }
     Paragraph::new(lines).render(
@@ -94,6 +97,34 @@ pub fn render_panel(
         },
         buf,
     );
+}
+
+/// A vLLM log line without what a narrow panel cannot afford: `INFO 01-01 12:00:10
+/// [loggers.py:123] Engine 000: Avg …` becomes `12:00:10 Engine 000: Avg …`; other levels keep
+/// their level (`ERROR 12:00:11 …`). Other lines are left alone.
+pub fn compact_log_line(line: &str) -> String {
+    let mut words = line.splitn(4, ' ');
+    let (Some(level), Some(date), Some(time), Some(rest)) =
+        (words.next(), words.next(), words.next(), words.next())
+    else {
+        return line.to_owned();
+    };
+    let is_level = matches!(level, "INFO" | "WARNING" | "ERROR" | "DEBUG" | "CRITICAL");
+    let is_date = date.len() == 5 && date.as_bytes().get(2) == Some(&b'-');
+    let is_time = time.len() == 8 && time.as_bytes().get(2) == Some(&b':');
+    if !(is_level && is_date && is_time) {
+        return line.to_owned();
+    }
+    // `[file.py:123] message` (V1) or `file.py:123] message` (V0).
+    let message = rest
+        .split_once("] ")
+        .filter(|(source, _)| !source.contains(' '))
+        .map_or(rest, |(_, message)| message);
+    if level == "INFO" {
+        format!("{time} {message}")
+    } else {
+        format!("{level} {time} {message}")
+    }
 }
 
 fn looks_like_error(line: &str) -> bool {
@@ -252,6 +283,31 @@ pub fn args_summary(args: &VllmArgs) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn vllm_log_lines_lose_their_prefix() {
+        assert_eq!(
+            compact_log_line(
+                "INFO 01-01 12:00:10 [loggers.py:123] Engine 000: Avg prompt throughput: 1.0 tokens/s"
+            ),
+            "12:00:10 Engine 000: Avg prompt throughput: 1.0 tokens/s"
+        );
+        assert_eq!(
+            compact_log_line("ERROR 01-01 12:00:11 [core.py:700] EngineCore failed to start."),
+            "ERROR 12:00:11 EngineCore failed to start."
+        );
+        assert_eq!(
+            compact_log_line("INFO 08-14 10:23:45 metrics.py:455] Avg prompt throughput"),
+            "10:23:45 Avg prompt throughput"
+        );
+        for other in [
+            "INFO:     Started server process [1]",
+            "torch.cuda.OutOfMemoryError: x",
+            "",
+        ] {
+            assert_eq!(compact_log_line(other), other);
+        }
+    }
 
     #[test]
     fn args_read_in_a_few_words() {
