@@ -326,11 +326,13 @@ async fn a_stale_resource_version_is_a_conflict_and_so_is_a_wrong_uid_preconditi
         .err()
         .unwrap_or_else(|| panic!("the stale patch went through"));
     assert!(err.is_conflict(), "{err}");
-    let mut dp = DeleteParams::default();
-    dp.preconditions = Some(kube::api::Preconditions {
-        uid: Some("not-the-uid".into()),
-        resource_version: None,
-    });
+    let dp = DeleteParams {
+        preconditions: Some(kube::api::Preconditions {
+            uid: Some("not-the-uid".into()),
+            resource_version: None,
+        }),
+        ..DeleteParams::default()
+    };
     let err = ApiCall::new("delete", "pods")
         .run(PATIENCE, api.delete(&pod, &dp))
         .await
@@ -419,10 +421,12 @@ async fn evictions_honour_the_pod_disruption_budget() {
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(pdb.status.map(|s| s.disruptions_allowed), Some(1));
     let first = name(&pod_of(&kube, &client, 0).await);
-    let mut dry = EvictParams::default();
-    dry.post_options = PostParams {
-        dry_run: true,
-        field_manager: None,
+    let dry = EvictParams {
+        post_options: PostParams {
+            dry_run: true,
+            field_manager: None,
+        },
+        ..EvictParams::default()
     };
     api.evict(&first, &dry)
         .await

@@ -306,10 +306,10 @@ impl FieldSelector {
 
     /// Whether an object matches, reading its fields with `field` (which returns `Err(name)` for
     /// a field the object kind does not support).
-    pub fn matches<'f>(
-        &'f self,
+    pub fn matches(
+        &self,
         field: impl Fn(&str) -> Result<Option<String>, ()>,
-    ) -> Result<bool, &'f str> {
+    ) -> Result<bool, &str> {
         for r in &self.requirements {
             let actual = field(&r.field).map_err(|()| r.field.as_str())?;
             let equal = actual.as_deref().unwrap_or("") == r.value;

@@ -12,7 +12,7 @@ pub struct ApiError {
     pub reason: &'static str,
     pub message: String,
     /// `details`: kind (plural resource) and name, when one object is concerned.
-    pub details: Option<(String, String)>,
+    pub details: Option<Box<(String, String)>>,
     /// `details.causes`: (reason, message) pairs.
     pub causes: Vec<(String, String)>,
     /// Seconds for a `Retry-After` header (429).
@@ -32,7 +32,7 @@ impl ApiError {
     }
 
     fn about(mut self, resource: &str, name: &str) -> ApiError {
-        self.details = Some((resource.to_owned(), name.to_owned()));
+        self.details = Some(Box::new((resource.to_owned(), name.to_owned())));
         self
     }
 
@@ -190,7 +190,8 @@ impl ApiError {
         });
         if self.details.is_some() || !self.causes.is_empty() {
             let mut details = serde_json::Map::new();
-            if let Some((kind, name)) = &self.details {
+            if let Some(about) = &self.details {
+                let (kind, name) = about.as_ref();
                 details.insert("kind".into(), kind.clone().into());
                 if !name.is_empty() {
                     details.insert("name".into(), name.clone().into());

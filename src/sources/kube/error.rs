@@ -35,24 +35,21 @@ pub enum KubeErrorKind {
 /// A failed Kubernetes API call.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub struct KubeError {
-    /// What was attempted: `list`, `get`, `patch`, `delete`, `evict`, `read the log of`, ….
-    pub verb: String,
-    /// `pods`, `pods/log`, `deployments`, `nodes`, …
-    pub resource: String,
-    pub namespace: Option<String>,
-    pub name: Option<String>,
-    /// The kubeconfig context, when several are watched.
-    pub context: Option<String>,
+    /// What was attempted (boxed: errors travel in `Result`s and should stay small).
+    pub call: Box<ApiCall>,
     pub kind: KubeErrorKind,
 }
 
 /// The call being made, for error messages.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ApiCall {
+    /// What is attempted: `list`, `get`, `patch`, `delete`, `evict`, `read the log of`, ….
     pub verb: String,
+    /// `pods`, `pods/log`, `deployments`, `nodes`, …
     pub resource: String,
     pub namespace: Option<String>,
     pub name: Option<String>,
+    /// The kubeconfig context.
     pub context: Option<String>,
 }
 
@@ -87,11 +84,7 @@ impl ApiCall {
     /// The error of this call.
     pub fn error(&self, kind: KubeErrorKind) -> KubeError {
         KubeError {
-            verb: self.verb.clone(),
-            resource: self.resource.clone(),
-            namespace: self.namespace.clone(),
-            name: self.name.clone(),
-            context: self.context.clone(),
+            call: Box::new(self.clone()),
             kind,
         }
     }
@@ -152,14 +145,15 @@ impl KubeError {
 
     /// What was attempted, e.g. `list pods in namespace llm (context prod)`.
     pub fn target(&self) -> String {
-        let mut text = format!("{} {}", self.verb, self.resource);
-        match (&self.namespace, &self.name) {
+        let call = &self.call;
+        let mut text = format!("{} {}", call.verb, call.resource);
+        match (&call.namespace, &call.name) {
             (Some(ns), Some(name)) => text.push_str(&format!(" {ns}/{name}")),
             (None, Some(name)) => text.push_str(&format!(" {name}")),
             (Some(ns), None) => text.push_str(&format!(" in namespace {ns}")),
             (None, None) => {}
         }
-        if let Some(context) = &self.context {
+        if let Some(context) = &call.context {
             text.push_str(&format!(" (context {context})"));
         }
         text
@@ -189,7 +183,7 @@ impl fmt::Display for KubeError {
                         " (the credentials were rejected: refresh the kubeconfig's token)",
                     ),
                     403 => f.write_str(" (RBAC does not allow it)"),
-                    429 if self.resource == "pods/eviction" => {
+                    429 if self.call.resource == "pods/eviction" => {
                         f.write_str(" (a PodDisruptionBudget blocks it)")
                     }
                     429 => f.write_str(" (the API server asks to retry later)"),

@@ -367,7 +367,7 @@ impl Cluster {
             } else {
                 now - t.creating - t.starting
             };
-            let prior = (spec.scenario == Scenario::KvPressure).then(|| PriorRun {
+            let prior = (spec.scenario == Scenario::KvPressure).then_some(PriorRun {
                 reason: "OOMKilled",
                 exit_code: 137,
                 started: now - 3_600.0,
