@@ -332,6 +332,7 @@ async fn events_loop(ctx: Ctx) {
             continue;
         }
         let known: Vec<PodKey> = lock(&ctx.known).keys().cloned().collect();
+        sent.retain(|key, _| known.contains(key));
         for key in known {
             let mut lines = grouped.remove(&key).unwrap_or_default();
             lines.sort_by(|a, b| a.0.total_cmp(&b.0));
@@ -408,8 +409,12 @@ async fn logs_loop(ctx: Ctx, mut follow: watch::Receiver<Option<PodKey>>) {
                 }
             }
         };
+        {
+            // Forget pods that went away.
+            let known = lock(&ctx.known);
+            cursors.retain(|key, _| known.contains_key(key));
+        }
         if targets.is_empty() {
-            cursors.retain(|key, _| lock(&ctx.known).contains_key(key));
             continue;
         }
         let jobs = targets.into_iter().map(|(key, known)| {
