@@ -41,6 +41,9 @@ pub struct GlobalArgs {
     /// Log level for the log file (error, warn, info, debug, trace).
     #[arg(long, global = true, value_name = "LEVEL")]
     pub log_level: Option<String>,
+    /// Read the fleet (and GPUs) through this Prometheus server, e.g. http://prometheus:9090.
+    #[arg(long, global = true, value_name = "URL")]
+    pub prometheus: Option<String>,
     #[command(flatten)]
     pub kube: KubeArgs,
 }

@@ -13,6 +13,7 @@ pub mod fleet;
 pub mod kube_model;
 pub mod logging;
 pub mod metrics;
+pub mod rules;
 pub mod sim;
 pub mod sources;
 pub mod terminal;

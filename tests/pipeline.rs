@@ -32,6 +32,35 @@ fn fleet_settings(interval: f64) -> FleetSettings {
     }
 }
 
+/// A console on `endpoints` (name, URL) scraped every 250 ms: the app state, the queue the
+/// workers report into, and the workers (dropping them stops scraping).
+fn console_on(endpoints: &[(String, String)]) -> (App, mpsc::Receiver<Event>, Scrapers) {
+    let settings = scrape_settings(250);
+    let mut fleet = Fleet::new(fleet_settings(0.25));
+    let targets: Vec<ScrapeTarget> = endpoints
+        .iter()
+        .map(|(name, url)| ScrapeTarget {
+            id: fleet.add_target(TargetSpec {
+                name: name.clone(),
+                url: url.clone(),
+            }),
+            url: url.clone(),
+            bearer_token: None,
+        })
+        .collect();
+    let app = App::new(
+        fleet,
+        Theme::fallback(),
+        "test".into(),
+        settings.interval,
+        Duration::from_secs(300),
+    );
+    let (tx, rx) = mpsc::channel(1024);
+    let client = build_client(&settings).expect("client");
+    let scrapers = Scrapers::start(client, settings, targets, tx);
+    (app, rx, scrapers)
+}
+
 /// Drain scrape reports into the app until `done` holds, ticking the clock as time passes.
 async fn run_until(
     app: &mut App,
@@ -78,30 +107,12 @@ async fn simulated_fleet_reaches_the_fleet_state() {
     })
     .await
     .expect("simulator");
-    let settings = scrape_settings(250);
-    let mut fleet = Fleet::new(fleet_settings(0.25));
-    let targets: Vec<ScrapeTarget> = sim
+    let endpoints: Vec<(String, String)> = sim
         .engines
         .iter()
-        .map(|e| ScrapeTarget {
-            id: fleet.add_target(TargetSpec {
-                name: e.name.clone(),
-                url: e.url.clone(),
-            }),
-            url: e.url.clone(),
-            bearer_token: None,
-        })
+        .map(|e| (e.name.clone(), e.url.clone()))
         .collect();
-    let mut app = App::new(
-        fleet,
-        Theme::fallback(),
-        "test".into(),
-        settings.interval,
-        Duration::from_secs(300),
-    );
-    let (tx, mut rx) = mpsc::channel(1024);
-    let client = build_client(&settings).expect("client");
-    let _scrapers = Scrapers::start(client, settings, targets, tx);
+    let (mut app, mut rx, _scrapers) = console_on(&endpoints);
 
     let pressured = sim
         .engines
@@ -207,29 +218,11 @@ async fn endpoints_that_go_bad_show_stale_with_the_reason() {
         ("garbage", garbage.url.clone()),
         ("refused", refused),
     ];
-    let settings = scrape_settings(250);
-    let mut fleet = Fleet::new(fleet_settings(0.25));
-    let targets: Vec<ScrapeTarget> = endpoints
+    let endpoints: Vec<(String, String)> = endpoints
         .iter()
-        .map(|(name, url)| ScrapeTarget {
-            id: fleet.add_target(TargetSpec {
-                name: (*name).into(),
-                url: url.clone(),
-            }),
-            url: url.clone(),
-            bearer_token: None,
-        })
+        .map(|(name, url)| (name.to_string(), url.clone()))
         .collect();
-    let mut app = App::new(
-        fleet,
-        Theme::fallback(),
-        "test".into(),
-        settings.interval,
-        Duration::from_secs(300),
-    );
-    let (tx, mut rx) = mpsc::channel(1024);
-    let client = build_client(&settings).expect("client");
-    let _scrapers = Scrapers::start(client, settings, targets, tx);
+    let (mut app, mut rx, _scrapers) = console_on(&endpoints);
 
     run_until(
         &mut app,

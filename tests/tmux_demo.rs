@@ -61,7 +61,12 @@ impl Drop for Tmux {
 fn start_demo(tmux: &Tmux, width: u16, height: u16, extra: &str) -> tempfile::TempDir {
     let home = tempfile::tempdir().expect("temp home");
     let bin = env!("CARGO_BIN_EXE_kvtop");
-    let script = format!("{bin} demo {extra}; echo \"kvtop exited with status $?\"; sleep 60",);
+    // After kvtop exits, print the tty's canonical/echo modes so tests can tell raw from cooked.
+    let script = format!(
+        "{bin} demo {extra}; echo \"kvtop exited with status $?\"; \
+         stty -a | tr ' ;' '\\n\\n' | grep -x -e icanon -e -icanon -e echo -e -echo | sed 's/^/tty: /'; \
+         sleep 60"
+    );
     let home_path = home.path().display().to_string();
     let (w, h) = (width.to_string(), height.to_string());
     tmux.run(&[
@@ -143,4 +148,88 @@ fn demo_fits_80x24_in_mono() {
     tmux.wait_for("exit on Ctrl-C", Duration::from_secs(10), |s| {
         s.contains("kvtop exited with status 0")
     });
+    assert_terminal_restored(&tmux);
+}
+
+/// The pid of the `kvtop` process started under the pane's shell.
+fn kvtop_pid(tmux: &Tmux) -> u32 {
+    let shell: u32 = tmux
+        .run(&["list-panes", "-t", "kvtop", "-F", "#{pane_pid}"])
+        .trim()
+        .parse()
+        .expect("pane pid");
+    let entries = std::fs::read_dir("/proc").expect("read /proc");
+    for entry in entries.flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        // Fields after the parenthesised command: state, ppid, ...
+        let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else {
+            continue;
+        };
+        let mut fields = rest.split_whitespace();
+        let ppid: Option<u32> = fields.nth(1).and_then(|p| p.parse().ok());
+        if ppid == Some(shell) && stat.contains("(kvtop)") {
+            return pid;
+        }
+    }
+    panic!("no kvtop process under the pane's shell {shell}");
+}
+
+fn signal_exit(signal: &str, expected_status: &str) {
+    if !common::have_program("tmux") {
+        return;
+    }
+    let tmux = Tmux::new(signal);
+    let _home = start_demo(&tmux, 100, 30, "--engines 3");
+    tmux.wait_for("the fleet", Duration::from_secs(20), |s| s.contains(" UP"));
+    let pid = kvtop_pid(&tmux);
+    let status = Command::new("kill")
+        .arg(format!("-{signal}"))
+        .arg(pid.to_string())
+        .status()
+        .expect("kill");
+    assert!(status.success());
+    let screen = tmux.wait_for("exit after the signal", Duration::from_secs(10), |s| {
+        s.contains("kvtop exited with status")
+    });
+    assert!(
+        screen.contains(&format!("kvtop exited with status {expected_status}")),
+        "{screen}"
+    );
+    assert_terminal_restored(&tmux);
+}
+
+/// After kvtop exits the tty is back in cooked mode with echo (raw mode turns both off), and
+/// the console's screen is gone (the alternate screen was left).
+fn assert_terminal_restored(tmux: &Tmux) {
+    let screen = tmux.wait_for("the tty modes", Duration::from_secs(5), |s| {
+        s.contains("tty: ")
+    });
+    let modes: Vec<&str> = screen
+        .lines()
+        .filter_map(|l| l.strip_prefix("tty: "))
+        .collect();
+    assert!(
+        modes.contains(&"icanon") && modes.contains(&"echo"),
+        "tty left in raw mode: {modes:?}\n{screen}"
+    );
+    assert!(
+        !screen.contains(" UP "),
+        "the console's screen was left behind:\n{screen}"
+    );
+}
+
+#[test]
+fn sigterm_restores_the_terminal() {
+    signal_exit("TERM", "0");
+}
+
+#[test]
+fn sighup_restores_the_terminal() {
+    // SIGHUP is what a dropped SSH session delivers; 129 = 128 + SIGHUP.
+    signal_exit("HUP", "129");
 }

@@ -8,6 +8,8 @@ use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 pub enum Context {
     /// The fleet view with no prompt or overlay open.
     Fleet,
+    /// The GPU node view.
+    Nodes,
     /// The filter prompt is being edited.
     Filter,
     /// The help overlay is open.
@@ -18,8 +20,9 @@ pub enum Context {
 
 impl Context {
     /// Contexts in the order the help overlay lists them.
-    pub const HELP_ORDER: [Context; 4] = [
+    pub const HELP_ORDER: [Context; 5] = [
         Context::Fleet,
+        Context::Nodes,
         Context::Filter,
         Context::Help,
         Context::Anywhere,
@@ -53,6 +56,8 @@ pub enum Action {
     ToggleDetail,
     /// Open or close the Deployments view (Kubernetes).
     ToggleDeployments,
+    /// Switch between the fleet and the GPU node view.
+    ToggleNodes,
 }
 
 /// One key of a binding.
@@ -220,6 +225,62 @@ pub const KEYMAP: &[Binding] = &[
         Context::Fleet,
         Action::ToggleDeployments,
         "Deployments, HPAs, PDBs",
+    ),
+    bind(
+        &[plain('n')],
+        Context::Fleet,
+        Action::ToggleNodes,
+        "GPUs per node",
+    ),
+    // GPU node view.
+    bind(&[plain('q')], Context::Nodes, Action::Quit, "quit"),
+    bind(
+        &[plain('?')],
+        Context::Nodes,
+        Action::ToggleHelp,
+        "this help",
+    ),
+    bind(
+        &[plain('n'), Key::Plain(KeyCode::Esc)],
+        Context::Nodes,
+        Action::ToggleNodes,
+        "back to the fleet",
+    ),
+    bind(
+        &[plain('j'), Key::Plain(KeyCode::Down)],
+        Context::Nodes,
+        Action::SelectDown,
+        "scroll down",
+    ),
+    bind(
+        &[plain('k'), Key::Plain(KeyCode::Up)],
+        Context::Nodes,
+        Action::SelectUp,
+        "scroll up",
+    ),
+    bind(
+        &[Key::Plain(KeyCode::PageDown)],
+        Context::Nodes,
+        Action::PageDown,
+        "page down",
+    ),
+    bind(
+        &[Key::Plain(KeyCode::PageUp)],
+        Context::Nodes,
+        Action::PageUp,
+        "page up",
+    ),
+    bind(
+        &[plain('g'), Key::Plain(KeyCode::Home)],
+        Context::Nodes,
+        Action::SelectFirst,
+        "top",
+    ),
+    bind(
+        &[plain('G'), Key::Plain(KeyCode::End)],
+        Context::Nodes,
+        Action::SelectLast,
+        "bottom",
     ),
     // Filter prompt.
     bind(

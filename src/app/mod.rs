@@ -10,10 +10,12 @@ pub mod update;
 
 pub use keys::{Action, Binding, Context, KEYMAP, Key};
 pub use rows::{SortColumn, visible_rows};
-pub use state::{App, ChartRange, Frozen, Notice, NoticeKind, RowKey, TableScroll, View};
+pub use state::{
+    App, ChartRange, Frozen, NodesExtent, Notice, NoticeKind, RowKey, TableScroll, View,
+};
 pub use update::update;
 
-use crate::fleet::{ScrapeReport, TargetId, Ts};
+use crate::fleet::{ScrapeReport, SourceReport, TargetId, Ts};
 use crate::kube_model::PodKey;
 use crate::sources::kube::{KubeUpdate, PodScrape};
 
@@ -22,6 +24,8 @@ use crate::sources::kube::{KubeUpdate, PodScrape};
 pub enum Event {
     /// A worker finished a scrape.
     Scrape(ScrapeReport),
+    /// A source (Prometheus) worker finished a cycle or its start-up backfill.
+    Source(SourceReport),
     /// A key was pressed.
     Key(crossterm::event::KeyEvent),
     /// The terminal was resized.

@@ -20,11 +20,13 @@ pub enum SortColumn {
     PrefixHit,
     Preemptions,
     Age,
+    GpuUtil,
+    GpuMem,
 }
 
 impl SortColumn {
     /// Every column, in the order `s` cycles through them.
-    pub const ALL: [SortColumn; 11] = [
+    pub const ALL: [SortColumn; 13] = [
         SortColumn::Name,
         SortColumn::Status,
         SortColumn::Kv,
@@ -36,6 +38,8 @@ impl SortColumn {
         SortColumn::PrefixHit,
         SortColumn::Preemptions,
         SortColumn::Age,
+        SortColumn::GpuUtil,
+        SortColumn::GpuMem,
     ];
 
     /// The next column in the `s` cycle.
@@ -90,7 +94,8 @@ pub fn row_status(engine: &EngineState, now: Ts, restart_mark_secs: f64) -> RowS
 }
 
 /// Indices into `fleet.engines()` of the rows that match `filter` (case-insensitive substring of
-/// the name, the model or the status word), sorted by `sort`. Unknown values sort last whatever
+/// the name, the model or the status word), sorted by `sort`. GPU exporters' rows are not
+/// engines and are left out (the node view shows them). Unknown values sort last whatever
 /// the direction; ties are broken by name, then by fleet order, so the order is stable.
 pub fn visible_rows(
     fleet: &Fleet,
@@ -105,6 +110,7 @@ pub fn visible_rows(
         .engines()
         .iter()
         .enumerate()
+        .filter(|(_, engine)| !fleet.is_gpu_exporter(engine.target))
         .filter_map(|(i, engine)| {
             let status = row_status(engine, now, restart_mark);
             if !needle.is_empty() && !matches_filter(engine, status, &needle) {
@@ -164,6 +170,8 @@ fn sort_value(engine: &EngineState, status: RowStatus, sort: SortColumn, now: Ts
         SortColumn::GenTps => s.gen_tps,
         SortColumn::PrefixHit => s.prefix_hit,
         SortColumn::Preemptions => s.preemptions_per_s,
+        SortColumn::GpuUtil => s.gpu_util,
+        SortColumn::GpuMem => s.gpu_mem,
     };
     value.filter(|v| live && v.is_finite())
 }

@@ -10,13 +10,14 @@ use std::time::Duration;
 use crossterm::event::{Event as TermEvent, EventStream, KeyEventKind};
 use futures_util::StreamExt;
 use tokio::signal::unix::{SignalKind, signal};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 use tokio::time::{Instant, MissedTickBehavior};
 
 use super::state::App;
 use super::update::update;
 use super::{Command, Event};
 use crate::clock::unix_now;
+use crate::fleet::QuantileWindow;
 use crate::terminal::ConsoleTerminal;
 
 /// Most events folded into the state before a frame is considered.
@@ -53,15 +54,28 @@ pub async fn run(
     events: mpsc::Receiver<Event>,
     max_fps: u32,
 ) -> io::Result<ExitReason> {
-    run_with(app, terminal, events, max_fps, &mut ()).await
+    run_with(app, terminal, events, max_fps, None, &mut ()).await
 }
 
-/// [`run`], handing every command other than `Quit` to `workers`.
+/// [`run`], publishing the quantile window the operator picks (`w`) on `window`, for workers
+/// that compute windowed signals themselves (a Prometheus source).
+pub async fn run_with_window(
+    app: &mut App,
+    terminal: &mut ConsoleTerminal,
+    events: mpsc::Receiver<Event>,
+    max_fps: u32,
+    window: Option<watch::Sender<QuantileWindow>>,
+) -> io::Result<ExitReason> {
+    run_with(app, terminal, events, max_fps, window, &mut ()).await
+}
+
+/// [`run_with_window`], handing every command other than `Quit` to `workers`.
 pub async fn run_with(
     app: &mut App,
     terminal: &mut ConsoleTerminal,
     mut events: mpsc::Receiver<Event>,
     max_fps: u32,
+    window: Option<watch::Sender<QuantileWindow>>,
     workers: &mut dyn Executor,
 ) -> io::Result<ExitReason> {
     let frame_interval = Duration::from_secs_f64(1.0 / f64::from(max_fps.clamp(1, 60)));
@@ -79,6 +93,7 @@ pub async fn run_with(
 
     draw(app, terminal)?;
     let mut last_frame = Instant::now();
+    let mut events_open = true;
 
     loop {
         let frame_due = last_frame + frame_interval;
@@ -95,7 +110,7 @@ pub async fn run_with(
                 }
                 None => Some(ExitReason::InputClosed),
             },
-            first = events.recv() => match first {
+            first = events.recv(), if events_open => match first {
                 Some(ev) => {
                     let mut quit = apply(app, ev, workers);
                     // Fold everything already queued before drawing once.
@@ -111,7 +126,7 @@ pub async fn run_with(
                 }
                 // Every worker is gone; keep the console up for the user.
                 None => {
-                    std::future::pending::<()>().await;
+                    events_open = false;
                     None
                 }
             },
@@ -120,6 +135,14 @@ pub async fn run_with(
         };
         if let Some(reason) = exit {
             return Ok(reason);
+        }
+        if let Some(window) = &window {
+            let current = app.fleet.window();
+            window.send_if_modified(|published| {
+                let changed = *published != current;
+                *published = current;
+                changed
+            });
         }
         if app.dirty && Instant::now() >= last_frame + frame_interval {
             draw(app, terminal)?;

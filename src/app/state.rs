@@ -18,11 +18,13 @@ pub const PROBLEM_SECS: f64 = 30.0;
 /// Rows PgUp/PgDn move before the table was ever drawn.
 const DEFAULT_PAGE: usize = 10;
 
-/// The views the console can show. Later: diagnostics, explainer, nodes.
+/// The views the console can show. Later: diagnostics, explainer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum View {
     #[default]
     Fleet,
+    /// GPUs per node (`n`).
+    Nodes,
 }
 
 /// Identity of a table row, stable across re-sorting and rows appearing or disappearing.
@@ -137,6 +139,13 @@ pub struct TableScroll {
     pub height: usize,
 }
 
+/// How long the node view was and how many of its lines fitted, as of the last draw.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct NodesExtent {
+    pub lines: usize,
+    pub height: usize,
+}
+
 /// The console's state. `update` changes it; `ui::draw` reads it.
 #[derive(Debug)]
 pub struct App {
@@ -171,6 +180,10 @@ pub struct App {
     pub(crate) scroll: Cell<TableScroll>,
     /// Kubernetes discovery: pods' targets, Deployments, problems (disabled by default).
     pub kube: KubeView,
+    /// First line of the node view shown.
+    pub nodes_offset: usize,
+    /// Lines of the node view and rows it had, as of the last draw (for scrolling).
+    pub(crate) nodes_extent: Cell<NodesExtent>,
 }
 
 impl App {
@@ -205,6 +218,8 @@ impl App {
             last_second: None,
             scroll: Cell::new(TableScroll::default()),
             kube: KubeView::default(),
+            nodes_offset: 0,
+            nodes_extent: Cell::new(NodesExtent::default()),
         }
     }
 
@@ -273,6 +288,8 @@ impl App {
             Context::Help
         } else if self.filter_editing {
             Context::Filter
+        } else if self.view == View::Nodes {
+            Context::Nodes
         } else {
             Context::Fleet
         }

@@ -3,7 +3,7 @@
 use crossterm::event::{KeyCode, KeyEvent};
 
 use super::keys::{Action, lookup};
-use super::state::{App, Frozen, NoticeKind};
+use super::state::{App, Frozen, NoticeKind, View};
 use super::{Command, Event};
 use crate::fleet::Ts;
 
@@ -12,6 +12,14 @@ pub fn update(app: &mut App, event: Event, now: Ts) -> Vec<Command> {
     let mut commands = match event {
         Event::Scrape(report) => {
             app.fleet.ingest(report);
+            if !app.is_frozen() {
+                app.dirty = true;
+                select_first_if_none(app, now);
+            }
+            Vec::new()
+        }
+        Event::Source(report) => {
+            app.fleet.ingest_source(report);
             if !app.is_frozen() {
                 app.dirty = true;
                 select_first_if_none(app, now);
@@ -85,12 +93,29 @@ fn on_key(app: &mut App, key: &KeyEvent, now: Ts) -> Vec<Command> {
             app.help_visible = false;
             true
         }
+        Action::SelectDown
+        | Action::SelectUp
+        | Action::SelectFirst
+        | Action::SelectLast
+        | Action::PageDown
+        | Action::PageUp
+            if app.view == View::Nodes =>
+        {
+            scroll_nodes(app, action)
+        }
         Action::SelectDown => move_selection(app, now, |pos, last, _| (pos + 1).min(last)),
         Action::SelectUp => move_selection(app, now, |pos, _, _| pos.saturating_sub(1)),
         Action::SelectFirst => move_selection(app, now, |_, _, _| 0),
         Action::SelectLast => move_selection(app, now, |_, last, _| last),
         Action::PageDown => move_selection(app, now, |pos, last, page| (pos + page).min(last)),
         Action::PageUp => move_selection(app, now, |pos, _, page| pos.saturating_sub(page)),
+        Action::ToggleNodes => {
+            app.view = match app.view {
+                View::Fleet => View::Nodes,
+                View::Nodes => View::Fleet,
+            };
+            true
+        }
         Action::CycleSort => {
             app.sort = app.sort.next();
             app.sort_descending = app.sort.natural_descending();
@@ -211,8 +236,33 @@ fn sort_notice(app: &mut App, now: Ts) {
 
 fn filter_notice(app: &mut App, now: Ts) {
     let shown = app.rows(now).len();
-    let total = app.view_fleet().engines().len();
+    let fleet = app.view_fleet();
+    let total = fleet
+        .engines()
+        .iter()
+        .filter(|e| !fleet.is_gpu_exporter(e.target))
+        .count();
     app.set_notice(NoticeKind::Filter { shown, total }, now);
+}
+
+/// Scroll the node view by a line, a page, or to an end (within what was last drawn); true if
+/// it moved.
+fn scroll_nodes(app: &mut App, action: Action) -> bool {
+    let extent = app.nodes_extent.get();
+    let page = extent.height.max(1);
+    let last = extent.lines.saturating_sub(extent.height);
+    let before = app.nodes_offset.min(last);
+    let after = match action {
+        Action::SelectDown => before + 1,
+        Action::SelectUp => before.saturating_sub(1),
+        Action::PageDown => before + page,
+        Action::PageUp => before.saturating_sub(page),
+        Action::SelectFirst => 0,
+        _ => last,
+    }
+    .min(last);
+    app.nodes_offset = after;
+    after != before
 }
 
 #[cfg(test)]

@@ -5,17 +5,21 @@ use std::process::ExitCode;
 
 use std::collections::HashMap;
 
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 
-use crate::app::Command;
 use crate::app::kube::KubeView;
 use crate::app::run::{Executor, ExitReason, run_with};
 use crate::app::state::App;
-use crate::config::{Config, TargetConfig};
-use crate::fleet::Fleet;
+use crate::app::{Command, Event};
+use crate::config::{Config, PrometheusConfig, TargetConfig};
+use crate::fleet::{Fleet, QuantileWindow};
 use crate::sources::kube::{ClusterClient, Discovery, PodScrapers};
+use crate::sources::prometheus::{ClientSettings, PollSettings, Poller, PromClient, QueryPlan};
 use crate::sources::{ScrapeSettings, ScrapeTarget, Scrapers, build_client};
 use crate::theme::Theme;
+
+/// `cache_config_info` is read through Prometheus every this many cycles.
+const SLOW_QUERY_EVERY: u32 = 30;
 
 /// Queue between the scrape workers and the event loop. Workers wait when it is full, which
 /// only happens if the loop falls behind by this many results.
@@ -103,6 +107,17 @@ pub async fn run_console_with(
         app.warn(notice, now);
     }
     let (tx, rx) = mpsc::channel(EVENT_QUEUE);
+    let (window_tx, window_rx) = watch::channel(config.window);
+    let _poller = match &config.prometheus {
+        Some(prom) => match start_prometheus(config, prom, &mut app.fleet, tx.clone(), window_rx) {
+            Ok(poller) => Some(poller),
+            Err(message) => {
+                eprintln!("kvtop: {message}");
+                return ExitCode::from(1);
+            }
+        },
+        None => None,
+    };
     let mut workers = Workers {
         scrapers: Scrapers::start(client.clone(), settings.clone(), scrape_targets, tx.clone()),
         pods: None,
@@ -128,7 +143,15 @@ pub async fn run_console_with(
             return ExitCode::from(1);
         }
     };
-    let result = run_with(&mut app, &mut terminal, rx, config.max_fps, &mut workers).await;
+    let result = run_with(
+        &mut app,
+        &mut terminal,
+        rx,
+        config.max_fps,
+        Some(window_tx),
+        &mut workers,
+    )
+    .await;
     drop(workers);
     drop(terminal);
     crate::terminal::restore();
@@ -148,4 +171,50 @@ pub async fn run_console_with(
             ExitCode::from(1)
         }
     }
+}
+
+/// Register the Prometheus source in the fleet and start its worker. The error is a message
+/// for the user (a CA file that does not parse, an unusable URL).
+fn start_prometheus(
+    config: &Config,
+    prom: &PrometheusConfig,
+    fleet: &mut Fleet,
+    events: mpsc::Sender<Event>,
+    window: watch::Receiver<QuantileWindow>,
+) -> Result<Poller, String> {
+    let client = PromClient::new(
+        prom,
+        ClientSettings {
+            timeout: prom.timeout.unwrap_or(config.timeout),
+            body_limit: prom.body_limit,
+            user_agent: config.user_agent.clone(),
+        },
+    )
+    .map_err(|e| e.to_string())?;
+    fleet.add_source(client.url(), &source_name(&prom.url));
+    let mut plan = QueryPlan::new(prom.labels.clone(), config.window, prom.dcgm);
+    if !prom.engines {
+        plan = plan.gpus_only();
+    }
+    let settings = PollSettings {
+        interval: config.interval,
+        backfill: prom.backfill.unwrap_or(config.range),
+        slow_every: SLOW_QUERY_EVERY,
+    };
+    Ok(Poller::start(client, plan, settings, events, window))
+}
+
+/// The row standing for a Prometheus server before it names any pod: `prometheus host:port`.
+pub fn source_name(url: &str) -> String {
+    let host = reqwest::Url::parse(url)
+        .ok()
+        .and_then(|u| {
+            let host = u.host_str()?.to_owned();
+            Some(match u.port() {
+                Some(port) => format!("{host}:{port}"),
+                None => host,
+            })
+        })
+        .unwrap_or_else(|| url.to_owned());
+    format!("prometheus {host}")
 }

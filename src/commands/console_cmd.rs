@@ -3,43 +3,40 @@
 
 use std::process::ExitCode;
 
-use super::setup::{Loaded, load_config, load_theme, runtime, start_logging};
+use super::setup::{Session, load_config};
 use crate::cli::GlobalArgs;
 use crate::config::Config;
 use crate::sources::kube::ClusterClient;
 
 pub fn run(global: &GlobalArgs) -> ExitCode {
-    let Loaded {
-        mut config,
-        mut problems,
-    } = load_config(global);
-    if let Err(err) = config.kubernetes.apply(&global.kube.overrides()) {
+    let mut loaded = load_config(global);
+    if let Err(err) = loaded.config.kubernetes.apply(&global.kube.overrides()) {
         eprintln!("kvtop: {err}");
         return ExitCode::from(2);
     }
-    let kube = config.kubernetes.enabled;
-    if config.targets.is_empty() && !kube {
-        for problem in &problems {
+    let kube = loaded.config.kubernetes.enabled;
+    if loaded.config.targets.is_empty() && loaded.config.prometheus.is_none() && !kube {
+        for problem in &loaded.problems {
             eprintln!("kvtop: {problem}");
         }
         eprintln!(
             "kvtop: no targets to watch. Pass --target http://HOST:PORT/metrics (repeatable), \
-             --kube to discover vLLM pods in Kubernetes, add [[targets]] to the config file \
-             (kvtop config init), or try `kvtop demo`."
+             add [[targets]] to the config file (kvtop config init), read them through \
+             Prometheus with --prometheus URL, discover vLLM pods with --kube, or try \
+             `kvtop demo`."
         );
         return ExitCode::from(2);
     }
-    start_logging(&config, &mut problems);
-    let theme = load_theme(&config, &mut problems);
-    let rt = match runtime() {
-        Ok(rt) => rt,
-        Err(err) => {
-            eprintln!("kvtop: cannot start the runtime: {err}");
-            return ExitCode::from(1);
-        }
+    let Session {
+        config,
+        theme,
+        problems,
+        runtime,
+    } = match Session::start(loaded) {
+        Ok(session) => session,
+        Err(code) => return code,
     };
-    let targets = config.targets.clone();
-    rt.block_on(async move {
+    runtime.block_on(async move {
         let clusters = if kube {
             match crate::sources::kube::connect(&config.kubernetes).await {
                 Ok(clusters) => clusters,
@@ -51,36 +48,45 @@ pub fn run(global: &GlobalArgs) -> ExitCode {
         } else {
             Vec::new()
         };
-        let source = describe_source(&config, targets.len(), &clusters);
-        super::console::run_console_with(&config, theme, &targets, source, problems, clusters).await
+        let source = describe_source(&config, &clusters);
+        super::console::run_console_with(
+            &config,
+            theme,
+            &config.targets,
+            source,
+            problems,
+            clusters,
+        )
+        .await
     })
 }
 
-/// What the header says is watched: `3 targets`, `kube prod/llm`, `kube a, b/* + 1 target`.
-pub fn describe_source(config: &Config, targets: usize, clusters: &[ClusterClient]) -> String {
-    let static_part = match targets {
-        0 => None,
-        1 => Some("1 target".to_owned()),
-        n => Some(format!("{n} targets")),
-    };
-    if clusters.is_empty() {
-        return static_part.unwrap_or_else(|| "no targets".to_owned());
+/// What the header says is watched: `3 targets`, `prometheus host:9090`,
+/// `kube prod/llm + 1 target`.
+pub fn describe_source(config: &Config, clusters: &[ClusterClient]) -> String {
+    let mut parts = Vec::new();
+    if !clusters.is_empty() {
+        let k = &config.kubernetes;
+        let contexts: Vec<&str> = clusters.iter().map(|c| c.context.as_str()).collect();
+        let namespace = if k.all_namespaces {
+            "*".to_owned()
+        } else {
+            k.namespace.clone().unwrap_or_else(|| {
+                clusters
+                    .first()
+                    .map(|c| c.default_namespace.clone())
+                    .unwrap_or_default()
+            })
+        };
+        parts.push(format!("kube {}/{namespace}", contexts.join(", ")));
     }
-    let k = &config.kubernetes;
-    let contexts: Vec<&str> = clusters.iter().map(|c| c.context.as_str()).collect();
-    let namespace = if k.all_namespaces {
-        "*".to_owned()
-    } else {
-        k.namespace.clone().unwrap_or_else(|| {
-            clusters
-                .first()
-                .map(|c| c.default_namespace.clone())
-                .unwrap_or_default()
-        })
-    };
-    let kube = format!("kube {}/{namespace}", contexts.join(", "));
-    match static_part {
-        Some(s) => format!("{kube} + {s}"),
-        None => kube,
+    match config.targets.len() {
+        0 => {}
+        1 => parts.push("1 target".to_owned()),
+        n => parts.push(format!("{n} targets")),
     }
+    if let Some(p) = &config.prometheus {
+        parts.push(super::console::source_name(&p.url));
+    }
+    parts.join(" + ")
 }

@@ -2,29 +2,28 @@
 
 use std::process::ExitCode;
 
-use super::setup::{Loaded, load_config, load_theme, runtime, start_logging};
+use super::setup::{Session, load_config};
 use crate::cli::{DemoArgs, GlobalArgs};
 use crate::config::TargetConfig;
 use crate::sim::SimConfig;
 
 pub fn run(args: DemoArgs, global: &GlobalArgs) -> ExitCode {
-    let Loaded {
-        config,
-        mut problems,
-    } = load_config(global);
-    if !config.targets.is_empty() && !global.targets.is_empty() {
-        problems.push("demo ignores --target: it watches its own simulated fleet".into());
+    let mut loaded = load_config(global);
+    if !global.targets.is_empty() {
+        loaded
+            .problems
+            .push("demo ignores --target: it watches its own simulated fleet".into());
     }
-    start_logging(&config, &mut problems);
-    let theme = load_theme(&config, &mut problems);
-    let rt = match runtime() {
-        Ok(rt) => rt,
-        Err(err) => {
-            eprintln!("kvtop: cannot start the runtime: {err}");
-            return ExitCode::from(1);
-        }
+    let Session {
+        config,
+        theme,
+        problems,
+        runtime,
+    } = match Session::start(loaded) {
+        Ok(session) => session,
+        Err(code) => return code,
     };
-    rt.block_on(async move {
+    runtime.block_on(async move {
         let cfg = SimConfig {
             engines: args.engines as usize,
             version: args.vllm_version.into(),
@@ -38,16 +37,18 @@ pub fn run(args: DemoArgs, global: &GlobalArgs) -> ExitCode {
                 return ExitCode::from(1);
             }
         };
+        // Engines, then each node's dcgm-exporter (GPU panel, GPU columns, node view).
         let targets: Vec<TargetConfig> = sim
             .engines
             .iter()
+            .chain(&sim.dcgm)
             .map(|e| TargetConfig {
                 name: e.name.clone(),
                 url: e.url.clone(),
                 bearer_token: None,
             })
             .collect();
-        let source = format!("demo ({} simulated engines)", targets.len());
+        let source = format!("demo ({} simulated engines)", sim.engines.len());
         let code = super::console::run_console(&config, theme, &targets, source, problems).await;
         sim.shutdown().await;
         code

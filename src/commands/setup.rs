@@ -30,6 +30,7 @@ pub fn load_config(global: &GlobalArgs) -> Loaded {
         theme: global.theme.clone(),
         body_limit: global.body_limit.clone(),
         log_level: global.log_level.clone(),
+        prometheus: global.prometheus.clone(),
     };
     if let Err(err) = config.apply(overrides) {
         problems.push(err.to_string());
@@ -81,4 +82,38 @@ pub fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
         .thread_name("kvtop")
         .enable_all()
         .build()
+}
+
+/// Everything a console command needs once the config is known.
+pub struct Session {
+    pub config: Config,
+    pub theme: Theme,
+    /// Problems worked around so far, for the footer.
+    pub problems: Vec<String>,
+    pub runtime: tokio::runtime::Runtime,
+}
+
+impl Session {
+    /// Start logging, load the theme and build the runtime. Fails (with a message already
+    /// printed) only when no runtime can be created.
+    pub fn start(loaded: Loaded) -> Result<Session, std::process::ExitCode> {
+        let Loaded {
+            config,
+            mut problems,
+        } = loaded;
+        start_logging(&config, &mut problems);
+        let theme = load_theme(&config, &mut problems);
+        match runtime() {
+            Ok(runtime) => Ok(Session {
+                config,
+                theme,
+                problems,
+                runtime,
+            }),
+            Err(err) => {
+                eprintln!("kvtop: cannot start the runtime: {err}");
+                Err(std::process::ExitCode::from(1))
+            }
+        }
+    }
 }

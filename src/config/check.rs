@@ -47,6 +47,16 @@ impl fmt::Display for CheckReport {
                 }
             }
         }
+        if let Some(prom) = &c.prometheus {
+            let auth = match &prom.auth {
+                Some(super::PrometheusAuth::Bearer(_)) => ", bearer token",
+                Some(super::PrometheusAuth::Basic { .. }) => ", basic auth",
+                None => "",
+            };
+            let ca = if prom.ca.is_some() { ", custom CA" } else { "" };
+            let gpus = if prom.dcgm { ", GPUs (DCGM)" } else { "" };
+            writeln!(f, "  prometheus: {}{auth}{ca}{gpus}", prom.url)?;
+        }
         writeln!(
             f,
             "  scrape:  interval {}, timeout {}, body limit {}, user agent {:?}",

@@ -28,6 +28,7 @@ pub struct ConfigFile {
     pub log: LogSection,
     #[serde(default)]
     pub kubernetes: super::kubernetes::KubernetesSection,
+    pub prometheus: Option<super::prometheus::PrometheusSection>,
 }
 
 /// `[scrape]`

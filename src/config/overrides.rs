@@ -1,6 +1,7 @@
 //! Command-line overrides, applied over the resolved file configuration and re-validated.
 
 use super::error::{ConfigError, Origin};
+use super::prometheus::{PromKey, PrometheusConfig, check_prometheus_url};
 use super::resolve::parse_window;
 use super::resolved::{Config, TimeoutProvenance, default_timeout};
 use super::targets::{TargetConfig, check_url};
@@ -23,6 +24,9 @@ pub struct Overrides {
     /// Body size limit (`16MiB`).
     pub body_limit: Option<String>,
     pub log_level: Option<String>,
+    /// Prometheus base URL (`--prometheus`): replaces the file's `prometheus.url`, keeping the
+    /// section's other settings.
+    pub prometheus: Option<String>,
 }
 
 impl Overrides {
@@ -35,6 +39,7 @@ impl Overrides {
             Setting::Theme => self.theme.is_some(),
             Setting::Window => self.window.is_some(),
             Setting::LogLevel => self.log_level.is_some(),
+            Setting::Prometheus(PromKey::Url) => self.prometheus.is_some(),
             _ => false,
         }
     }
@@ -82,6 +87,14 @@ impl Config {
         }
         if let Some(level) = &overrides.log_level {
             next.log_level = level.trim().to_owned();
+        }
+        if let Some(url) = &overrides.prometheus {
+            let url = check_prometheus_url(url)
+                .map_err(|m| flag_error(Setting::Prometheus(PromKey::Url), m))?;
+            next.prometheus = Some(match next.prometheus.take() {
+                Some(configured) => PrometheusConfig { url, ..configured },
+                None => PrometheusConfig::at(url),
+            });
         }
         if !overrides.targets.is_empty() {
             next.targets = overrides

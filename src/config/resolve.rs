@@ -6,6 +6,7 @@ use std::path::Path;
 
 use super::file::{ConfigFile, TargetEntry};
 use super::paths::expand_path;
+use super::prometheus::resolve_prometheus;
 use super::resolved::{Config, TimeoutProvenance, default_timeout};
 use super::targets::{TargetConfig, TokenSource, check_url, read_token};
 use super::validate::{Problem, Setting, TargetField, validate};
@@ -92,6 +93,13 @@ pub(crate) fn resolve(file: ConfigFile, cx: &ResolveContext<'_>) -> Result<Confi
             return Err(Problem::new(Setting::LogFile, "must not be empty"));
         }
         config.log_file = Some(expand_path(&file, cx.base_dir()));
+    }
+
+    if let Some(section) = file.prometheus {
+        config.prometheus = Some(
+            resolve_prometheus(section, cx.base_dir(), cx.env)
+                .map_err(|(key, message)| Problem::new(Setting::Prometheus(key), message))?,
+        );
     }
 
     config.kubernetes = super::kubernetes::resolve(file.kubernetes, cx.base_dir())?;

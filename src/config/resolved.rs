@@ -47,6 +47,8 @@ pub struct Config {
     /// `[kubernetes]`: pod discovery.
     pub kubernetes: KubernetesConfig,
     pub(crate) timeout_provenance: TimeoutProvenance,
+    /// Read the fleet (and GPUs) through this Prometheus server as well.
+    pub prometheus: Option<super::prometheus::PrometheusConfig>,
 }
 
 /// How much history is kept per engine.
@@ -101,6 +103,7 @@ impl Default for Config {
             source: None,
             kubernetes: KubernetesConfig::default(),
             timeout_provenance: TimeoutProvenance { derived: true },
+            prometheus: None,
         }
     }
 }

@@ -26,6 +26,7 @@ pub(crate) enum Setting {
     LogFile,
     /// A key of `[kubernetes]`.
     Kubernetes(&'static str),
+    Prometheus(super::prometheus::PromKey),
 }
 
 /// A key of a `[[targets]]` entry.
@@ -64,6 +65,7 @@ impl Setting {
             Setting::LogLevel => &["log", "level"],
             Setting::LogFile => &["log", "file"],
             Setting::Kubernetes(key) => return KeyPath::keys(&["kubernetes", key]),
+            Setting::Prometheus(key) => return KeyPath::keys(&["prometheus", key.name()]),
         };
         KeyPath::keys(keys)
     }
@@ -78,6 +80,7 @@ impl Setting {
             Setting::Theme => Some("--theme"),
             Setting::Window => Some("--window"),
             Setting::LogLevel => Some("--log-level"),
+            Setting::Prometheus(super::prometheus::PromKey::Url) => Some("--prometheus"),
             _ => None,
         }
     }
@@ -168,7 +171,26 @@ pub(crate) fn validate(config: &Config, name: &dyn Fn(Setting) -> String) -> Res
     }
     validate_display(config, name)?;
     validate_history(config, name)?;
+    validate_prometheus(config, name)?;
     validate_log_level(&config.log_level)
+}
+
+fn validate_prometheus(config: &Config, name: &dyn Fn(Setting) -> String) -> Result<(), Problem> {
+    let Some(backfill) = config.prometheus.as_ref().and_then(|p| p.backfill) else {
+        return Ok(());
+    };
+    if backfill > config.history.retention {
+        return Err(Problem::new(
+            Setting::Prometheus(super::prometheus::PromKey::Backfill),
+            format!(
+                "{} is longer than the history kept ({} is {})",
+                format_duration(backfill),
+                name(Setting::HistoryRetention),
+                format_duration(config.history.retention)
+            ),
+        ));
+    }
+    Ok(())
 }
 
 fn validate_targets(config: &Config) -> Result<(), Problem> {

@@ -54,7 +54,8 @@ pub(super) fn cache_config_for(
     Some(typed(fields))
 }
 
-fn typed(fields: Vec<(String, String)>) -> CacheConfig {
+/// The typed configuration from `cache_config_info` label pairs (also used for Prometheus answers).
+pub(crate) fn typed(fields: Vec<(String, String)>) -> CacheConfig {
     let field = |name: &str| {
         fields
             .iter()

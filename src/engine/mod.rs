@@ -8,5 +8,6 @@ pub mod sample;
 mod series;
 
 pub use alias::extract_engines;
+pub(crate) use cache_info::typed as cache_config_from_fields;
 pub use dcgm::{GpuSample, extract_gpus};
 pub use sample::{CacheConfig, EngineFlavor, EngineId, EngineSample, Histogram};

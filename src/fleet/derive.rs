@@ -59,6 +59,12 @@ pub(crate) fn derive(
             .as_ref()
             .and_then(|c| c.kv_capacity_tokens())
             .map(|tokens| tokens as f64),
+        // GPU signals are joined in by the fleet from its GPU store.
+        gpu_util: None,
+        gpu_mem: None,
+        gpu_temp: None,
+        gpu_power: None,
+        xid: None,
     }
 }
 

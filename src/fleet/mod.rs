@@ -4,6 +4,7 @@
 
 mod derive;
 pub mod error;
+pub mod gpus;
 pub mod history;
 mod names;
 pub mod signals;
@@ -12,11 +13,13 @@ mod status;
 mod window;
 
 pub use error::ScrapeError;
+pub use gpus::{GpuKey, GpuOrigin, GpuSeries, GpuSignals, GpuState, Placement};
 pub use history::{History, Series};
 pub use signals::{QuantileWindow, Signals};
 pub use state::{
-    EngineState, EngineStatus, Fleet, FleetSettings, ScrapePayload, ScrapeReport, StatusCounts,
-    TargetId, TargetSpec, TargetState,
+    BackfillReport, DerivedEngine, DerivedPayload, DerivedReport, DerivedSeries,
+    DerivedSourceState, EngineState, EngineStatus, Fleet, FleetSettings, InstanceKey, QueryFailure,
+    ScrapePayload, ScrapeReport, SourceReport, StatusCounts, TargetId, TargetSpec, TargetState,
 };
 
 /// Seconds since the Unix epoch.

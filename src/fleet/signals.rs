@@ -78,4 +78,16 @@ pub struct Signals {
     pub error_ratio: Option<f64>,
     /// KV capacity in tokens from cache_config_info.
     pub kv_capacity_tokens: Option<f64>,
+    // GPU signals from DCGM (a dcgm-exporter target or a Prometheus source), over the GPUs
+    // joined to the engine's pod: each is the highest value among them (see `fleet::gpus`).
+    /// GPU utilization, 0..1.
+    pub gpu_util: Option<f64>,
+    /// GPU framebuffer in use, 0..1 of the total (used + free + reserved).
+    pub gpu_mem: Option<f64>,
+    /// GPU temperature, °C.
+    pub gpu_temp: Option<f64>,
+    /// GPU power draw, W.
+    pub gpu_power: Option<f64>,
+    /// Last XID error code (0 = none).
+    pub xid: Option<f64>,
 }

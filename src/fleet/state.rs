@@ -1,9 +1,10 @@
 //! The fleet: targets, the engines they export, and their status.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Range;
 
 use super::derive::derive;
+use super::gpus::{GpuOrigin, GpuSignals, GpuStore, Placement, PlacementIndex};
 use super::names::assign_names;
 use super::status::status_at;
 use super::window::SnapshotWindow;
@@ -156,6 +157,18 @@ pub struct Fleet {
     scratch: Vec<Bucket>,
     /// Kubernetes pod of a target discovered in a cluster.
     pods: BTreeMap<TargetId, PodInfo>,
+    /// GPUs from dcgm-exporter targets and Prometheus sources (see `fleet::gpus`).
+    gpus: GpuStore,
+    /// Where targets run, when known better than "the pod named like the target".
+    placements: BTreeMap<TargetId, Placement>,
+    /// Targets whose last good scrape had GPUs but no engines: their rows are not engines.
+    gpu_exporters: BTreeSet<TargetId>,
+    /// Prometheus sources and the targets (pods) they yielded.
+    sources: Vec<DerivedSource>,
+    /// Where targets run, indexed; rebuilt when `join_dirty`.
+    placement_index: PlacementIndex,
+    /// Targets or placements changed since GPUs were last joined.
+    join_dirty: bool,
 }
 
 impl Fleet {
@@ -168,6 +181,12 @@ impl Fleet {
             windows: Vec::new(),
             scratch: Vec::new(),
             pods: BTreeMap::new(),
+            gpus: GpuStore::new(gpu_history_points(&settings)),
+            placements: BTreeMap::new(),
+            gpu_exporters: BTreeSet::new(),
+            sources: Vec::new(),
+            placement_index: PlacementIndex::default(),
+            join_dirty: false,
         }
     }
     pub fn settings(&self) -> &FleetSettings {
@@ -195,6 +214,7 @@ impl Fleet {
         self.engines.insert(at, placeholder);
         self.windows
             .insert(at, SnapshotWindow::new(self.settings.interval));
+        self.join_dirty = true;
         id
     }
     /// Remove a target and its rows.
@@ -207,6 +227,10 @@ impl Fleet {
         let rows = self.rows_of(id);
         self.engines.drain(rows.clone());
         self.windows.drain(rows);
+        self.placements.remove(&id);
+        self.gpu_exporters.remove(&id);
+        self.forget_target_gpus(id);
+        self.join_dirty = true;
     }
     /// Attach (or replace) the Kubernetes pod behind a target; ignored for an unknown target.
     pub fn set_pod_info(&mut self, id: TargetId, pod: PodInfo) {
@@ -252,9 +276,15 @@ impl Fleet {
         if now.is_nan() {
             return false;
         }
-        let mut changed = false;
-        for row in &mut self.engines {
-            let status = status_at(row.last_ok, now, self.settings.interval);
+        let mut changed = self.tick_sources(now);
+        changed |= self.tick_gpus(now);
+        let intervals: Vec<f64> = self
+            .engines
+            .iter()
+            .map(|row| self.row_interval(row.target))
+            .collect();
+        for (row, interval) in self.engines.iter_mut().zip(intervals) {
+            let status = status_at(row.last_ok, now, interval);
             if status != row.status {
                 row.status = status;
                 changed = true;
@@ -277,14 +307,24 @@ impl Fleet {
         self.settings.window = window;
         let secs = window.secs();
         for (row, snapshots) in self.engines.iter_mut().zip(&self.windows) {
+            // Rows of a Prometheus source are derived by Prometheus over the new window from
+            // its next answer on.
+            if self.sources.iter().any(|s| s.owns(row.target)) {
+                continue;
+            }
             if let Some(latest) = &row.latest {
+                let gpu = GpuSignals::of(&row.signals);
                 row.signals = derive(latest, snapshots, secs, &mut self.scratch);
+                gpu.apply_to(&mut row.signals);
             }
         }
     }
     pub fn counts(&self) -> StatusCounts {
         let mut counts = StatusCounts::default();
         for row in &self.engines {
+            if self.gpu_exporters.contains(&row.target) {
+                continue;
+            }
             match row.status {
                 EngineStatus::Up => counts.up += 1,
                 EngineStatus::Stale => counts.stale += 1,
@@ -307,7 +347,8 @@ impl Fleet {
             })
             .sum();
         let windows: usize = self.windows.iter().map(SnapshotWindow::memory_bytes).sum();
-        size_of::<Self>()
+        self.gpus.heap_bytes()
+            + size_of::<Self>()
             + self.engines.capacity() * size_of::<EngineState>()
             + self.targets.capacity() * size_of::<TargetState>()
             + rows
@@ -351,6 +392,13 @@ impl Fleet {
         target.first_malformed = payload.first_error;
         target.gpus = payload.gpus;
         let id = target.id;
+        let gpus = target.gpus.clone();
+        if payload.engines.is_empty() && !gpus.is_empty() {
+            self.gpu_exporters.insert(id);
+        } else if !payload.engines.is_empty() {
+            self.gpu_exporters.remove(&id);
+        }
+        self.ingest_gpus(GpuOrigin::Target(id), at, gpus);
 
         let mut samples = payload.engines;
         samples.sort_by(|a, b| a.id.cmp(&b.id));
@@ -375,6 +423,7 @@ impl Fleet {
         let range = rows.start..rows.start + samples.len();
 
         let secs = self.settings.window.secs();
+        let gpu = self.gpus.signals_of(id);
         let (Some(rows), Some(windows)) = (
             self.engines.get_mut(range.clone()),
             self.windows.get_mut(range),
@@ -386,6 +435,7 @@ impl Fleet {
                 row.restarted_at = Some(at);
             }
             row.signals = derive(&sample, snapshots, secs, &mut self.scratch);
+            gpu.apply_to(&mut row.signals);
             row.latest = Some(sample);
             row.last_ok = Some(at);
             row.status = EngineStatus::Up;
@@ -400,11 +450,17 @@ impl Fleet {
         if !(rows.len() == 1 && self.engines.get(rows.start).is_some_and(is_placeholder)) {
             self.replace_rows(index, rows.clone(), std::iter::once(&EngineId::default()));
         }
+        let gpu = self
+            .targets
+            .get(index)
+            .map(|t| self.gpus.signals_of(t.id))
+            .unwrap_or_default();
         if let Some(row) = self.engines.get_mut(rows.start) {
             row.last_ok = Some(at);
             row.status = EngineStatus::Up;
             row.latest = None;
             row.signals = Signals::default();
+            gpu.apply_to(&mut row.signals);
         }
     }
 
@@ -443,6 +499,10 @@ impl Fleet {
             new_windows.push(window);
         }
         let count = new_rows.len();
+        let gpu = self.gpus.signals_of(target_id);
+        for row in &mut new_rows {
+            gpu.apply_to(&mut row.signals);
+        }
         self.engines.splice(rows.start..rows.start, new_rows);
         self.windows.splice(rows.start..rows.start, new_windows);
         if let Some(renamed) = self.engines.get_mut(rows.start..rows.start + count) {
@@ -460,7 +520,7 @@ impl Fleet {
         target.last_took = Some(took);
         let id = target.id;
         let rows = self.rows_of(id);
-        let interval = self.settings.interval;
+        let interval = self.row_interval(id);
         if let Some(rows) = self.engines.get_mut(rows) {
             for row in rows {
                 row.status = status_at(row.last_ok, at, interval);
@@ -477,6 +537,29 @@ fn sample_heap_bytes(sample: &EngineSample) -> usize {
         .map(|h| h.buckets.capacity() * size_of::<Bucket>())
         .sum()
 }
+
+/// Points of per-GPU history: the full-resolution span at one point per interval.
+fn gpu_history_points(settings: &FleetSettings) -> usize {
+    let interval = super::status::effective_interval(settings.interval);
+    let points = (settings.history_full_secs.max(0.0) / interval).ceil();
+    if points.is_finite() {
+        (points as usize).clamp(1, MAX_GPU_HISTORY_POINTS)
+    } else {
+        1
+    }
+}
+
+/// Bound on the per-GPU history whatever the settings say.
+const MAX_GPU_HISTORY_POINTS: usize = 7200;
+
+mod derived;
+mod gpu;
+
+use derived::DerivedSource;
+pub use derived::{
+    BackfillReport, DerivedEngine, DerivedPayload, DerivedReport, DerivedSeries,
+    DerivedSourceState, InstanceKey, QueryFailure, SourceReport,
+};
 
 #[cfg(test)]
 mod tests;

@@ -27,6 +27,19 @@ const PRECISION_TOLERANCE: f64 = 1e-12;
 ///
 /// Where Prometheus has no defined behaviour (a `NaN` bound or count, an empty slice) this
 /// returns `None` rather than an arbitrary number.
+///
+/// ```
+/// use kvtop::metrics::{Bucket, histogram_quantile};
+/// // 10 observations ≤ 0.1 s, 10 more ≤ 0.5 s: the median is the top of the first bucket and
+/// // the 75th percentile lies halfway into the second (0.1 + 0.4 × 5/10).
+/// let buckets = [
+///     Bucket { le: 0.1, count: 10.0 },
+///     Bucket { le: 0.5, count: 20.0 },
+///     Bucket { le: f64::INFINITY, count: 20.0 },
+/// ];
+/// assert_eq!(histogram_quantile(0.5, &buckets), Some(0.1));
+/// assert!((histogram_quantile(0.75, &buckets).unwrap() - 0.3).abs() < 1e-12);
+/// ```
 pub fn histogram_quantile(q: f64, buckets: &[Bucket]) -> Option<f64> {
     if q.is_nan() {
         return None;

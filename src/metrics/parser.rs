@@ -75,6 +75,19 @@ const BYTES_PER_SAMPLE_ESTIMATE: usize = 96;
 ///
 /// Sample lines are parsed in one pass straight from the payload (the scanners stop at the
 /// newline themselves); only comments and malformed lines are searched for their end.
+///
+/// ```
+/// let body = "# TYPE vllm:num_requests_running gauge\n\
+///             vllm:num_requests_running{model_name=\"say \\\"hi\\\"\",engine=\"0\"} 7\n\
+///             not a sample\n";
+/// let expo = kvtop::metrics::parse(body);
+/// assert_eq!(expo.samples.len(), 1);
+/// assert_eq!(expo.malformed, 1);
+/// let sample = &expo.samples[0];
+/// assert_eq!(sample.name, "vllm:num_requests_running");
+/// assert_eq!(sample.label("model_name").as_deref(), Some("say \"hi\""));
+/// assert_eq!(sample.value, 7.0);
+/// ```
 pub fn parse(input: &str) -> Exposition<'_> {
     let bytes = input.as_bytes();
     let mut expo = Exposition {

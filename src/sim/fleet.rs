@@ -6,7 +6,7 @@
 use std::collections::HashSet;
 
 use super::buckets::SimVersion;
-use super::gpu::{GpuSpec, H100_SXM};
+use super::gpu::{GpuFault, GpuSpec, H100_SXM};
 use super::params::{EngineParams, TrafficProfile};
 use super::sampling::Sampler;
 
@@ -72,17 +72,165 @@ pub enum Scenario {
     KvPressure,
     /// The endpoint refuses connections (the pod is not serving).
     Down,
+    /// Healthy traffic on a GPU whose cooling failed: it heats towards 95 °C, draws its power
+    /// cap and throttles its clock from 87 °C.
+    GpuThermal,
+    /// Healthy traffic on a GPU that reported this XID error (79: fallen off the bus; 48:
+    /// double-bit ECC error; 94/95: contained/uncontained ECC error).
+    GpuXid(u32),
+    /// Light traffic on a starved GPU: utilization at most 12 %.
+    GpuLowUtil,
 }
 
+/// The XID of `Scenario::parse("xid")`: 79, "GPU has fallen off the bus".
+pub const DEFAULT_XID: u32 = 79;
+
 impl Scenario {
+    /// Names [`Scenario::parse`] accepts, for help texts.
+    pub const NAMES: [&'static str; 6] = [
+        "healthy",
+        "kv-pressure",
+        "down",
+        "gpu-thermal",
+        "xid[:CODE]",
+        "gpu-low-util",
+    ];
+
     /// Short note for listings; `None` for a healthy engine.
     pub fn note(self) -> Option<&'static str> {
         match self {
             Scenario::Healthy => None,
             Scenario::KvPressure => Some("KV pressure: arrivals above capacity, preempting"),
             Scenario::Down => Some("down: connection refused"),
+            Scenario::GpuThermal => Some("GPU thermal: cooling failed, throttling"),
+            Scenario::GpuXid(_) => Some("GPU XID error"),
+            Scenario::GpuLowUtil => Some("GPU starved: low utilization"),
         }
     }
+
+    /// A scenario by name: `healthy`, `kv-pressure`, `down`, `gpu-thermal` (or `thermal`),
+    /// `xid` (XID 79) or `xid:CODE`, `gpu-low-util` (or `low-util`). Case-insensitive.
+    pub fn parse(name: &str) -> Option<Scenario> {
+        let name = name.trim().to_ascii_lowercase();
+        if let Some(code) = name
+            .strip_prefix("xid:")
+            .or_else(|| name.strip_prefix("xid-"))
+            .or_else(|| name.strip_prefix("gpu-xid:"))
+        {
+            return code.parse().ok().map(Scenario::GpuXid);
+        }
+        Some(match name.as_str() {
+            "healthy" => Scenario::Healthy,
+            "kv-pressure" | "kv_pressure" => Scenario::KvPressure,
+            "down" => Scenario::Down,
+            "gpu-thermal" | "thermal" => Scenario::GpuThermal,
+            "xid" | "gpu-xid" => Scenario::GpuXid(DEFAULT_XID),
+            "gpu-low-util" | "low-util" => Scenario::GpuLowUtil,
+            _ => return None,
+        })
+    }
+
+    /// The fault of the engine's GPU in this scenario.
+    pub fn gpu_fault(self) -> GpuFault {
+        match self {
+            Scenario::GpuThermal => GpuFault::Thermal,
+            Scenario::GpuLowUtil => GpuFault::LowUtil,
+            _ => GpuFault::None,
+        }
+    }
+
+    /// The XID the engine's GPU reports in this scenario (0 = none).
+    pub fn xid(self) -> u32 {
+        match self {
+            Scenario::GpuXid(code) => code,
+            _ => 0,
+        }
+    }
+}
+
+/// Which engine a scenario is for: its index in the fleet or its pod name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EngineRef {
+    Index(usize),
+    Name(String),
+}
+
+impl EngineRef {
+    /// A number is an index, anything else a pod name.
+    pub fn parse(text: &str) -> EngineRef {
+        let text = text.trim();
+        match text.parse::<usize>() {
+            Ok(index) => EngineRef::Index(index),
+            Err(_) => EngineRef::Name(text.to_owned()),
+        }
+    }
+
+    /// The engine's index in `plan`.
+    pub fn resolve(&self, plan: &FleetPlan) -> Option<usize> {
+        match self {
+            EngineRef::Index(index) => (*index < plan.engines.len()).then_some(*index),
+            EngineRef::Name(name) => plan.engines.iter().position(|e| e.pod == *name),
+        }
+    }
+}
+
+/// `NAME@ENGINE`: a scenario for one engine (e.g. `gpu-thermal@3`, `xid:48@vllm-qwen-7b-…`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScenarioAssignment {
+    pub scenario: Scenario,
+    pub engine: EngineRef,
+}
+
+impl std::str::FromStr for ScenarioAssignment {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        let (name, engine) = text
+            .rsplit_once('@')
+            .ok_or_else(|| format!("{text:?} is not NAME@ENGINE (e.g. gpu-thermal@3)"))?;
+        let scenario = Scenario::parse(name).ok_or_else(|| {
+            format!(
+                "{name:?} is not a scenario (one of {})",
+                Scenario::NAMES.join(", ")
+            )
+        })?;
+        if engine.trim().is_empty() {
+            return Err(format!("{text:?} names no engine after '@'"));
+        }
+        Ok(ScenarioAssignment {
+            scenario,
+            engine: EngineRef::parse(engine),
+        })
+    }
+}
+
+/// Give engine `engine` of `plan` another scenario, with the traffic that goes with it (the
+/// engine's parameters are derived again from its own seed, so the result is deterministic).
+pub fn apply_scenario(
+    plan: &mut FleetPlan,
+    engine: &EngineRef,
+    scenario: Scenario,
+    version: SimVersion,
+) -> Result<(), String> {
+    let index = engine.resolve(plan).ok_or_else(|| match engine {
+        EngineRef::Index(i) => format!(
+            "engine {i} does not exist (the fleet has {} engines)",
+            plan.engines.len()
+        ),
+        EngineRef::Name(name) => format!("no engine is named {name:?}"),
+    })?;
+    let gpu = plan
+        .engines
+        .get(index)
+        .and_then(|e| plan.nodes.get(e.node))
+        .map_or(H100_SXM, |n| n.gpu.clone());
+    let Some(spec) = plan.engines.get_mut(index) else {
+        return Err(format!("engine {index} does not exist"));
+    };
+    let mut sampler = Sampler::new(spec.seed);
+    spec.params = engine_params(spec.model, &gpu, scenario, version, &mut sampler);
+    spec.scenario = scenario;
+    Ok(())
 }
 
 /// The fleet's composition: for three engines or more, engine 0 is under KV pressure and the
@@ -238,12 +386,20 @@ pub fn engine_params(
     let block_bytes = (model.kv_bytes_per_token * u64::from(BLOCK_SIZE)) as f64;
     let num_gpu_blocks = (kv_mib * 1024.0 * 1024.0 / block_bytes).floor() as u32;
     let traffic = match scenario {
-        Scenario::Healthy | Scenario::Down => TrafficProfile {
-            arrival_rate: sampler.between(6.0, 12.0),
-            output_median: 300.0,
+        Scenario::GpuLowUtil => TrafficProfile {
+            arrival_rate: sampler.between(0.3, 0.8),
+            output_median: 200.0,
             prefix_hit_ratio: sampler.between(0.3, 0.6),
             ..TrafficProfile::default()
         },
+        Scenario::Healthy | Scenario::Down | Scenario::GpuThermal | Scenario::GpuXid(_) => {
+            TrafficProfile {
+                arrival_rate: sampler.between(6.0, 12.0),
+                output_median: 300.0,
+                prefix_hit_ratio: sampler.between(0.3, 0.6),
+                ..TrafficProfile::default()
+            }
+        }
         Scenario::KvPressure => {
             // Scaled so the cache fills at the same pace whatever its size.
             let scale = f64::from(num_gpu_blocks) / PRESSURE_REFERENCE_BLOCKS;
@@ -368,6 +524,61 @@ mod tests {
         );
         let uuid = &a.nodes[0].gpus[0].uuid;
         assert_eq!(uuid.len(), "GPU-".len() + 36);
+    }
+
+    #[test]
+    fn scenarios_parse_by_name_and_assignments_name_an_engine() {
+        assert_eq!(Scenario::parse("GPU-Thermal"), Some(Scenario::GpuThermal));
+        assert_eq!(Scenario::parse("xid"), Some(Scenario::GpuXid(79)));
+        assert_eq!(Scenario::parse("xid:48"), Some(Scenario::GpuXid(48)));
+        assert_eq!(Scenario::parse("low-util"), Some(Scenario::GpuLowUtil));
+        assert_eq!(Scenario::parse("xid:abc"), None);
+        assert_eq!(Scenario::parse("meltdown"), None);
+        let a: ScenarioAssignment = "xid:48@3".parse().expect("valid");
+        assert_eq!(
+            a,
+            ScenarioAssignment {
+                scenario: Scenario::GpuXid(48),
+                engine: EngineRef::Index(3)
+            }
+        );
+        let b: ScenarioAssignment = "thermal@vllm-qwen-7b-abcde-fghjk".parse().expect("valid");
+        assert_eq!(b.engine, EngineRef::Name("vllm-qwen-7b-abcde-fghjk".into()));
+        assert!("thermal".parse::<ScenarioAssignment>().is_err());
+        assert!("thermal@".parse::<ScenarioAssignment>().is_err());
+        let err = "boil@1".parse::<ScenarioAssignment>().expect_err("unknown");
+        assert!(err.contains("gpu-thermal"), "{err}");
+    }
+
+    #[test]
+    fn applying_a_scenario_changes_its_engine_only_and_is_deterministic() {
+        let mut p = plan(4, 8, SimVersion::V1, 1);
+        let before = p.clone();
+        apply_scenario(
+            &mut p,
+            &EngineRef::Index(2),
+            Scenario::GpuLowUtil,
+            SimVersion::V1,
+        )
+        .expect("engine 2 exists");
+        assert_eq!(p.engines[2].scenario, Scenario::GpuLowUtil);
+        assert!(p.engines[2].params.traffic.arrival_rate < 1.0);
+        assert_eq!(p.engines[1], before.engines[1]);
+        let mut q = before.clone();
+        apply_scenario(
+            &mut q,
+            &EngineRef::Index(2),
+            Scenario::GpuLowUtil,
+            SimVersion::V1,
+        )
+        .expect("engine 2 exists");
+        assert_eq!(p, q);
+        let name = EngineRef::Name(p.engines[1].pod.clone());
+        apply_scenario(&mut p, &name, Scenario::GpuXid(48), SimVersion::V1).expect("by name");
+        assert_eq!(p.engines[1].scenario.xid(), 48);
+        assert!(
+            apply_scenario(&mut p, &EngineRef::Index(9), Scenario::Down, SimVersion::V1).is_err()
+        );
     }
 
     #[test]

@@ -39,6 +39,29 @@ pub const H100_SXM: GpuSpec = GpuSpec {
     thermal_tau_s: 40.0,
 };
 
+/// A GPU-side fault the simulation can inject (see `fleet::Scenario`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum GpuFault {
+    #[default]
+    None,
+    /// Cooling failure: the temperature climbs towards [`THERMAL_TARGET_C`] whatever the load,
+    /// power runs at the cap, and from [`THROTTLE_C`] the SM clock drops to
+    /// [`THROTTLED_SM_CLOCK_MHZ`].
+    Thermal,
+    /// The GPU is starved of work (tiny batches, a CPU-bound front end): utilization stays at
+    /// most [`LOW_UTIL_CAP`] whatever the engine does.
+    LowUtil,
+}
+
+/// Temperature a GPU with failed cooling heads for, °C.
+pub const THERMAL_TARGET_C: f64 = 95.0;
+/// Temperature from which a hot GPU throttles its clock, °C (H100: slowdown around 87–90 °C).
+pub const THROTTLE_C: f64 = 87.0;
+/// SM clock of a thermally throttled GPU, MHz.
+pub const THROTTLED_SM_CLOCK_MHZ: f64 = 1410.0;
+/// Highest utilization of a starved GPU (0..1).
+pub const LOW_UTIL_CAP: f64 = 0.12;
+
 /// One GPU's dynamic state.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GpuModel {
@@ -50,6 +73,7 @@ pub struct GpuModel {
     memory_fraction: f64,
     /// Last XID error code (0 = none).
     xid: u32,
+    fault: GpuFault,
 }
 
 impl GpuModel {
@@ -63,6 +87,7 @@ impl GpuModel {
             temp_c,
             memory_fraction: 0.0,
             xid: 0,
+            fault: GpuFault::None,
         }
     }
 
@@ -71,19 +96,36 @@ impl GpuModel {
     pub fn advance_to(&mut self, now: f64, activity: f64, memory_fraction: f64) {
         let dt = now - self.clock;
         self.utilization = clamp_unit(activity);
+        if self.fault == GpuFault::LowUtil {
+            self.utilization = self.utilization.min(LOW_UTIL_CAP);
+        }
         self.memory_fraction = clamp_unit(memory_fraction);
         if dt > 0.0 && dt.is_finite() {
-            let target = self.spec.idle_temp_c
-                + (self.spec.max_temp_c - self.spec.idle_temp_c) * self.utilization.powf(0.8);
+            let target = if self.fault == GpuFault::Thermal {
+                THERMAL_TARGET_C
+            } else {
+                self.spec.idle_temp_c
+                    + (self.spec.max_temp_c - self.spec.idle_temp_c) * self.utilization.powf(0.8)
+            };
             let approach = 1.0 - (-dt / self.spec.thermal_tau_s.max(1e-3)).exp();
             self.temp_c += (target - self.temp_c) * approach;
             self.clock = now;
         }
     }
 
-    /// Record an XID error (shown until replaced).
+    /// Record an XID error (shown until replaced; 0 clears it).
     pub fn set_xid(&mut self, code: u32) {
         self.xid = code;
+    }
+
+    /// Inject (or, with [`GpuFault::None`], clear) a fault; it shapes readings from the next
+    /// advance on.
+    pub fn set_fault(&mut self, fault: GpuFault) {
+        self.fault = fault;
+    }
+
+    pub fn fault(&self) -> GpuFault {
+        self.fault
     }
 
     pub fn spec(&self) -> &GpuSpec {
@@ -103,6 +145,9 @@ impl GpuModel {
     /// `DCGM_FI_DEV_POWER_USAGE`, W.
     pub fn power_w(&self) -> f64 {
         let s = &self.spec;
+        if self.fault == GpuFault::Thermal {
+            return s.max_power_w;
+        }
         // Leakage grows a little with temperature on top of the load-driven draw.
         let thermal = (self.temp_c - s.idle_temp_c).max(0.0) * 0.4;
         (s.idle_power_w + (s.max_power_w - s.idle_power_w) * self.utilization + thermal)
@@ -112,10 +157,12 @@ impl GpuModel {
     /// `DCGM_FI_DEV_SM_CLOCK`, MHz: boost clock while busy, idle clock otherwise.
     pub fn sm_clock_mhz(&self) -> u32 {
         let s = &self.spec;
-        let clock = if self.utilization > 0.02 {
-            s.max_sm_clock_mhz
-        } else {
+        let clock = if self.utilization <= 0.02 {
             s.idle_sm_clock_mhz
+        } else if self.temp_c >= THROTTLE_C {
+            THROTTLED_SM_CLOCK_MHZ
+        } else {
+            s.max_sm_clock_mhz
         };
         clock.round() as u32
     }
@@ -189,5 +236,35 @@ mod tests {
             g.fb_used_mib() + g.fb_free_mib() + g.fb_reserved_mib(),
             81_559
         );
+    }
+
+    #[test]
+    fn failed_cooling_heats_an_idle_gpu_throttles_it_and_pins_power() {
+        let mut g = GpuModel::new(H100_SXM, 0.0);
+        g.set_fault(GpuFault::Thermal);
+        g.advance_to(40.0, 0.5, 0.9);
+        // One time constant towards 95 °C from 31: 31 + 64 × (1 − e^-1) ≈ 71.45 °C.
+        assert_eq!(g.temp_c(), 71);
+        assert_eq!(g.sm_clock_mhz(), 1980);
+        assert_eq!(g.power_w(), 690.0);
+        g.advance_to(400.0, 0.5, 0.9);
+        assert_eq!(g.temp_c(), 95);
+        assert_eq!(g.sm_clock_mhz(), 1410);
+        g.set_fault(GpuFault::None);
+        g.advance_to(2000.0, 0.5, 0.9);
+        assert!(g.temp_c() < 70, "{}", g.temp_c());
+    }
+
+    #[test]
+    fn a_starved_gpu_stays_below_the_cap_and_xids_stick_until_cleared() {
+        let mut g = GpuModel::new(H100_SXM, 0.0);
+        g.set_fault(GpuFault::LowUtil);
+        g.advance_to(1.0, 0.9, 0.9);
+        assert_eq!(g.util_pct(), 12);
+        g.set_xid(79);
+        g.advance_to(2.0, 0.9, 0.9);
+        assert_eq!(g.xid(), 79);
+        g.set_xid(0);
+        assert_eq!(g.xid(), 0);
     }
 }

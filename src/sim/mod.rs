@@ -28,7 +28,7 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 pub use buckets::SimVersion;
-pub use fleet::Scenario;
+pub use fleet::{EngineRef, Scenario, ScenarioAssignment};
 
 use gpu::GpuModel;
 use pod::SimPod;
@@ -50,6 +50,8 @@ pub struct SimConfig {
     pub time_scale: f64,
     /// GPUs per node (one engine per GPU).
     pub gpus_per_node: usize,
+    /// Scenarios for given engines, over the default composition (`fleet::scenario_for`).
+    pub scenarios: Vec<ScenarioAssignment>,
 }
 
 impl Default for SimConfig {
@@ -61,6 +63,7 @@ impl Default for SimConfig {
             seed: 1,
             time_scale: 1.0,
             gpus_per_node: 8,
+            scenarios: Vec::new(),
         }
     }
 }
@@ -82,6 +85,8 @@ pub enum SimError {
         #[source]
         source: std::io::Error,
     },
+    #[error("scenario: {0}")]
+    Scenario(String),
     #[error("cannot listen on 127.0.0.1:{port}: {source}")]
     Bind {
         port: u16,
@@ -116,13 +121,14 @@ pub struct SimHandle {
     pub engines: Vec<SimEndpoint>,
     /// dcgm-exporters, one per node.
     pub dcgm: Vec<SimEndpoint>,
+    /// The engines' pods, in index order (for scenarios applied while running).
+    sites: Vec<Arc<EngineSite>>,
     clock: Arc<SimClock>,
     stop: watch::Sender<bool>,
     tasks: Vec<JoinHandle<std::io::Result<()>>>,
-    /// The layout, engine sites and engine ports, for the simulated Kubernetes API.
+    /// The layout and engine ports, for the simulated Kubernetes API.
     plan: fleet::FleetPlan,
     version: SimVersion,
-    sites: Vec<Arc<EngineSite>>,
     engine_ports: Vec<u16>,
 }
 
@@ -139,6 +145,24 @@ impl SimHandle {
     /// Current simulated time, seconds since the Unix epoch.
     pub fn now(&self) -> f64 {
         self.clock.now()
+    }
+
+    /// Apply the GPU side of `scenario` to a running engine's GPU (fault and XID; `healthy`
+    /// clears them). The traffic side of a scenario is set at start (`SimConfig::scenarios`).
+    pub fn apply_gpu_scenario(
+        &self,
+        engine: &EngineRef,
+        scenario: Scenario,
+    ) -> Result<(), SimError> {
+        let index = match engine {
+            EngineRef::Index(i) => Some(*i).filter(|i| *i < self.engines.len()),
+            EngineRef::Name(name) => self.engines.iter().position(|e| e.name == *name),
+        };
+        let site = index
+            .and_then(|i| self.sites.get(i))
+            .ok_or_else(|| SimError::Scenario(format!("no engine {engine:?}")))?;
+        site.with_pod(|pod| pod.apply_gpu_scenario(scenario));
+        Ok(())
     }
 
     /// Stop every server and wait until they have released their ports.
@@ -192,7 +216,16 @@ pub async fn start(cfg: SimConfig) -> Result<SimHandle, SimError> {
     if !(cfg.time_scale.is_finite() && cfg.time_scale > 0.0) {
         return Err(SimError::InvalidTimeScale(cfg.time_scale));
     }
-    let plan = fleet::plan(cfg.engines, cfg.gpus_per_node, cfg.version, cfg.seed);
+    let mut plan = fleet::plan(cfg.engines, cfg.gpus_per_node, cfg.version, cfg.seed);
+    for assignment in &cfg.scenarios {
+        fleet::apply_scenario(
+            &mut plan,
+            &assignment.engine,
+            assignment.scenario,
+            cfg.version,
+        )
+        .map_err(SimError::Scenario)?;
+    }
     let endpoint_count = plan.engines.len() + plan.nodes.len();
     if let Some(base) = cfg.port_base {
         if usize::from(base) + endpoint_count > usize::from(u16::MAX) + 1 || base == 0 {
@@ -227,7 +260,7 @@ pub async fn start(cfg: SimConfig) -> Result<SimHandle, SimError> {
         } else {
             refused_port(port_of(spec.index))?
         };
-        sites.push(site);
+        sites.push(Arc::clone(&site));
         engine_ports.push(port);
         engines.push(SimEndpoint {
             name: spec.pod.clone(),
@@ -275,12 +308,12 @@ pub async fn start(cfg: SimConfig) -> Result<SimHandle, SimError> {
     Ok(SimHandle {
         engines,
         dcgm,
+        sites,
         clock,
         stop,
         tasks,
         plan,
         version: cfg.version,
-        sites,
         engine_ports,
     })
 }

@@ -19,12 +19,21 @@ impl SimPod {
     pub fn new(spec: EngineSpec, gpu: GpuSpec, now: f64) -> Self {
         let engine = EngineModel::new(spec.params.clone(), spec.seed, now);
         let serving = spec.scenario != Scenario::Down;
-        Self {
+        let mut pod = Self {
             spec,
             engine,
             gpu: GpuModel::new(gpu, now),
             serving,
-        }
+        };
+        pod.apply_gpu_scenario(pod.spec.scenario);
+        pod
+    }
+
+    /// The GPU side of a scenario: its fault and XID (a scenario without either clears them).
+    /// Traffic stays as it is: that part of a scenario is chosen when the pod is created.
+    pub fn apply_gpu_scenario(&mut self, scenario: Scenario) {
+        self.gpu.set_fault(scenario.gpu_fault());
+        self.gpu.set_xid(scenario.xid());
     }
 
     /// Advance engine and GPU to `now`. A pod that is not serving leaves its GPU idle and empty.

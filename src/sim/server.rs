@@ -86,15 +86,16 @@ impl EngineSite {
         }
     }
 
+    /// Run `f` on the pod (to inject a fault; the simulated Kubernetes API restarts, drains and
+    /// reads engines).
+    pub(crate) fn with_pod<R>(&self, f: impl FnOnce(&mut SimPod) -> R) -> R {
+        f(&mut self.lock().pod)
+    }
+
     fn lock(&self) -> MutexGuard<'_, PodCell> {
         // A panic while holding the lock cannot leave the model half-written in a way that
         // matters more than losing the endpoint, so keep serving.
         self.cell.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Run `f` on the pod (the simulated Kubernetes API restarts, drains and reads engines).
-    pub(crate) fn with_pod<R>(&self, f: impl FnOnce(&mut SimPod) -> R) -> R {
-        f(&mut self.lock().pod)
     }
 }
 

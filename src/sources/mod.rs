@@ -3,6 +3,7 @@
 
 pub mod decode;
 pub mod kube;
+pub mod prometheus;
 pub mod scrape;
 
 pub use decode::decode_payload;

@@ -71,14 +71,14 @@ pub async fn scrape_once(
     target: &ScrapeTarget,
     settings: &ScrapeSettings,
 ) -> Result<ScrapePayload, ScrapeError> {
+    let timed_out = ScrapeError::Timeout {
+        after_ms: settings.timeout.as_millis() as u64,
+    };
     let fetch = fetch_body(client, target, settings.body_limit);
     let body = match tokio::time::timeout(settings.timeout, fetch).await {
+        // The connect timeout inside the client is the same bound: report it the same way.
+        Ok(Err(ScrapeError::Timeout { .. })) | Err(_) => return Err(timed_out),
         Ok(result) => result?,
-        Err(_) => {
-            return Err(ScrapeError::Timeout {
-                after_ms: settings.timeout.as_millis() as u64,
-            });
-        }
     };
     decode_payload(&body)
 }
@@ -120,7 +120,7 @@ async fn fetch_body(
 }
 
 /// Map a transport error onto the reasons the console shows.
-fn classify(err: reqwest::Error) -> ScrapeError {
+pub(crate) fn classify(err: reqwest::Error) -> ScrapeError {
     if err.is_timeout() {
         return ScrapeError::Timeout { after_ms: 0 };
     }

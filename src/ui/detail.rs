@@ -10,10 +10,10 @@ use ratatui::widgets::{Axis, Block, Borders, Chart, Dataset, GraphType, Paragrap
 
 use super::fleet_table::kv_level;
 use super::spark::sparkline;
-use super::{format, text};
+use super::{format, gpu, text};
 use crate::app::App;
 use crate::engine::EngineFlavor;
-use crate::fleet::{EngineState, Series, Signals, TargetState, Ts};
+use crate::fleet::{DerivedSourceState, EngineState, Series, Signals, TargetState, Ts};
 use crate::theme::Theme;
 
 /// Width of the facts column in full mode on wide and on medium panes.
@@ -23,6 +23,9 @@ const FACTS_MEDIUM: u16 = 30;
 const CHART_MIN_ROWS: u16 = 4;
 /// Width of the label column of the facts.
 const FACT_LABEL: usize = 11;
+/// Rows kept above the GPU section for facts and charts; with fewer, the section shrinks to
+/// its one-line summary, then goes.
+const ROWS_ABOVE_GPUS: u16 = 8;
 /// Sparkline cells in compact mode, at most and at least.
 const SPARK_MAX: usize = 20;
 const SPARK_MIN: usize = 8;
@@ -212,6 +215,10 @@ pub fn render_full(buf: &mut Buffer, area: Rect, app: &App, engine: Option<&Engi
         return;
     };
     let now = app.view_now(now);
+    let (inner, gpu_area) = split_gpu_section(inner, gpu::section_rows(app, engine));
+    if gpu_area.height > 0 {
+        gpu::render_section(buf, gpu_area, app, engine, now);
+    }
     let target = app.view_fleet().target(engine.target);
     let facts_width = if inner.width >= 120 {
         FACTS_WIDE
@@ -223,7 +230,8 @@ pub fn render_full(buf: &mut Buffer, area: Rect, app: &App, engine: Option<&Engi
     let [facts_area, charts_area] =
         Layout::horizontal([Constraint::Length(facts_width), Constraint::Fill(1)]).areas(inner);
     if facts_width > 0 {
-        let facts = facts(engine, target, &app.theme, now, facts_area.width);
+        let source = app.view_fleet().source_of(engine.target);
+        let facts = facts(engine, target, source, &app.theme, now, facts_area.width);
         Paragraph::new(facts).render(facts_area, buf);
     }
     let charts_area = match app.view_fleet().pod_info(engine.target) {
@@ -248,6 +256,30 @@ pub fn render_full(buf: &mut Buffer, area: Rect, app: &App, engine: Option<&Engi
         None => charts_area,
     };
     charts(buf, charts_area, app, engine, now);
+}
+
+/// Split off the bottom rows of `inner` for a GPU section that wants `wanted` rows: all of
+/// them when [`ROWS_ABOVE_GPUS`] remain above, else its summary line, else none.
+fn split_gpu_section(inner: Rect, wanted: u16) -> (Rect, Rect) {
+    let rows = if wanted == 0 {
+        0
+    } else if inner.height >= wanted + ROWS_ABOVE_GPUS {
+        wanted
+    } else if inner.height > ROWS_ABOVE_GPUS {
+        1
+    } else {
+        0
+    };
+    let above = Rect {
+        height: inner.height - rows,
+        ..inner
+    };
+    let below = Rect {
+        y: inner.y + above.height,
+        height: rows,
+        ..inner
+    };
+    (above, below)
 }
 
 /// The grid of charts: 3, 2 or 1 per row by width; the least important are left out when
@@ -413,6 +445,7 @@ fn nice_ceiling(max: f64) -> f64 {
 fn facts<'a>(
     engine: &EngineState,
     target: Option<&TargetState>,
+    source: Option<&DerivedSourceState>,
     theme: &Theme,
     now: Ts,
     width: u16,
@@ -475,12 +508,26 @@ fn facts<'a>(
         ),
         fact(text::FACT_CPU, text::cores(s.cpu_cores), theme.base),
     ]);
-    if let Some(t) = target {
+    if let Some(s) = source {
+        // Read through Prometheus: the cost of the whole cycle, not of this engine.
+        let style = if s.failures.is_empty() {
+            theme.base
+        } else {
+            theme.warn
+        };
+        lines.push(fact(
+            text::FACT_SOURCE,
+            text::source_cost(s.queries, s.failures.len(), s.last_took, s.last_bytes),
+            style,
+        ));
+    } else if let Some(t) = target {
         lines.push(fact(
             text::FACT_SCRAPE,
             text::scrape_cost(t.last_took, t.last_bytes),
             theme.base,
         ));
+    }
+    if let Some(t) = target.filter(|_| source.is_none()) {
         let first = t.first_malformed.as_ref().map(|e| (e.line, e.reason));
         let malformed_style = if t.malformed > 0 {
             theme.warn
@@ -596,11 +643,22 @@ fn fact_line<'a>(
         ));
     }
     let capacity = kv_capacity(engine);
-    let pairs = [
-        (
-            text::FACT_KV_CAPACITY,
-            capacity.map_or_else(|| format::UNKNOWN.to_string(), text::tokens),
-        ),
+    let mut pairs = vec![(
+        text::FACT_KV_CAPACITY,
+        capacity.map_or_else(|| format::UNKNOWN.to_string(), text::tokens),
+    )];
+    if s.gpu_util.is_some() || s.gpu_temp.is_some() || s.xid.is_some() {
+        pairs.push((
+            gpu::SECTION_TITLE,
+            format!(
+                "{} {} {}",
+                format::percent(s.gpu_util),
+                gpu::temperature(s.gpu_temp),
+                gpu::xid(s.xid)
+            ),
+        ));
+    }
+    pairs.extend([
         (text::FACT_PREFIX, format::percent(s.prefix_hit)),
         (text::FACT_ERRORS, format::percent(s.error_ratio)),
         (
@@ -610,7 +668,7 @@ fn fact_line<'a>(
                 |t| text::scrape_cost(t.last_took, t.last_bytes),
             ),
         ),
-    ];
+    ]);
     for (i, (label, value)) in pairs.into_iter().enumerate() {
         if i > 0 {
             spans.push(Span::styled(" · ", theme.dim));
@@ -645,6 +703,20 @@ mod tests {
         assert_eq!(time_span(1010.0, 300.0, 30), (710.0, 1010.0));
         assert_eq!(time_span(1010.1, 300.0, 30), (720.0, 1020.0));
         assert_eq!(time_span(5.0, 0.0, 0), (5.0, 5.0));
+    }
+
+    #[test]
+    fn the_gpu_section_takes_the_bottom_rows_while_room_remains() {
+        let inner = Rect::new(0, 10, 100, 20);
+        // 1 title + 4 GPUs fit under 8 rows of facts and charts.
+        assert_eq!(
+            split_gpu_section(inner, 5),
+            (Rect::new(0, 10, 100, 15), Rect::new(0, 25, 100, 5))
+        );
+        // 13 rows do not fit: the summary line only.
+        assert_eq!(split_gpu_section(inner, 13).1.height, 1);
+        assert_eq!(split_gpu_section(Rect::new(0, 0, 100, 8), 5).1.height, 0);
+        assert_eq!(split_gpu_section(inner, 0).0, inner);
     }
 
     #[test]

@@ -37,6 +37,10 @@ pub enum Column {
     Prefix,
     Preempt,
     Age,
+    /// GPU utilization (DCGM), the busiest of the engine's GPUs.
+    GpuUtil,
+    /// GPU framebuffer in use (DCGM), the fullest of the engine's GPUs.
+    GpuMem,
 }
 
 struct Spec {
@@ -69,7 +73,7 @@ const fn spec(
 }
 
 /// Columns in display order.
-const SPECS: [Spec; 12] = [
+const SPECS: [Spec; 14] = [
     spec(Column::Name, text::COL_NAME, 19, 0, false, SortColumn::Name),
     spec(
         Column::Model,
@@ -138,6 +142,23 @@ const SPECS: [Spec; 12] = [
         SortColumn::Preemptions,
     ),
     spec(Column::Age, text::COL_AGE, 6, 9, true, SortColumn::Age),
+    // GPU columns come last and go first: wide terminals only.
+    spec(
+        Column::GpuUtil,
+        text::COL_GPU_UTIL,
+        4,
+        12,
+        true,
+        SortColumn::GpuUtil,
+    ),
+    spec(
+        Column::GpuMem,
+        text::COL_GPU_MEM,
+        4,
+        13,
+        true,
+        SortColumn::GpuMem,
+    ),
 ];
 
 fn spec_of(column: Column) -> &'static Spec {
@@ -403,6 +424,14 @@ fn row_line(
                         .map_or_else(|| format::UNKNOWN.to_string(), |t| format::age(now - t)),
                     width,
                 ),
+                values_style,
+            ),
+            Column::GpuUtil => (
+                format::right(&format::percent(s.gpu_util), width),
+                values_style,
+            ),
+            Column::GpuMem => (
+                format::right(&format::percent(s.gpu_mem), width),
                 values_style,
             ),
         };

@@ -16,7 +16,12 @@ use crate::theme::Theme;
 /// Draw the footer; `shown` is the number of rows the filter lets through.
 pub fn render(buf: &mut Buffer, area: Rect, app: &App, shown: usize, now: Ts) {
     let theme = &app.theme;
-    let total = app.view_fleet().engines().len();
+    let fleet = app.view_fleet();
+    let total = fleet
+        .engines()
+        .iter()
+        .filter(|e| !fleet.is_gpu_exporter(e.target))
+        .count();
     let mut segments = Vec::new();
 
     if app.filter_editing {

@@ -155,12 +155,16 @@ mod tests {
     #[test]
     fn sections_flow_into_a_second_column_when_too_tall() {
         let theme = Theme::fallback_mono();
-        // Fleet: heading + 18 bindings = 19 lines, too many to add the filter section under
-        // it in 20 rows; the second column holds Filter (5), Help (2) and Anywhere (2) with a
-        // blank line between sections: 11.
+        // Fleet: heading + 19 bindings = 20 lines, too many to add the node section under it
+        // in 20 rows; the second column holds GPU nodes (10), Filter (5) and Help (2) with a
+        // blank line between sections: 19; Anywhere (2) no longer fits under them.
         let short = columns(sections(&theme), 20);
         let heights: Vec<usize> = short.iter().map(Vec::len).collect();
-        assert_eq!(heights, [19, 11]);
+        assert_eq!(heights, [20, 19, 2]);
+        // 22 rows (an 80×24 screen) hold everything in two columns.
+        let screen = columns(sections(&theme), 22);
+        let heights: Vec<usize> = screen.iter().map(Vec::len).collect();
+        assert_eq!(heights, [20, 22]);
         let tall = columns(sections(&theme), usize::MAX);
         assert_eq!(tall.len(), 1);
     }

@@ -10,9 +10,11 @@ pub mod detail;
 pub mod fleet_table;
 pub mod footer;
 pub mod format;
+pub mod gpu;
 pub mod header;
 pub mod help;
 pub mod line;
+pub mod nodes;
 pub mod pod;
 pub mod spark;
 pub mod text;
@@ -23,7 +25,7 @@ use ratatui::layout::{Alignment, Rect};
 use ratatui::text::Line;
 use ratatui::widgets::{Paragraph, Widget};
 
-use crate::app::App;
+use crate::app::{App, View};
 use crate::fleet::Ts;
 
 /// Rows from which the detail pane shows charts without being asked to.
@@ -100,11 +102,21 @@ pub fn draw_into(buf: &mut Buffer, area: Rect, app: &App, now: Ts) {
     let selected = app.selection(&rows);
 
     header::render(buf, areas.header, app, now);
-    fleet_table::render(buf, areas.table, app, &rows, selected, now);
-    let engine = app.selected_engine(&rows);
-    match areas.detail_mode {
-        DetailMode::Full => detail::render_full(buf, areas.detail, app, engine, now),
-        DetailMode::Compact => detail::render_compact(buf, areas.detail, app, engine, now),
+    if app.view == View::Nodes {
+        let body = Rect::new(
+            area.x,
+            areas.header.bottom(),
+            area.width,
+            areas.footer.y.saturating_sub(areas.header.bottom()),
+        );
+        nodes::render(buf, body, app, now);
+    } else {
+        fleet_table::render(buf, areas.table, app, &rows, selected, now);
+        let engine = app.selected_engine(&rows);
+        match areas.detail_mode {
+            DetailMode::Full => detail::render_full(buf, areas.detail, app, engine, now),
+            DetailMode::Compact => detail::render_compact(buf, areas.detail, app, engine, now),
+        }
     }
     footer::render(buf, areas.footer, app, rows.len(), now);
     if app.kube.deployments_open {

@@ -57,6 +57,8 @@ pub const COL_GEN_TPS: &str = "TOK/S";
 pub const COL_PREFIX: &str = "HIT%";
 pub const COL_PREEMPT: &str = "PRE/M";
 pub const COL_AGE: &str = "AGE";
+pub const COL_GPU_UTIL: &str = "GPU%";
+pub const COL_GPU_MEM: &str = "GMEM";
 pub const SORT_UP: &str = "▲";
 pub const SORT_DOWN: &str = "▼";
 pub const NO_ENGINES: &str = "no engines yet: waiting for the first scrape";
@@ -95,6 +97,8 @@ pub fn sort_name(column: SortColumn) -> &'static str {
         SortColumn::PrefixHit => "prefix hit",
         SortColumn::Preemptions => "preemptions",
         SortColumn::Age => "scrape age",
+        SortColumn::GpuUtil => "GPU utilization",
+        SortColumn::GpuMem => "GPU memory",
     }
 }
 
@@ -124,6 +128,7 @@ pub const FACT_SPEC: &str = "spec accept";
 pub const FACT_ERRORS: &str = "req errors";
 pub const FACT_CPU: &str = "CPU";
 pub const FACT_SCRAPE: &str = "scrape";
+pub const FACT_SOURCE: &str = "prometheus";
 pub const FACT_MALFORMED: &str = "malformed";
 pub const FACT_LAST_ERROR: &str = "last error";
 pub const FACT_RESTARTED: &str = "restarted";
@@ -155,6 +160,23 @@ pub fn cores(v: Option<f64>) -> String {
 pub fn scrape_cost(took: Option<f64>, bytes: Option<usize>) -> String {
     let size = bytes.map_or_else(|| format::UNKNOWN.to_string(), format::bytes);
     format!("{} · {size}", format::latency(took))
+}
+
+/// One cycle of a Prometheus source: "17 queries, 340ms, 6.8 MiB", or with failed queries
+/// "17 queries, 2 failed, 340ms".
+pub fn source_cost(
+    queries: usize,
+    failed: usize,
+    took: Option<f64>,
+    bytes: Option<usize>,
+) -> String {
+    let took = format::latency(took);
+    if failed > 0 {
+        format!("{queries} queries, {failed} failed, {took}")
+    } else {
+        let size = bytes.map_or_else(|| format::UNKNOWN.to_string(), format::bytes);
+        format!("{queries} queries, {took}, {size}")
+    }
 }
 
 /// "3 lines, first: line 12: bad value"
@@ -230,6 +252,7 @@ pub fn help_close_hint(keys: &str) -> String {
 pub fn context_heading(context: Context) -> &'static str {
     match context {
         Context::Fleet => "Fleet",
+        Context::Nodes => "GPU nodes",
         Context::Filter => "Filter prompt",
         Context::Help => "This help",
         Context::Anywhere => "Anywhere",

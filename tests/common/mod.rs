@@ -1,24 +1,56 @@
-//! Shared test helpers: an adversarial HTTP server on 127.0.0.1 and tool detection.
+//! Shared test helpers: an adversarial HTTP server on 127.0.0.1, a real Prometheus, and tool
+//! detection.
 #![allow(dead_code)]
 
 pub mod bad_server;
+pub mod prometheus;
+
+use std::path::PathBuf;
+
+/// Where `.ci/run` unpacks Debian's Prometheus package (its `usr/bin` is searched too).
+pub const CI_PROMETHEUS_BIN: &str = "/opt/kvtop-ci/prometheus/usr/bin";
 
 /// True when CI asked that no test be skipped.
 pub fn require_all() -> bool {
     std::env::var("KVTOP_TEST_REQUIRE_ALL").is_ok_and(|v| !v.is_empty() && v != "0")
 }
 
-/// Whether an external program is on PATH. When it is missing, the test is skipped with a
-/// printed reason, unless KVTOP_TEST_REQUIRE_ALL is set, in which case it fails.
+/// Where an external program is: `KVTOP_PROMETHEUS_BIN` names the directory of `prometheus`
+/// and `promtool` when set; otherwise PATH, then [`CI_PROMETHEUS_BIN`].
+pub fn find_program(name: &str) -> Option<PathBuf> {
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    if let Some(dir) = std::env::var_os("KVTOP_PROMETHEUS_BIN").filter(|d| !d.is_empty()) {
+        let dir = PathBuf::from(dir);
+        // The variable may name the binary itself.
+        dirs.push(if dir.is_file() {
+            dir.parent().map(PathBuf::from).unwrap_or_default()
+        } else {
+            dir
+        });
+    }
+    if let Some(paths) = std::env::var_os("PATH") {
+        dirs.extend(std::env::split_paths(&paths));
+    }
+    dirs.push(PathBuf::from(CI_PROMETHEUS_BIN));
+    dirs.into_iter()
+        .map(|dir| dir.join(name))
+        .find(|path| path.is_file())
+}
+
+/// Whether an external program can be found (see [`find_program`]). When it is missing, the
+/// test is skipped with a printed reason, unless KVTOP_TEST_REQUIRE_ALL is set, in which case
+/// it fails.
 pub fn have_program(name: &str) -> bool {
-    let found = std::env::var_os("PATH")
-        .is_some_and(|paths| std::env::split_paths(&paths).any(|dir| dir.join(name).is_file()));
+    let found = find_program(name).is_some();
     if !found {
         assert!(
             !require_all(),
-            "{name} is required (KVTOP_TEST_REQUIRE_ALL is set) but was not found on PATH"
+            "{name} is required (KVTOP_TEST_REQUIRE_ALL is set) but was not found on PATH, \
+             in KVTOP_PROMETHEUS_BIN or in {CI_PROMETHEUS_BIN}"
         );
-        eprintln!("skipping: {name} not found on PATH");
+        eprintln!(
+            "skipping: {name} not found on PATH, in KVTOP_PROMETHEUS_BIN or in {CI_PROMETHEUS_BIN}"
+        );
     }
     found
 }

@@ -1,0 +1,387 @@
+//! Derived ingestion and the GPU join, with hand-built reports.
+
+use super::*;
+use crate::fleet::{FleetSettings, QuantileWindow, ScrapeReport, Series, StatusCounts};
+
+const PROM: &str = "http://prom:9090";
+
+fn fleet() -> Fleet {
+    Fleet::new(FleetSettings {
+        interval: 1.0,
+        ..FleetSettings::default()
+    })
+}
+
+fn derived(pod: &str, engine: &str, kv: f64) -> DerivedEngine {
+    let id = EngineId {
+        model: "org/m".into(),
+        engine: engine.into(),
+    };
+    DerivedEngine {
+        instance: InstanceKey::new("llm", pod, "10.0.0.1:8000"),
+        node: None,
+        sample: EngineSample {
+            id,
+            kv_usage: Some(kv),
+            ..EngineSample::default()
+        },
+        signals: Signals {
+            kv_usage: Some(kv),
+            gen_tps: Some(100.0),
+            ..Signals::default()
+        },
+    }
+}
+
+fn answer(at: Ts, engines: Vec<DerivedEngine>) -> DerivedReport {
+    DerivedReport {
+        source: PROM.into(),
+        at,
+        took: 0.04,
+        outcome: Ok(DerivedPayload {
+            engines,
+            queries: 16,
+            bytes: 5000,
+            ..DerivedPayload::default()
+        }),
+    }
+}
+
+fn names(fleet: &Fleet) -> Vec<&str> {
+    fleet.engines().iter().map(|r| r.name.as_str()).collect()
+}
+
+#[test]
+fn a_source_shows_as_one_down_row_until_it_names_pods() {
+    let mut fleet = fleet();
+    fleet.add_source(PROM, "prometheus");
+    assert_eq!(names(&fleet), ["prometheus"]);
+    assert_eq!(fleet.engines()[0].status, EngineStatus::Down);
+    fleet.ingest_derived(DerivedReport {
+        source: PROM.into(),
+        at: 100.0,
+        took: 0.5,
+        outcome: Err(ScrapeError::Refused),
+    });
+    let target = fleet.engines()[0].target;
+    assert_eq!(
+        fleet.target(target).and_then(|t| t.last_error.clone()),
+        Some((100.0, ScrapeError::Refused))
+    );
+    let state = fleet.sources().next().cloned();
+    assert!(state.is_some_and(|s| s.failing));
+}
+
+#[test]
+fn each_pod_becomes_a_target_with_its_engines_as_rows() {
+    let mut fleet = fleet();
+    fleet.add_source(PROM, "prometheus");
+    fleet.ingest_derived(answer(
+        100.0,
+        vec![
+            derived("vllm-b", "0", 0.5),
+            derived("vllm-a", "1", 0.2),
+            derived("vllm-a", "0", 0.1),
+        ],
+    ));
+    // The placeholder gave way; pods are created in order, vllm-a has two engines.
+    assert_eq!(names(&fleet), ["vllm-a/0", "vllm-a/1", "vllm-b"]);
+    assert!(fleet.engines().iter().all(|r| r.status == EngineStatus::Up));
+    let b = &fleet.engines()[2];
+    assert_eq!(b.signals.kv_usage, Some(0.5));
+    assert_eq!(b.signals.gen_tps, Some(100.0));
+    assert_eq!(b.history.last(Series::KvUsage), Some((100.0, 0.5)));
+    assert_eq!(
+        fleet.placement(b.target),
+        Placement {
+            pod: Some("vllm-b".into()),
+            namespace: Some("llm".into()),
+            node: None
+        }
+    );
+    let state = fleet.sources().next().cloned();
+    assert_eq!(state.as_ref().map(|s| s.members), Some(2));
+    assert_eq!(state.as_ref().map(|s| s.queries), Some(16));
+    assert_eq!(
+        fleet.counts(),
+        StatusCounts {
+            up: 3,
+            stale: 0,
+            down: 0
+        }
+    );
+}
+
+#[test]
+fn a_pod_missing_from_an_answer_goes_stale_then_is_forgotten() {
+    let mut fleet = fleet();
+    fleet.ingest_derived(answer(
+        100.0,
+        vec![derived("a", "0", 0.5), derived("b", "0", 0.5)],
+    ));
+    fleet.ingest_derived(answer(101.0, vec![derived("a", "0", 0.6)]));
+    fleet.ingest_derived(answer(102.0, vec![derived("a", "0", 0.6)]));
+    let b = fleet
+        .engines()
+        .iter()
+        .find(|r| r.name == "b")
+        .cloned()
+        .unwrap_or_else(|| panic!("b kept"));
+    // Last seen at 100: Stale from 102 (two intervals).
+    assert_eq!(b.status, EngineStatus::Stale);
+    let target = fleet.target(b.target).cloned();
+    assert!(target.as_ref().is_some_and(|t| t.failing));
+    assert_eq!(
+        target.and_then(|t| t.last_error),
+        Some((102.0, ScrapeError::Other(ABSENT.into())))
+    );
+    fleet.tick(100.0 + FORGET_SECS + 1.0);
+    assert_eq!(names(&fleet), ["a"]);
+}
+
+#[test]
+fn a_failed_cycle_fails_every_member_and_keeps_their_values() {
+    let mut fleet = fleet();
+    fleet.ingest_derived(answer(100.0, vec![derived("a", "0", 0.5)]));
+    let error = ScrapeError::Http {
+        status: 400,
+        reason: Some("bad_data: parse error at char 4".into()),
+    };
+    fleet.ingest_derived(DerivedReport {
+        source: PROM.into(),
+        at: 103.0,
+        took: 0.01,
+        outcome: Err(error.clone()),
+    });
+    let row = &fleet.engines()[0];
+    assert_eq!(row.status, EngineStatus::Stale);
+    assert_eq!(row.signals.kv_usage, Some(0.5));
+    let target = fleet.target(row.target).cloned();
+    assert_eq!(target.and_then(|t| t.last_error), Some((103.0, error)));
+}
+
+#[test]
+fn partial_answers_are_recorded_without_failing_the_pod() {
+    let mut fleet = fleet();
+    let mut report = answer(100.0, vec![derived("a", "0", 0.5)]);
+    if let Ok(payload) = &mut report.outcome {
+        payload.failures.push(QueryFailure {
+            signal: "ttft".into(),
+            error: ScrapeError::Http {
+                status: 422,
+                reason: Some("execution: query timed out".into()),
+            },
+        });
+    }
+    fleet.ingest_derived(report);
+    let row = &fleet.engines()[0];
+    assert_eq!(row.status, EngineStatus::Up);
+    let target = fleet.target(row.target).cloned();
+    assert!(target.as_ref().is_some_and(|t| !t.failing));
+    let message = target
+        .and_then(|t| t.last_error)
+        .map(|(_, e)| e.to_string())
+        .unwrap_or_default();
+    assert_eq!(message, "ttft query: HTTP 422 execution: query timed out");
+}
+
+#[test]
+fn backfill_fills_history_before_the_first_answer() {
+    let mut fleet = fleet();
+    fleet.add_source(PROM, "prometheus");
+    let point = |t: f64, kv: f64| {
+        (
+            t,
+            Signals {
+                kv_usage: Some(kv),
+                ..Signals::default()
+            },
+        )
+    };
+    fleet.backfill(BackfillReport {
+        source: PROM.into(),
+        series: vec![DerivedSeries {
+            instance: InstanceKey::new("llm", "a", ""),
+            node: None,
+            id: EngineId {
+                model: "org/m".into(),
+                engine: "0".into(),
+            },
+            points: vec![point(10.0, 0.1), point(20.0, 0.2), point(30.0, 0.3)],
+        }],
+    });
+    assert_eq!(names(&fleet), ["a"]);
+    let row = &fleet.engines()[0];
+    assert_eq!(row.status, EngineStatus::Down);
+    let kv: Vec<(f64, f64)> = row
+        .history
+        .points(Series::KvUsage, 0.0)
+        .iter()
+        .map(|(t, v)| (*t, (v * 10.0).round() / 10.0))
+        .collect();
+    assert_eq!(kv, [(10.0, 0.1), (20.0, 0.2), (30.0, 0.3)]);
+    // The live answer continues the same row.
+    fleet.ingest_derived(answer(31.0, vec![derived("a", "0", 0.4)]));
+    assert_eq!(fleet.engines().len(), 1);
+    assert_eq!(fleet.engines()[0].history.len(), 4);
+    assert_eq!(fleet.sources().next().map(|s| s.backfilled_points), Some(3));
+}
+
+#[test]
+fn changing_the_window_keeps_derived_signals() {
+    let mut fleet = fleet();
+    fleet.ingest_derived(answer(100.0, vec![derived("a", "0", 0.5)]));
+    fleet.set_window(QuantileWindow::M5);
+    assert_eq!(fleet.engines()[0].signals.gen_tps, Some(100.0));
+}
+
+fn dcgm_gpu(pod: Option<&str>, index: &str, util: f64, temp: f64, xid: f64) -> GpuSample {
+    GpuSample {
+        gpu: index.into(),
+        uuid: format!("GPU-{index}"),
+        hostname: "node-1".into(),
+        pod: pod.map(str::to_owned),
+        namespace: pod.map(|_| "llm".to_owned()),
+        util_pct: Some(util),
+        fb_used_mib: Some(75.0),
+        fb_free_mib: Some(25.0),
+        temp_c: Some(temp),
+        power_w: Some(400.0),
+        xid: Some(xid),
+        ..GpuSample::default()
+    }
+}
+
+fn dcgm_report(target: TargetId, at: Ts, gpus: Vec<GpuSample>) -> ScrapeReport {
+    ScrapeReport {
+        target,
+        at,
+        took: 0.01,
+        outcome: Ok(ScrapePayload {
+            gpus,
+            ..ScrapePayload::default()
+        }),
+    }
+}
+
+fn engine_report(target: TargetId, at: Ts) -> ScrapeReport {
+    ScrapeReport {
+        target,
+        at,
+        took: 0.01,
+        outcome: Ok(ScrapePayload {
+            engines: vec![EngineSample {
+                id: EngineId {
+                    model: "org/m".into(),
+                    engine: "0".into(),
+                },
+                kv_usage: Some(0.3),
+                ..EngineSample::default()
+            }],
+            ..ScrapePayload::default()
+        }),
+    }
+}
+
+#[test]
+fn a_dcgm_exporter_target_feeds_the_gpu_signals_of_the_pod_it_names() {
+    let mut fleet = fleet();
+    let engine = fleet.add_target(TargetSpec {
+        name: "vllm-0".into(),
+        url: "http://127.0.0.1:1/metrics".into(),
+    });
+    let exporter = fleet.add_target(TargetSpec {
+        name: "dcgm-exporter-x".into(),
+        url: "http://127.0.0.1:2/metrics".into(),
+    });
+    fleet.ingest(engine_report(engine, 100.0));
+    fleet.ingest(dcgm_report(
+        exporter,
+        100.2,
+        vec![
+            dcgm_gpu(Some("vllm-0"), "0", 40.0, 60.0, 0.0),
+            dcgm_gpu(Some("vllm-0"), "1", 90.0, 85.0, 79.0),
+            dcgm_gpu(None, "2", 0.0, 30.0, 0.0),
+        ],
+    ));
+    assert!(fleet.is_gpu_exporter(exporter));
+    assert!(!fleet.is_gpu_exporter(engine));
+    assert_eq!(fleet.gpu_count(), 3);
+    assert_eq!(fleet.gpus_of(engine).count(), 2);
+    // The exporter's placeholder row is not an engine.
+    assert_eq!(fleet.counts().up, 1);
+    let signals = fleet.engines()[0].signals;
+    assert_eq!(signals.gpu_util, Some(0.9));
+    assert_eq!(signals.gpu_mem, Some(0.75));
+    assert_eq!(signals.gpu_temp, Some(85.0));
+    assert_eq!(signals.gpu_power, Some(400.0));
+    assert_eq!(signals.xid, Some(79.0));
+    // A later engine scrape derives its signals again and keeps the GPU ones.
+    fleet.ingest(engine_report(engine, 101.0));
+    assert_eq!(fleet.engines()[0].signals.gpu_util, Some(0.9));
+    // GPUs not reported for as long as a row takes to go Down are forgotten.
+    fleet.tick(100.2 + 61.0);
+    assert_eq!(fleet.gpu_count(), 0);
+    assert_eq!(fleet.engines()[0].signals.gpu_util, None);
+}
+
+#[test]
+fn prometheus_gpus_join_pods_of_the_same_source_by_pod_and_namespace() {
+    let mut fleet = fleet();
+    let mut report = answer(100.0, vec![derived("vllm-0", "0", 0.5)]);
+    if let Ok(payload) = &mut report.outcome {
+        payload.gpus = Some(vec![dcgm_gpu(Some("vllm-0"), "0", 30.0, 50.0, 48.0)]);
+    }
+    fleet.ingest_derived(report);
+    let row = &fleet.engines()[0];
+    assert_eq!(row.signals.gpu_util, Some(0.3));
+    assert_eq!(row.signals.xid, Some(48.0));
+    // The next answer without GPUs (DCGM query failed) keeps the last ones.
+    fleet.ingest_derived(answer(101.0, vec![derived("vllm-0", "0", 0.5)]));
+    assert_eq!(fleet.engines()[0].signals.gpu_util, Some(0.3));
+}
+
+#[test]
+fn a_slow_source_stretches_the_staleness_of_its_rows() {
+    let mut fleet = fleet();
+    let mut slow = answer(100.0, vec![derived("a", "0", 0.5)]);
+    slow.took = 3.5;
+    fleet.ingest_derived(slow);
+    // Interval 1 s, but cycles take 3.5 s: Stale only from 2 × 3.5 s.
+    fleet.tick(106.0);
+    assert_eq!(fleet.engines()[0].status, EngineStatus::Up);
+    fleet.tick(107.0);
+    assert_eq!(fleet.engines()[0].status, EngineStatus::Stale);
+}
+
+#[test]
+fn engines_scraped_directly_take_gpus_read_through_prometheus() {
+    let mut fleet = fleet();
+    let engine = fleet.add_target(TargetSpec {
+        name: "vllm-0".into(),
+        url: "http://10.0.0.1:8000/metrics".into(),
+    });
+    fleet.add_source(PROM, "prometheus");
+    fleet.ingest(engine_report(engine, 100.0));
+    fleet.ingest_derived(DerivedReport {
+        source: PROM.into(),
+        at: 100.5,
+        took: 0.02,
+        outcome: Ok(DerivedPayload {
+            gpus: Some(vec![dcgm_gpu(Some("vllm-0"), "0", 64.0, 70.0, 0.0)]),
+            queries: 1,
+            ..DerivedPayload::default()
+        }),
+    });
+    let row = fleet
+        .engines()
+        .iter()
+        .find(|r| r.target == engine)
+        .cloned()
+        .unwrap_or_else(|| panic!("engine row"));
+    assert_eq!(row.signals.gpu_util, Some(0.64));
+    // The source's row stands for a GPU exporter: not an engine.
+    assert_eq!(fleet.counts().up, 1);
+    let source_row = fleet.engines().iter().find(|r| r.target != engine).cloned();
+    assert!(source_row.is_some_and(|r| fleet.is_gpu_exporter(r.target)));
+}

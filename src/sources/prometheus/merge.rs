@@ -1,0 +1,486 @@
+//! PURE. The answers of one cycle (or one backfill) merged into one entry per engine.
+//!
+//! An engine is (pod or instance, `model_name`, `engine`) under the configured label names. It
+//! exists when the KV-usage or the `running` answer names it; values of other answers for
+//! engines that neither names are dropped (a pod whose scrape fails keeps `rate()` values for
+//! a window after its gauges went stale). Per-process values (CPU) go to every engine of the
+//! process; `cache_config_info` (which has `engine` but no `model_name`) to every engine of its
+//! process with the same `engine` label, or all of them when it has none.
+
+use std::collections::{BTreeMap, HashMap};
+
+use super::decode::Answer;
+use super::query::{LabelMap, QUANTILE_LABEL, QuerySpec, Shape, Slot};
+use crate::engine::{CacheConfig, EngineFlavor, EngineId, EngineSample, GpuSample};
+use crate::fleet::{DerivedEngine, DerivedSeries, InstanceKey, Signals, Ts};
+
+/// Write one value into its field.
+pub fn set_slot(signals: &mut Signals, slot: Slot, value: f64) {
+    let field = match slot {
+        Slot::KvUsage => &mut signals.kv_usage,
+        Slot::Running => &mut signals.running,
+        Slot::Waiting => &mut signals.waiting,
+        Slot::Swapped => &mut signals.swapped,
+        Slot::PreemptionsPerS => &mut signals.preemptions_per_s,
+        Slot::GenTps => &mut signals.gen_tps,
+        Slot::PromptTps => &mut signals.prompt_tps,
+        Slot::RequestsPerS => &mut signals.requests_per_s,
+        Slot::PrefixHit => &mut signals.prefix_hit,
+        Slot::TtftP50 => &mut signals.ttft_p50,
+        Slot::TtftP95 => &mut signals.ttft_p95,
+        Slot::TtftP99 => &mut signals.ttft_p99,
+        Slot::ItlP50 => &mut signals.itl_p50,
+        Slot::ItlP95 => &mut signals.itl_p95,
+        Slot::ItlP99 => &mut signals.itl_p99,
+        Slot::E2eP95 => &mut signals.e2e_p95,
+        Slot::E2eP99 => &mut signals.e2e_p99,
+        Slot::QueueP95 => &mut signals.queue_p95,
+        Slot::SpecAcceptance => &mut signals.spec_acceptance,
+        Slot::CpuCores => &mut signals.cpu_cores,
+        Slot::ErrorRatio => &mut signals.error_ratio,
+    };
+    *field = Some(value);
+}
+
+/// Labels that are never `cache_config_info` fields: series identity and common target labels.
+const NOT_CACHE_FIELDS: [&str; 7] = [
+    "__name__",
+    "job",
+    "service",
+    "endpoint",
+    "container",
+    "prometheus",
+    "prometheus_replica",
+];
+
+/// An engine's identity in answers.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+struct EngineKey {
+    instance: InstanceKey,
+    model: String,
+    engine: String,
+}
+
+/// What one series says about who it is, borrowed from the answer.
+struct Identity<'s> {
+    namespace: &'s str,
+    pod: &'s str,
+    /// Empty when `pod` is set (the pod identifies the process).
+    instance: &'s str,
+    model: &'s str,
+    engine: &'s str,
+    node: Option<&'s str>,
+}
+
+impl Identity<'_> {
+    fn instance_key(&self) -> InstanceKey {
+        InstanceKey::new(self.namespace, self.pod, self.instance)
+    }
+
+    fn engine_key(&self) -> EngineKey {
+        EngineKey {
+            instance: self.instance_key(),
+            model: self.model.to_owned(),
+            engine: self.engine.to_owned(),
+        }
+    }
+
+    /// A hash of the engine's identity, to find it without building its key.
+    fn engine_hash(&self) -> u64 {
+        hash_of(&[
+            self.namespace,
+            self.pod,
+            self.instance,
+            self.model,
+            self.engine,
+        ])
+    }
+
+    fn is(&self, key: &EngineKey) -> bool {
+        key.instance.namespace == self.namespace
+            && key.instance.pod == self.pod
+            && key.instance.instance == self.instance
+            && key.model == self.model
+            && key.engine == self.engine
+    }
+}
+
+fn identity<'s>(labels: &LabelMap, item: &'s super::decode::Item<'_>) -> Identity<'s> {
+    let get = |name: &str| item.label(name).unwrap_or("");
+    let pod = get(&labels.pod);
+    Identity {
+        namespace: get(&labels.namespace),
+        pod,
+        instance: if pod.is_empty() {
+            get(&labels.instance)
+        } else {
+            ""
+        },
+        model: get(&labels.model),
+        engine: get(&labels.engine),
+        node: labels.node.as_deref().and_then(|n| item.label(n)),
+    }
+}
+
+fn hash_of(parts: &[&str]) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    parts.hash(&mut hasher);
+    hasher.finish()
+}
+
+/// One engine while the answers of a cycle come in.
+#[derive(Debug, Default)]
+struct EngineAcc {
+    present: bool,
+    node: Option<String>,
+    flavor: EngineFlavor,
+    signals: Signals,
+}
+
+/// The answers of one cycle, merged per engine.
+#[derive(Debug)]
+pub struct CycleMerge<'l> {
+    labels: &'l LabelMap,
+    engines: Vec<(EngineKey, EngineAcc)>,
+    /// Identity hash → positions in `engines`.
+    engine_index: HashMap<u64, Vec<usize>>,
+    process: HashMap<InstanceKey, Vec<(Slot, f64)>>,
+    caches: HashMap<InstanceKey, Vec<(String, CacheConfig)>>,
+    gpus: Option<Vec<GpuSample>>,
+    /// Identity hash of a GPU → positions in `gpus`.
+    gpu_index: HashMap<u64, Vec<usize>>,
+}
+
+impl<'l> CycleMerge<'l> {
+    pub fn new(labels: &'l LabelMap) -> Self {
+        CycleMerge {
+            labels,
+            engines: Vec::new(),
+            engine_index: HashMap::new(),
+            process: HashMap::new(),
+            caches: HashMap::new(),
+            gpus: None,
+            gpu_index: HashMap::new(),
+        }
+    }
+
+    /// Fold the answer of one query in.
+    pub fn add(&mut self, spec: &QuerySpec, answer: &Answer<'_>) {
+        for item in &answer.series {
+            match &spec.shape {
+                Shape::Dcgm => {
+                    let gpus = self.gpus.get_or_insert_with(Vec::new);
+                    add_dcgm(gpus, &mut self.gpu_index, self.labels, item);
+                }
+                Shape::CacheConfig => {
+                    let id = identity(self.labels, item);
+                    let config = cache_config(self.labels, item);
+                    self.caches
+                        .entry(id.instance_key())
+                        .or_default()
+                        .push((id.engine.to_owned(), config));
+                }
+                Shape::Process(slot) => {
+                    if let Some(value) = item.sample() {
+                        let id = identity(self.labels, item);
+                        self.process
+                            .entry(id.instance_key())
+                            .or_default()
+                            .push((*slot, value));
+                    }
+                }
+                Shape::KvRaw => {
+                    let Some(acc) = self.entry(item) else {
+                        continue;
+                    };
+                    acc.present = true;
+                    acc.flavor = flavor_of(item, acc.flavor);
+                    if let Some(value) = item.sample() {
+                        let max = acc.signals.kv_usage.map_or(value, |v| v.max(value));
+                        acc.signals.kv_usage = Some(max);
+                    }
+                }
+                Shape::Engine(slot) => {
+                    let value = item.sample();
+                    let Some(acc) = self.entry(item) else {
+                        continue;
+                    };
+                    if *slot == Slot::Running {
+                        acc.present = true;
+                    }
+                    if let Some(value) = value {
+                        set_slot(&mut acc.signals, *slot, value);
+                    }
+                }
+                Shape::Quantiles(slots) => {
+                    let slot = item
+                        .label(QUANTILE_LABEL)
+                        .and_then(|q| slots.iter().find(|(name, _)| *name == q))
+                        .map(|(_, slot)| *slot);
+                    if let (Some(slot), Some(value)) = (slot, item.sample()) {
+                        if let Some(acc) = self.entry(item) {
+                            set_slot(&mut acc.signals, slot, value);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The engines that exist, sorted by identity, and the GPUs if DCGM was read.
+    pub fn finish(self) -> (Vec<DerivedEngine>, Option<Vec<GpuSample>>) {
+        let CycleMerge {
+            mut engines,
+            process,
+            caches,
+            gpus,
+            ..
+        } = self;
+        engines.sort_by(|a, b| a.0.cmp(&b.0));
+        let derived = engines
+            .into_iter()
+            .filter(|(_, acc)| acc.present)
+            .map(|(key, mut acc)| {
+                for (slot, value) in process.get(&key.instance).into_iter().flatten() {
+                    set_slot(&mut acc.signals, *slot, *value);
+                }
+                let cache_config = caches
+                    .get(&key.instance)
+                    .into_iter()
+                    .flatten()
+                    .find(|(engine, _)| engine.is_empty() || *engine == key.engine)
+                    .map(|(_, config)| config.clone());
+                acc.signals.kv_capacity_tokens = cache_config
+                    .as_ref()
+                    .and_then(CacheConfig::kv_capacity_tokens)
+                    .map(|tokens| tokens as f64);
+                let s = &acc.signals;
+                let sample = EngineSample {
+                    id: EngineId {
+                        model: key.model,
+                        engine: key.engine,
+                    },
+                    flavor: acc.flavor,
+                    kv_usage: s.kv_usage,
+                    running: s.running,
+                    waiting: s.waiting,
+                    swapped: s.swapped,
+                    cache_config,
+                    ..EngineSample::default()
+                };
+                DerivedEngine {
+                    instance: key.instance,
+                    node: acc.node,
+                    sample,
+                    signals: acc.signals,
+                }
+            })
+            .collect();
+        (derived, gpus)
+    }
+
+    /// The engine a series belongs to, created on first sight.
+    fn entry(&mut self, item: &super::decode::Item<'_>) -> Option<&mut EngineAcc> {
+        let id = identity(self.labels, item);
+        let positions = self.engine_index.entry(id.engine_hash()).or_default();
+        let found = positions
+            .iter()
+            .copied()
+            .find(|&i| self.engines.get(i).is_some_and(|(key, _)| id.is(key)));
+        let index = match found {
+            Some(index) => index,
+            None => {
+                self.engines.push((id.engine_key(), EngineAcc::default()));
+                let index = self.engines.len() - 1;
+                positions.push(index);
+                index
+            }
+        };
+        let (_, acc) = self.engines.get_mut(index)?;
+        if acc.node.is_none() {
+            acc.node = id.node.map(str::to_owned);
+        }
+        Some(acc)
+    }
+}
+
+/// The engine generation a KV-usage series' name proves.
+fn flavor_of(item: &super::decode::Item<'_>, current: EngineFlavor) -> EngineFlavor {
+    match (item.label("__name__"), current) {
+        (Some("vllm:kv_cache_usage_perc"), _) => EngineFlavor::VllmV1,
+        (Some("sglang:token_usage"), _) => EngineFlavor::SGLang,
+        // The old name alone: V1 when the series has an engine index.
+        (Some("vllm:gpu_cache_usage_perc"), EngineFlavor::Unknown) => {
+            if item.label("engine").is_some() {
+                EngineFlavor::VllmV1
+            } else {
+                EngineFlavor::VllmV0
+            }
+        }
+        (_, flavor) => flavor,
+    }
+}
+
+fn cache_config(labels: &LabelMap, item: &super::decode::Item<'_>) -> CacheConfig {
+    let identity = labels.names();
+    let fields: Vec<(String, String)> = item
+        .labels()
+        .filter(|(name, _)| !NOT_CACHE_FIELDS.contains(name) && !identity.contains(name))
+        .map(|(name, value)| (name.to_owned(), value.to_owned()))
+        .collect();
+    crate::engine::cache_config_from_fields(fields)
+}
+
+/// Fold one DCGM series into the GPU list (a GPU is host, index and UUID).
+fn add_dcgm(
+    gpus: &mut Vec<GpuSample>,
+    index: &mut HashMap<u64, Vec<usize>>,
+    labels: &LabelMap,
+    item: &super::decode::Item<'_>,
+) {
+    let Some(field) = item
+        .label("__name__")
+        .and_then(|n| n.strip_prefix("DCGM_FI_DEV_"))
+    else {
+        return;
+    };
+    let Some(gpu_index) = item.label("gpu") else {
+        return;
+    };
+    let non_empty = |name: &str| item.label(name).filter(|v| !v.is_empty());
+    let hostname = non_empty("Hostname")
+        .or_else(|| non_empty("hostname"))
+        .or_else(|| labels.node.as_deref().and_then(non_empty))
+        .or_else(|| non_empty(&labels.instance))
+        .unwrap_or("");
+    let uuid = item.label("UUID").unwrap_or("");
+    let positions = index
+        .entry(hash_of(&[hostname, gpu_index, uuid]))
+        .or_default();
+    let found = positions.iter().copied().find(|&i| {
+        gpus.get(i)
+            .is_some_and(|g| g.gpu == gpu_index && g.hostname == hostname && g.uuid == uuid)
+    });
+    let position = match found {
+        Some(position) => position,
+        None => {
+            // The workload's labels: `exported_*` when Prometheus renamed them (its own
+            // `pod`/`namespace` then name the exporter), else `pod`/`namespace`.
+            let pod = non_empty("exported_pod")
+                .or_else(|| non_empty(&labels.pod))
+                .or_else(|| non_empty("pod_name"));
+            let namespace = non_empty("exported_namespace")
+                .or_else(|| non_empty(&labels.namespace))
+                .or_else(|| non_empty("pod_namespace"));
+            gpus.push(GpuSample {
+                gpu: gpu_index.to_owned(),
+                uuid: uuid.to_owned(),
+                model_name: item.label("modelName").unwrap_or("").to_owned(),
+                hostname: hostname.to_owned(),
+                pod: pod.map(str::to_owned),
+                namespace: namespace.map(str::to_owned),
+                ..GpuSample::default()
+            });
+            positions.push(gpus.len() - 1);
+            gpus.len() - 1
+        }
+    };
+    let Some(gpu) = gpus.get_mut(position) else {
+        return;
+    };
+    let slot = match field {
+        "GPU_UTIL" => &mut gpu.util_pct,
+        "FB_USED" => &mut gpu.fb_used_mib,
+        "FB_FREE" => &mut gpu.fb_free_mib,
+        "FB_RESERVED" => &mut gpu.fb_reserved_mib,
+        "GPU_TEMP" => &mut gpu.temp_c,
+        "POWER_USAGE" => &mut gpu.power_w,
+        "SM_CLOCK" => &mut gpu.sm_clock_mhz,
+        "XID_ERRORS" => &mut gpu.xid,
+        _ => return,
+    };
+    if let Some(value) = item.sample() {
+        *slot = Some(value);
+    }
+}
+
+/// The answers of a backfill (range queries), merged per engine and time.
+#[derive(Debug)]
+pub struct RangeMerge<'l> {
+    labels: &'l LabelMap,
+    /// Per engine: node, and signals per evaluation time in milliseconds.
+    engines: BTreeMap<EngineKey, (Option<String>, BTreeMap<i64, Signals>)>,
+}
+
+impl<'l> RangeMerge<'l> {
+    pub fn new(labels: &'l LabelMap) -> Self {
+        RangeMerge {
+            labels,
+            engines: BTreeMap::new(),
+        }
+    }
+
+    /// Fold the answer of one range query in.
+    pub fn add(&mut self, spec: &QuerySpec, answer: &Answer<'_>) {
+        for item in &answer.series {
+            let slot = match &spec.shape {
+                Shape::KvRaw => Some(Slot::KvUsage),
+                Shape::Engine(slot) => Some(*slot),
+                Shape::Quantiles(slots) => item
+                    .label(QUANTILE_LABEL)
+                    .and_then(|q| slots.iter().find(|(name, _)| *name == q))
+                    .map(|(_, slot)| *slot),
+                Shape::Process(_) | Shape::CacheConfig | Shape::Dcgm => None,
+            };
+            let Some(slot) = slot else {
+                continue;
+            };
+            let id = identity(self.labels, item);
+            let node = id.node.map(str::to_owned);
+            let (known_node, points) = self.engines.entry(id.engine_key()).or_default();
+            if known_node.is_none() {
+                *known_node = node;
+            }
+            for (t, value) in item.points() {
+                let Some(value) = value else {
+                    continue;
+                };
+                let signals = points.entry(millis(t)).or_default();
+                if slot == Slot::KvUsage {
+                    let max = signals.kv_usage.map_or(value, |v| v.max(value));
+                    signals.kv_usage = Some(max);
+                } else {
+                    set_slot(signals, slot, value);
+                }
+            }
+        }
+    }
+
+    /// One series per engine, points oldest first.
+    pub fn finish(self) -> Vec<DerivedSeries> {
+        self.engines
+            .into_iter()
+            .map(|(key, (node, points))| DerivedSeries {
+                instance: key.instance,
+                node,
+                id: EngineId {
+                    model: key.model,
+                    engine: key.engine,
+                },
+                points: points
+                    .into_iter()
+                    .map(|(ms, signals)| (ms as Ts / 1000.0, signals))
+                    .collect(),
+            })
+            .collect()
+    }
+}
+
+/// Evaluation times to whole milliseconds, so every answer's points line up.
+fn millis(t: f64) -> i64 {
+    (t * 1000.0).round() as i64
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,19 @@
+//! Prometheus as a source: the fleet's signals (and GPUs) read through a Prometheus server's
+//! HTTP API instead of, or beside, scraping engines directly.
+//!
+//! - `query` (PURE): the PromQL of a cycle, one query per signal for the whole fleet;
+//! - `decode` (PURE): JSON answers, errors in Prometheus' own words;
+//! - `merge` (PURE): answers into one [`crate::fleet::DerivedEngine`] per engine, or one
+//!   [`crate::fleet::DerivedSeries`] per engine for the start-up backfill;
+//! - `client`: HTTP with timeouts, auth, a custom CA;
+//! - `poller`: the worker that sends [`crate::fleet::SourceReport`]s to the app loop.
+
+pub mod client;
+pub mod decode;
+pub mod merge;
+pub mod poller;
+pub mod query;
+
+pub use client::{ClientError, ClientSettings, PromClient, RawAnswer};
+pub use poller::{PollSettings, Poller, SlowAnswers, backfill_once, backfill_step, poll_once};
+pub use query::{LabelMap, QueryPlan, QuerySpec};

@@ -1,0 +1,340 @@
+//! The Prometheus worker: at start-up one backfill (range queries over the chart range), then
+//! every interval one cycle of instant queries, all sent at once; results go to the app loop as
+//! [`SourceReport`]s. The window follows the console's (`w`) through a watch channel.
+
+use std::time::Duration;
+
+use futures_util::future::join_all;
+use tokio::sync::{mpsc, watch};
+use tokio::task::JoinHandle;
+use tokio::time::{Instant, MissedTickBehavior};
+
+use super::client::{PromClient, RawAnswer};
+use super::decode::decode_answer;
+use super::merge::{CycleMerge, RangeMerge};
+use super::query::{QueryPlan, QuerySpec};
+use crate::app::Event;
+use crate::clock::unix_now;
+use crate::fleet::{
+    BackfillReport, DerivedPayload, DerivedReport, QuantileWindow, QueryFailure, ScrapeError,
+    SourceReport,
+};
+
+/// Most points one backfill series is read with: a chart is at most a few hundred cells wide.
+pub const BACKFILL_POINTS: f64 = 300.0;
+
+/// How often the worker polls and what it reads.
+#[derive(Debug, Clone)]
+pub struct PollSettings {
+    pub interval: Duration,
+    /// History read at start-up (zero: none).
+    pub backfill: Duration,
+    /// Slow queries (`cache_config_info`) are sent every this many cycles.
+    pub slow_every: u32,
+}
+
+/// The last answer to the slow queries, reused between their cycles.
+#[derive(Debug, Default)]
+pub struct SlowAnswers {
+    answers: Vec<(QuerySpec, RawAnswer)>,
+    cycles_since: Option<u32>,
+}
+
+/// One cycle: every query of `plan` at once (and the slow ones when due), evaluated at `time`
+/// (`None`: the server's now), merged per engine.
+///
+/// Queries that fail while others answer are listed in the payload; when none answers, the
+/// first failure is the cycle's error.
+pub async fn poll_once(
+    client: &PromClient,
+    plan: &QueryPlan,
+    time: Option<f64>,
+    slow: &mut SlowAnswers,
+    slow_every: u32,
+) -> Result<DerivedPayload, ScrapeError> {
+    let mut queries = plan.every_cycle();
+    let slow_due = slow
+        .cycles_since
+        .is_none_or(|n| n.saturating_add(1) >= slow_every.max(1));
+    let fresh_slow = if slow_due { plan.slow() } else { Vec::new() };
+    let fresh_count = fresh_slow.len();
+    queries.extend(fresh_slow);
+    let answers = join_all(queries.iter().map(|q| client.query(&q.promql, time))).await;
+
+    let mut results: Vec<(QuerySpec, Result<RawAnswer, ScrapeError>)> =
+        queries.into_iter().zip(answers).collect();
+    if slow_due {
+        let fresh: Vec<(QuerySpec, RawAnswer)> = results
+            .iter()
+            .skip(results.len().saturating_sub(fresh_count))
+            .filter_map(|(q, r)| match r {
+                Ok(raw) if decode_answer(raw.status, &raw.body).is_ok() => {
+                    Some((q.clone(), raw.clone()))
+                }
+                _ => None,
+            })
+            .collect();
+        if fresh.len() == fresh_count {
+            slow.answers = fresh;
+            slow.cycles_since = Some(0);
+        } else {
+            // Keep using the last good answers until a fresh one comes.
+            results.extend(slow.answers.iter().map(|(q, a)| (q.clone(), Ok(a.clone()))));
+        }
+    } else {
+        slow.cycles_since = slow.cycles_since.map(|n| n.saturating_add(1));
+        results.extend(slow.answers.iter().map(|(q, a)| (q.clone(), Ok(a.clone()))));
+    }
+    let sent = plan.every_cycle().len() + fresh_count;
+    merge_cycle(plan, results, sent)
+}
+
+fn merge_cycle(
+    plan: &QueryPlan,
+    results: Vec<(QuerySpec, Result<RawAnswer, ScrapeError>)>,
+    sent: usize,
+) -> Result<DerivedPayload, ScrapeError> {
+    let mut merge = CycleMerge::new(plan.labels());
+    let mut failures = Vec::new();
+    let mut bytes = 0;
+    let mut answered = 0;
+    for (spec, result) in &results {
+        let decoded = result.as_ref().map_err(Clone::clone).and_then(|raw| {
+            bytes += raw.body.len();
+            decode_answer(raw.status, &raw.body)
+        });
+        match decoded {
+            Ok(answer) => {
+                answered += 1;
+                merge.add(spec, &answer);
+            }
+            Err(error) => failures.push(QueryFailure {
+                signal: spec.signal.to_owned(),
+                error,
+            }),
+        }
+    }
+    if answered == 0 {
+        return Err(failures
+            .into_iter()
+            .next()
+            .map_or(ScrapeError::Empty, |f| f.error));
+    }
+    let (engines, gpus) = merge.finish();
+    Ok(DerivedPayload {
+        engines,
+        gpus,
+        queries: sent,
+        failures,
+        bytes,
+    })
+}
+
+/// The history of the last `range` seconds up to `end`, one point per `step` seconds.
+pub async fn backfill_once(
+    client: &PromClient,
+    plan: &QueryPlan,
+    end: f64,
+    range: f64,
+    step: f64,
+) -> Result<BackfillReport, ScrapeError> {
+    let queries = plan.backfill();
+    let start = end - range;
+    let answers = join_all(
+        queries
+            .iter()
+            .map(|q| client.query_range(&q.promql, start, end, step)),
+    )
+    .await;
+    let mut merge = RangeMerge::new(plan.labels());
+    let mut first_error = None;
+    let mut answered = 0;
+    for (spec, result) in queries.iter().zip(&answers) {
+        let decoded = result
+            .as_ref()
+            .map_err(Clone::clone)
+            .and_then(|raw| decode_answer(raw.status, &raw.body));
+        match decoded {
+            Ok(answer) => {
+                answered += 1;
+                merge.add(spec, &answer);
+            }
+            Err(error) => {
+                tracing::warn!(signal = spec.signal, %error, "Prometheus backfill query failed");
+                first_error.get_or_insert(error);
+            }
+        }
+    }
+    if answered == 0 {
+        return Err(first_error.unwrap_or(ScrapeError::Empty));
+    }
+    Ok(BackfillReport {
+        source: client.url().to_owned(),
+        series: merge.finish(),
+    })
+}
+
+/// The step of a backfill: the interval, or coarser so a series has at most
+/// [`BACKFILL_POINTS`] points.
+pub fn backfill_step(interval: Duration, range: Duration) -> f64 {
+    interval
+        .as_secs_f64()
+        .max(range.as_secs_f64() / BACKFILL_POINTS)
+        .max(0.001)
+}
+
+/// The running worker. Dropping it stops it.
+pub struct Poller {
+    handle: JoinHandle<()>,
+}
+
+impl Poller {
+    /// Start polling: backfill first (when asked), then a cycle every interval, the first at
+    /// once. The window is read from `window` before each cycle.
+    pub fn start(
+        client: PromClient,
+        plan: QueryPlan,
+        settings: PollSettings,
+        events: mpsc::Sender<Event>,
+        mut window: watch::Receiver<QuantileWindow>,
+    ) -> Self {
+        let handle = tokio::spawn(async move {
+            let source = client.url().to_owned();
+            let mut plan = plan;
+            if !settings.backfill.is_zero() && !plan.backfill().is_empty() {
+                let step = backfill_step(settings.interval, settings.backfill);
+                let end = unix_now();
+                match backfill_once(&client, &plan, end, settings.backfill.as_secs_f64(), step)
+                    .await
+                {
+                    Ok(report) => {
+                        if events
+                            .send(Event::Source(SourceReport::Backfill(report)))
+                            .await
+                            .is_err()
+                        {
+                            return;
+                        }
+                    }
+                    Err(error) => tracing::warn!(%error, "Prometheus backfill failed"),
+                }
+            }
+            let mut slow = SlowAnswers::default();
+            let mut ticker = tokio::time::interval(settings.interval);
+            ticker.set_missed_tick_behavior(MissedTickBehavior::Delay);
+            loop {
+                ticker.tick().await;
+                let current = *window.borrow_and_update();
+                if current != plan.window() {
+                    plan = plan.with_window(current);
+                }
+                let started = Instant::now();
+                let outcome = poll_once(&client, &plan, None, &mut slow, settings.slow_every).await;
+                let report = DerivedReport {
+                    source: source.clone(),
+                    at: unix_now(),
+                    took: started.elapsed().as_secs_f64(),
+                    outcome,
+                };
+                if events
+                    .send(Event::Source(SourceReport::Cycle(report)))
+                    .await
+                    .is_err()
+                {
+                    break; // the console is gone
+                }
+            }
+        });
+        Poller { handle }
+    }
+}
+
+impl Drop for Poller {
+    fn drop(&mut self) {
+        self.handle.abort();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backfill_steps_keep_series_short() {
+        // 5 min at 1 s: 300 points at the interval.
+        assert_eq!(
+            backfill_step(Duration::from_secs(1), Duration::from_secs(300)),
+            1.0
+        );
+        // 1 h at 1 s would be 3600 points: 12 s steps give 300.
+        assert_eq!(
+            backfill_step(Duration::from_secs(1), Duration::from_secs(3600)),
+            12.0
+        );
+        assert_eq!(
+            backfill_step(Duration::from_secs(5), Duration::from_secs(60)),
+            5.0
+        );
+    }
+
+    #[test]
+    fn a_cycle_without_any_answer_is_the_first_failure() {
+        let plan = QueryPlan::new(
+            super::super::query::LabelMap::default(),
+            QuantileWindow::M1,
+            false,
+        );
+        let results = plan
+            .every_cycle()
+            .into_iter()
+            .map(|q| (q, Err(ScrapeError::Refused)))
+            .collect();
+        assert_eq!(merge_cycle(&plan, results, 16), Err(ScrapeError::Refused));
+    }
+
+    #[test]
+    fn failed_queries_are_listed_beside_the_answers() {
+        let plan = QueryPlan::new(
+            super::super::query::LabelMap::default(),
+            QuantileWindow::M1,
+            false,
+        );
+        let ok = RawAnswer {
+            status: 200,
+            body: br#"{"status":"success","data":{"resultType":"vector","result":[
+                {"metric":{"pod":"a","model_name":"m"},"value":[1,"2"]}]}}"#
+                .to_vec(),
+        };
+        let bad = RawAnswer {
+            status: 422,
+            body: br#"{"status":"error","errorType":"execution","error":"query timed out"}"#
+                .to_vec(),
+        };
+        let results: Vec<(QuerySpec, Result<RawAnswer, ScrapeError>)> = plan
+            .every_cycle()
+            .into_iter()
+            .map(|q| {
+                let answer = if q.signal == "ttft" {
+                    bad.clone()
+                } else {
+                    ok.clone()
+                };
+                (q, Ok(answer))
+            })
+            .collect();
+        let payload = merge_cycle(&plan, results, 16).expect("partial answer");
+        assert_eq!(payload.engines.len(), 1);
+        assert_eq!(payload.engines[0].signals.running, Some(2.0));
+        assert_eq!(
+            payload.failures,
+            [QueryFailure {
+                signal: "ttft".into(),
+                error: ScrapeError::Http {
+                    status: 422,
+                    reason: Some("execution: query timed out".into())
+                }
+            }]
+        );
+        assert_eq!(payload.queries, 16);
+    }
+}

@@ -1,0 +1,229 @@
+//! A real Prometheus scrapes the simulated fleet (engines and dcgm-exporters) every second;
+//! kvtop reads the fleet back through Prometheus and agrees with its own direct scrape.
+//!
+//! Prometheus' first scrape comes ~5.5 s after it starts, so this test takes ~10 s. Skipped
+//! (with a printed reason) when `prometheus` is missing, unless `KVTOP_TEST_REQUIRE_ALL` is set.
+
+mod common;
+
+use std::fmt::Write as _;
+use std::time::Duration;
+
+use common::prometheus::PromServer;
+use kvtop::app::{App, Event, update};
+use kvtop::config::PrometheusConfig;
+use kvtop::fleet::{
+    DerivedReport, EngineStatus, Fleet, FleetSettings, QuantileWindow, SourceReport,
+};
+use kvtop::sim::{SimConfig, SimVersion};
+use kvtop::sources::prometheus::{
+    ClientSettings, LabelMap, PollSettings, Poller, PromClient, QueryPlan, SlowAnswers, poll_once,
+};
+use kvtop::sources::{ScrapeSettings, ScrapeTarget, build_client, scrape_once};
+
+/// Host and port of a `http://127.0.0.1:PORT/metrics` URL.
+fn host_port(url: &str) -> &str {
+    url.trim_start_matches("http://")
+        .trim_end_matches("/metrics")
+}
+
+/// Scrape config: each engine a target labelled with its pod, the exporters as they are (their
+/// series carry the workload's pod themselves).
+fn config(sim: &kvtop::sim::SimHandle) -> String {
+    let mut yaml = String::from(
+        "global:\n  scrape_interval: 1s\n  scrape_timeout: 900ms\nscrape_configs:\n  - job_name: vllm\n    static_configs:\n",
+    );
+    for engine in &sim.engines {
+        let _ = writeln!(
+            yaml,
+            "      - targets: [\"{}\"]\n        labels: {{pod: \"{}\", namespace: \"llm\"}}",
+            host_port(&engine.url),
+            engine.name
+        );
+    }
+    yaml.push_str("  - job_name: dcgm\n    static_configs:\n      - targets: [");
+    let exporters: Vec<String> = sim
+        .dcgm
+        .iter()
+        .map(|d| format!("\"{}\"", host_port(&d.url)))
+        .collect();
+    yaml.push_str(&exporters.join(", "));
+    yaml.push_str("]\n");
+    yaml
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kvtop_reads_the_simulated_fleet_back_through_prometheus() {
+    if !common::have_program("prometheus") {
+        return;
+    }
+    let sim = kvtop::sim::start(SimConfig {
+        engines: 4,
+        version: SimVersion::V1,
+        seed: 7,
+        ..SimConfig::default()
+    })
+    .await
+    .expect("simulator");
+    let prom = PromServer::start(&config(&sim), |_| {});
+    let client = PromClient::new(
+        &PrometheusConfig::at(prom.url.clone()),
+        ClientSettings {
+            timeout: Duration::from_secs(2),
+            body_limit: 16 * 1024 * 1024,
+            user_agent: "kvtop-test".into(),
+        },
+    )
+    .expect("client");
+    let plan = QueryPlan::new(LabelMap::default(), QuantileWindow::S15, true);
+    let serving: Vec<&kvtop::sim::SimEndpoint> = sim.engines.iter().filter(|e| !e.down).collect();
+    assert_eq!(serving.len(), 3, "engine 3 of 4 is down by design");
+
+    // Wait for Prometheus' first scrapes (~5.5 s after start) of every serving engine and GPU.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(40);
+    let mut slow = SlowAnswers::default();
+    let payload = loop {
+        let payload = poll_once(&client, &plan, None, &mut slow, 1).await;
+        if let Ok(p) = &payload {
+            let gpus = p.gpus.as_ref().map_or(0, Vec::len);
+            if p.engines.len() == serving.len() && gpus == 8 {
+                break p.clone();
+            }
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "Prometheus never had the whole fleet: {payload:?}\n{}",
+            prom.log()
+        );
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    };
+    assert!(payload.failures.is_empty(), "{:?}", payload.failures);
+
+    // The same engines as the simulator serves (the down one is not in Prometheus' answer).
+    let mut through_prom: Vec<&str> = payload.engines.iter().map(|e| e.instance.name()).collect();
+    through_prom.sort_unstable();
+    let mut direct_names: Vec<&str> = serving.iter().map(|e| e.name.as_str()).collect();
+    direct_names.sort_unstable();
+    assert_eq!(through_prom, direct_names);
+
+    // KV usage agrees with a direct scrape taken right after (Prometheus' sample is at most one
+    // scrape interval older; the pressured engine 0 fills fastest).
+    let settings = ScrapeSettings {
+        interval: Duration::from_secs(1),
+        timeout: Duration::from_secs(1),
+        body_limit: 8 * 1024 * 1024,
+        user_agent: "kvtop-test".into(),
+    };
+    let http = build_client(&settings).expect("http client");
+    for (index, endpoint) in sim.engines.iter().enumerate() {
+        if endpoint.down {
+            continue;
+        }
+        let target = ScrapeTarget {
+            id: kvtop::fleet::TargetId(index as u32),
+            url: endpoint.url.clone(),
+            bearer_token: None,
+        };
+        let direct = scrape_once(&http, &target, &settings)
+            .await
+            .expect("direct scrape");
+        let direct = direct.engines.first().expect("one engine").clone();
+        let derived = payload
+            .engines
+            .iter()
+            .find(|e| e.instance.name() == endpoint.name)
+            .expect("engine through Prometheus");
+        assert_eq!(derived.sample.id, direct.id, "{}", endpoint.name);
+        let (a, b) = (
+            derived.signals.kv_usage.expect("kv through Prometheus"),
+            direct.kv_usage.expect("kv direct"),
+        );
+        let tolerance = if index == 0 { 0.25 } else { 0.05 };
+        assert!(
+            (a - b).abs() <= tolerance,
+            "{}: KV {a} through Prometheus, {b} direct",
+            endpoint.name
+        );
+        assert!(derived.signals.running.is_some(), "{}", endpoint.name);
+    }
+
+    // Into the fleet: each serving engine is Up and joined to its GPU through the exporter's
+    // pod mapping; vLLM preallocates 90 % of the framebuffer.
+    let mut fleet = Fleet::new(FleetSettings::default());
+    fleet.ingest_source(SourceReport::Cycle(DerivedReport {
+        source: prom.url.clone(),
+        at: kvtop::clock::unix_now(),
+        took: 0.1,
+        outcome: Ok(payload),
+    }));
+    assert_eq!(fleet.gpu_count(), 8);
+    for row in fleet.engines() {
+        assert_eq!(row.status, EngineStatus::Up, "{}", row.name);
+        assert_eq!(fleet.gpus_of(row.target).count(), 1, "{}", row.name);
+        let mem = row.signals.gpu_mem.expect("GPU memory");
+        assert!((0.85..0.95).contains(&mem), "{}: {mem}", row.name);
+        assert!(row.signals.gpu_util.is_some(), "{}", row.name);
+        assert_eq!(row.signals.xid, Some(0.0), "{}", row.name);
+    }
+
+    // The worker itself: the backfill first, then cycles, into the console's state.
+    let (tx, mut rx) = tokio::sync::mpsc::channel(64);
+    let (window_tx, window_rx) = tokio::sync::watch::channel(QuantileWindow::S15);
+    let _poller = Poller::start(
+        client.clone(),
+        plan.clone(),
+        PollSettings {
+            interval: Duration::from_millis(500),
+            backfill: Duration::from_secs(10),
+            slow_every: 30,
+        },
+        tx,
+        window_rx,
+    );
+    let mut app = App::new(
+        Fleet::new(FleetSettings {
+            interval: 0.5,
+            ..FleetSettings::default()
+        }),
+        kvtop::theme::Theme::fallback(),
+        "prometheus".into(),
+        Duration::from_millis(500),
+        Duration::from_secs(60),
+    );
+    let mut backfilled = false;
+    let mut cycles = 0;
+    while cycles < 3 {
+        let event = tokio::time::timeout(Duration::from_secs(20), rx.recv())
+            .await
+            .expect("an event from the worker")
+            .expect("the worker runs");
+        match &event {
+            Event::Source(SourceReport::Backfill(report)) => {
+                assert_eq!(cycles, 0, "the backfill comes first");
+                assert!(!report.series.is_empty());
+                backfilled = true;
+            }
+            Event::Source(SourceReport::Cycle(report)) => {
+                assert!(report.outcome.is_ok(), "{:?}", report.outcome);
+                cycles += 1;
+                // A new window reaches the worker before its next cycle.
+                let _ = window_tx.send(QuantileWindow::M1);
+            }
+            other => panic!("unexpected event {other:?}"),
+        }
+        update(&mut app, event, kvtop::clock::unix_now());
+    }
+    assert!(backfilled);
+    let fleet = &app.fleet;
+    assert_eq!(fleet.counts().up, serving.len());
+    assert!(
+        fleet
+            .engines()
+            .iter()
+            .all(|r| r.history.len() > 1 && r.signals.gpu_util.is_some()),
+        "{:#?}",
+        fleet.engines()
+    );
+    drop(prom);
+    sim.shutdown().await;
+}
