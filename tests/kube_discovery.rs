@@ -244,7 +244,7 @@ async fn pods_become_scraped_targets_with_their_state_events_and_logs() {
     assert_eq!(crash.args.max_num_batched_tokens, Some(16_384));
     assert!(
         crash
-            .status_reasons()
+            .status_reasons
             .contains(&"CrashLoopBackOff".to_owned())
     );
     assert_eq!(c.status(crashing), Some(EngineStatus::Down));
@@ -592,4 +592,56 @@ async fn several_kubeconfig_contexts_are_watched_together_and_labelled() {
         .collect();
     expected.sort();
     assert_eq!(names, expected);
+}
+
+/// The simulated cluster gives the Kubernetes rules their material: the crash-looping pod's
+/// chunked-prefill budget and its CUDA OOM (T1.P3), the 32 OpenMP threads (T1.5), the crash
+/// loop itself (T2.4).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_built_in_rules_fire_on_what_discovery_attaches_to_the_pods() {
+    use kvtop::rules::{EngineInput, FindingState, RuleEngine, RuleSet};
+    let mut c = console(Setup {
+        engines: 4,
+        via: ScrapeVia::Auto,
+        unreachable: vec![],
+    })
+    .await;
+    let crashing = c.kube().pods_of(3).first().cloned().unwrap_or_default();
+    let threaded = c.kube().pods_of(1).first().cloned().unwrap_or_default();
+    c.until("the crash's OOM and the pods' facts", |app| {
+        let id = app
+            .kube
+            .targets
+            .iter()
+            .find(|(k, _)| k.name == crashing)
+            .map(|(_, id)| *id)?;
+        app.fleet
+            .pod_info(id)
+            .filter(|p| {
+                p.logs
+                    .lines()
+                    .iter()
+                    .any(|l| l.contains("CUDA out of memory"))
+            })
+            .map(|_| ())
+    })
+    .await;
+    let rules = RuleSet::builtin().unwrap_or_else(|e| panic!("{e}"));
+    let mut engine = RuleEngine::new(&rules);
+    let fleet = &c.app.fleet;
+    let inputs: Vec<EngineInput<'_>> = fleet
+        .engines()
+        .iter()
+        .map(|e| kvtop::kube_model::with_pod(EngineInput::from_state(e), fleet.pod_info(e.target)))
+        .collect();
+    let findings = engine.evaluate(&inputs, kvtop::clock::unix_now()).to_vec();
+    let firing = |rule: &str, pod: &str| {
+        findings.iter().any(|f| {
+            &*f.rule_id == rule && f.subject.label() == pod && f.state == FindingState::Firing
+        })
+    };
+    assert!(firing("oom-chunked-prefill", &crashing), "{findings:#?}");
+    assert!(firing("crash-loop", &crashing));
+    assert!(firing("omp-threads-high", &threaded));
+    assert!(!firing("omp-threads-high", &crashing));
 }

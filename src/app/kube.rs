@@ -262,6 +262,8 @@ mod tests {
             env: Vec::new(),
             events: LineRing::new(5),
             logs: LineRing::new(5),
+            facts: Vec::new(),
+            status_reasons: Vec::new(),
         }
     }
 

@@ -126,7 +126,7 @@ pub fn pod_info(pod: &Pod, opts: &ConvertOptions<'_>) -> Option<PodInfo> {
             message: t.message.clone(),
         });
 
-    Some(PodInfo {
+    let mut info = PodInfo {
         key: PodKey {
             context: opts.context.to_owned(),
             namespace,
@@ -153,7 +153,11 @@ pub fn pod_info(pod: &Pod, opts: &ConvertOptions<'_>) -> Option<PodInfo> {
         env,
         events: LineRing::new(opts.event_lines),
         logs: LineRing::new(opts.log_lines),
-    })
+        facts: Vec::new(),
+        status_reasons: Vec::new(),
+    };
+    info.refresh();
+    Some(info)
 }
 
 /// The controlling owner; for a ReplicaSet named `DEPLOY-HASH` where `HASH` is the pod's
@@ -296,7 +300,7 @@ mod tests {
         assert_eq!(info.events.capacity(), 10);
         assert_eq!(info.logs.capacity(), 20);
 
-        let facts = info.facts();
+        let facts = info.facts.clone();
         let fact = |k: &str| facts.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
         assert_eq!(fact("config.max_num_batched_tokens"), Some("16384"));
         assert_eq!(fact("config.enable_chunked_prefill"), Some("true"));
@@ -313,7 +317,7 @@ mod tests {
         assert_eq!(fact("pod.restarts"), Some("4"));
         assert_eq!(fact("pod.last_exit_code"), Some("137"));
         assert_eq!(
-            info.status_reasons(),
+            info.status_reasons,
             ["Running", "CrashLoopBackOff", "OOMKilled", "NotReady"]
         );
         assert_eq!(info.marker(), Some("CrashLoop"));

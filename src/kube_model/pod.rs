@@ -138,13 +138,24 @@ pub struct PodInfo {
     pub events: LineRing,
     /// Recent log lines of the vLLM container, oldest first.
     pub logs: LineRing,
+    /// Facts for the rules (see [`PodInfo::derive_facts`]); kept up to date by [`PodInfo::refresh`].
+    pub facts: Vec<(String, String)>,
+    /// Pod and container state reasons for the rules (see [`PodInfo::derive_status_reasons`]);
+    /// kept up to date by [`PodInfo::refresh`].
+    pub status_reasons: Vec<String>,
 }
 
 impl PodInfo {
+    /// Recompute `facts` and `status_reasons` from the other fields (after changing them).
+    pub fn refresh(&mut self) {
+        self.facts = self.derive_facts();
+        self.status_reasons = self.derive_status_reasons();
+    }
+
     /// Facts for the rules, keyed by their full signal name: `config.<flag>` for every vLLM flag
     /// (and `config.model`), `env.<NAME>` for every kept variable with a literal value, and
     /// `pod.restarts`, `pod.ready`, `pod.phase`, `pod.node`, `pod.last_exit_code`.
-    pub fn facts(&self) -> Vec<(String, String)> {
+    pub fn derive_facts(&self) -> Vec<(String, String)> {
         let mut facts = Vec::with_capacity(self.args.flags.len() + self.env.len() + 6);
         if let Some(model) = &self.args.model {
             facts.push(("config.model".to_owned(), model.clone()));
@@ -174,7 +185,7 @@ impl PodInfo {
     /// Pod and container state reasons, for `pod_status ~ "…"` rules: the phase, the waiting
     /// reason (`CrashLoopBackOff`), the last termination reason (`OOMKilled`), `NotReady` and
     /// `Terminating` when they apply.
-    pub fn status_reasons(&self) -> Vec<String> {
+    pub fn derive_status_reasons(&self) -> Vec<String> {
         let mut reasons = vec![self.phase.as_str().to_owned()];
         if let Some(w) = &self.waiting_reason {
             reasons.push(w.clone());
