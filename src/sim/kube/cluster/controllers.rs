@@ -17,10 +17,16 @@ use crate::sim::model::EngineCounters;
 
 /// The HPA algorithm's tolerance: no change while the ratio is within 10 % of 1.
 const HPA_TOLERANCE: f64 = 0.1;
+/// Controllers run at most this often (simulated seconds), however many requests arrive.
+const MIN_TICK: f64 = 0.05;
 
 impl Cluster {
-    /// Move everything along to `now`.
+    /// Move everything along to `now` (nothing happens within [`MIN_TICK`] of the last run).
     pub fn tick(&mut self, now: f64, engines: &EngineLink) {
+        if now < self.last_tick + MIN_TICK {
+            return;
+        }
+        self.last_tick = now;
         self.remove_terminated(now);
         self.schedule(now);
         for index in 0..self.pods.len() {

@@ -255,6 +255,8 @@ pub struct Cluster {
     events: Vec<EventRec>,
     denials: Vec<Denial>,
     started: f64,
+    /// When the controllers last ran.
+    last_tick: f64,
 }
 
 impl Cluster {
@@ -286,6 +288,7 @@ impl Cluster {
             events: Vec::new(),
             denials: Vec::new(),
             started: now,
+            last_tick: f64::NEG_INFINITY,
         };
         let born = now - 86_400.0;
         for node in &plan.nodes {
@@ -543,6 +546,12 @@ impl Cluster {
         if let Some(slot) = self.slots.get_mut(engine) {
             slot.pod_ip = ip.to_owned();
         }
+        self.changed();
+    }
+
+    /// Something changed outside the controllers: run them at the next chance.
+    fn changed(&mut self) {
+        self.last_tick = f64::NEG_INFINITY;
     }
 
     /// The engine behind a pod name.

@@ -116,6 +116,7 @@ impl Cluster {
             return Err(ApiError::not_found("pods", name));
         };
         let rv = self.bump();
+        self.changed();
         let Some(pod) = self.pods.get_mut(index) else {
             return Err(ApiError::not_found("pods", name));
         };
@@ -171,6 +172,7 @@ impl Cluster {
             return Err(ApiError::not_found("nodes", name));
         };
         let rv = self.bump();
+        self.changed();
         next["metadata"]["resourceVersion"] = rv.to_string().into();
         if let Some(node) = self.nodes.get_mut(index) {
             *node = next.clone();
@@ -255,6 +257,7 @@ impl Cluster {
             return Err(ApiError::not_found("deployments", name));
         };
         let rv = self.bump();
+        self.changed();
         next["metadata"]["resourceVersion"] = rv.to_string().into();
         if template_changed {
             let hash = loop {
@@ -352,6 +355,7 @@ impl Cluster {
         let involved = self.involved_pod(pod, true);
         let host = pod.obj["spec"]["nodeName"].as_str().map(str::to_owned);
         let rv = self.bump();
+        self.changed();
         let Some(pod) = self.pods.get_mut(index) else {
             return;
         };
