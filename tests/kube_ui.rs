@@ -175,10 +175,9 @@ fn the_table_marks_the_crash_looping_pod_and_the_detail_shows_its_pod() {
     // Select the crash-looping pod (second row by name).
     key(&mut app, 'j');
     let text = screen(&mut app, 160, 48);
-    assert!(
-        text.contains("DOWN           CrashLoop↻4 · no data"),
-        "{text}"
-    );
+    assert!(text.contains("CrashLoop↻4 · no data"), "{text}");
+    // The rules read the pod: its CUDA OOM with a 16k chunked-prefill budget is a finding.
+    assert!(text.contains("OOM with chunked prefill"), "{text}");
     assert!(text.contains(" pod "), "the panel's title\n{text}");
     for part in [
         "Running · not ready · gpu-node-00",
@@ -195,15 +194,16 @@ fn the_table_marks_the_crash_looping_pod_and_the_detail_shows_its_pod() {
 }
 
 #[test]
-fn the_compact_detail_leads_with_the_pod_marker() {
+fn the_compact_detail_shows_the_findings_the_pod_raises() {
     let mut app = app();
     key(&mut app, 'j');
     let text = screen(&mut app, 80, 24);
     let detail: Vec<&str> = text.lines().skip(20).collect();
     assert!(
-        detail.iter().any(|l| l.starts_with("CrashLoop↻4 · ")),
+        detail.iter().any(|l| l.contains("CUDA out of memory")),
         "{text}"
     );
+    assert!(text.contains("CrashLoop↻4 · no data"), "{text}");
 }
 
 #[test]

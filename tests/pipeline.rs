@@ -272,10 +272,11 @@ async fn endpoints_that_go_bad_show_stale_with_the_reason() {
     assert_eq!(status_of(&app, "refused"), Some(EngineStatus::Down));
 
     let shown = screen(&app, 120, 30);
+    // Table rows: a two-column severity badge, a space, then the name.
     let row = |name: &str| {
         shown
             .lines()
-            .find(|l| l.starts_with(name))
+            .find(|l| l.get(3..).is_some_and(|rest| rest.starts_with(name)))
             .unwrap_or_default()
             .to_string()
     };

@@ -107,6 +107,9 @@ const ROWS: &[&str] = &[
     "A.dash.2",
     "A.dash.3",
     "A.dash.4",
+    // metrics.md, DCGM: DCGM_FI_DEV_XID_ERRORS (last XID); the GPU issue asks XID ≠ 0 to suggest
+    // cordoning the node.
+    "DCGM.XID",
 ];
 
 /// Rows the source itself says cannot be observed from metrics.

@@ -274,6 +274,16 @@ const ENGINE_CASES: &[(&str, Set, Set)] = &[
         },
     ),
     (
+        "gpu-hot",
+        |e| e.gpu().temp_c = Some(91.0),
+        |e| e.gpu().temp_c = Some(70.0),
+    ),
+    (
+        "gpu-xid",
+        |e| e.gpu().xid = Some(79.0),
+        |e| e.gpu().xid = Some(0.0),
+    ),
+    (
         "queue-deep",
         |e| e.signals.waiting = Some(51.0),
         |e| e.signals.waiting = Some(50.0),

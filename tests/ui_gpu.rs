@@ -151,9 +151,10 @@ fn the_exporter_is_no_engine_row_and_gpu_columns_show_on_wide_terminals() {
     assert!(!screen.contains("dcgm-exporter"), "{screen}");
     assert!(screen.contains("GPU% GMEM"), "{screen}");
     // 73939 / 81559 = 90.7 % → 91 %.
+    // After the two-column severity badge and a space.
     let row = screen
         .lines()
-        .find(|l| l.starts_with("vllm-b"))
+        .find(|l| l.get(3..).is_some_and(|r| r.starts_with("vllm-b")))
         .unwrap_or_default();
     assert!(row.ends_with("91%"), "{row}");
     insta::assert_snapshot!("gpu_fleet_at_160x48_with_the_gpu_section", screen);

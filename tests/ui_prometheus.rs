@@ -73,10 +73,10 @@ fn a_prometheus_down_at_start_up_is_a_down_row_with_its_reason() {
         outcome: Err(ScrapeError::Refused),
     }));
     let screen = render(&app(fleet), 100, 30);
-    // The name is cut in the middle to fit the 19-column name cell.
+    // The name is cut in the middle to fit the name cell, after the severity badge.
     let row = screen
         .lines()
-        .find(|l| l.starts_with("prometheu…"))
+        .find(|l| l.get(3..).is_some_and(|r| r.starts_with("prometheus …")))
         .unwrap_or_default();
     assert!(row.contains("DOWN"), "{screen}");
     assert!(row.contains("refused"), "{screen}");
@@ -107,13 +107,15 @@ fn engines_read_through_prometheus_show_the_cycle_and_a_partial_answer() {
     let screen = render(&app(fleet), 160, 48);
     // The source's placeholder row gave way to the engines it named.
     assert!(
-        !screen.lines().any(|l| l.starts_with("prometheus 10.0.0.9")),
+        !screen.lines().any(|l| l
+            .get(3..)
+            .is_some_and(|r| r.starts_with("prometheus 10.0.0.9"))),
         "{screen}"
     );
     assert!(screen.contains("2 up 0 stale 0 down"), "{screen}");
     let b = screen
         .lines()
-        .find(|l| l.starts_with("vllm-b"))
+        .find(|l| l.get(3..).is_some_and(|r| r.starts_with("vllm-b")))
         .unwrap_or_default();
     assert!(b.contains("97%"), "{b}");
     assert!(b.contains("1.23k"), "{b}");

@@ -352,11 +352,14 @@ fn find(buf: &Buffer, needle: &str) -> Option<(u16, u16)> {
     })
 }
 
+/// Column where the name starts in a table row: after the two-column severity badge.
+const NAME_X: u16 = 3;
+
 fn row_of(buf: &Buffer, name: &str) -> u16 {
     let Some((x, y)) = find(buf, name) else {
         panic!("{name} not drawn:\n{}", text(buf));
     };
-    assert_eq!(x, 0, "{name} is not at the start of a table row");
+    assert_eq!(x, NAME_X, "{name} is not at the name column of a table row");
     y
 }
 
@@ -578,8 +581,14 @@ fn mono_theme_uses_no_colour_and_marks_levels_in_text() {
         }
         if !help {
             let screen = text(&buf);
-            let hot = screen.lines().find(|l| l.starts_with("vllm-a-0"));
-            let warm = screen.lines().find(|l| l.starts_with("vllm-a-1"));
+            let row = |name: &str| {
+                screen.lines().find(|l| {
+                    l.get(usize::from(NAME_X)..)
+                        .is_some_and(|r| r.starts_with(name))
+                })
+            };
+            let hot = row("vllm-a-0");
+            let warm = row("vllm-a-1");
             assert!(hot.is_some_and(|l| l.contains("95%!")), "{hot:?}");
             assert!(warm.is_some_and(|l| l.contains("80%+")), "{warm:?}");
         }
@@ -611,11 +620,11 @@ fn a_thousand_rows_scroll_to_the_selection() {
     press(&mut app, KeyCode::Char('G'), NOW);
     let buf = render(&app, 200, 60, NOW);
     let y = row_of(&buf, "engine-0999");
-    assert!(buf[(0, y)].modifier.contains(Modifier::REVERSED));
+    assert!(buf[(NAME_X, y)].modifier.contains(Modifier::REVERSED));
     assert!(find(&buf, "engine-0000").is_none());
     // Paging up by a table height keeps the selection in view at the top of the table.
     press(&mut app, KeyCode::PageUp, NOW);
     let buf = render(&app, 200, 60, NOW);
-    let selected = (0..60).find(|&y| buf[(0, y)].modifier.contains(Modifier::REVERSED));
+    let selected = (0..60).find(|&y| buf[(NAME_X, y)].modifier.contains(Modifier::REVERSED));
     assert_eq!(selected, Some(2), "{}", text(&buf));
 }

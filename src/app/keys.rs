@@ -8,8 +8,10 @@ use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 pub enum Context {
     /// The fleet view with no prompt or overlay open.
     Fleet,
-    /// The GPU node view.
-    Nodes,
+    /// The diagnostics, routing or GPU node view. Keys not bound here act as in the fleet
+    /// view (quit, help, moving, freeze, the quantile window, switching views); moving keys
+    /// move through the view shown.
+    Views,
     /// The filter prompt is being edited.
     Filter,
     /// The help overlay is open.
@@ -22,7 +24,7 @@ impl Context {
     /// Contexts in the order the help overlay lists them.
     pub const HELP_ORDER: [Context; 5] = [
         Context::Fleet,
-        Context::Nodes,
+        Context::Views,
         Context::Filter,
         Context::Help,
         Context::Anywhere,
@@ -56,6 +58,14 @@ pub enum Action {
     ToggleDetail,
     /// Open or close the Deployments view (Kubernetes).
     ToggleDeployments,
+    /// Show the diagnostics view (findings with evidence).
+    OpenDiagnostics,
+    /// Show the routing explainer.
+    OpenRouting,
+    /// Back to the fleet view.
+    ShowFleet,
+    /// Select the selected finding's engine in the fleet view.
+    JumpToEngine,
     /// Switch between the fleet and the GPU node view.
     ToggleNodes,
 }
@@ -227,60 +237,35 @@ pub const KEYMAP: &[Binding] = &[
         "Deployments, HPAs, PDBs",
     ),
     bind(
+        &[plain('x')],
+        Context::Fleet,
+        Action::OpenDiagnostics,
+        "findings and evidence",
+    ),
+    bind(
+        &[plain('r')],
+        Context::Fleet,
+        Action::OpenRouting,
+        "routing explainer",
+    ),
+    bind(
         &[plain('n')],
         Context::Fleet,
         Action::ToggleNodes,
         "GPUs per node",
     ),
-    // GPU node view.
-    bind(&[plain('q')], Context::Nodes, Action::Quit, "quit"),
+    // Diagnostics, routing and node views (other keys as in the fleet view).
     bind(
-        &[plain('?')],
-        Context::Nodes,
-        Action::ToggleHelp,
-        "this help",
+        &[Key::Plain(KeyCode::Enter)],
+        Context::Views,
+        Action::JumpToEngine,
+        "show the finding's engine",
     ),
     bind(
-        &[plain('n'), Key::Plain(KeyCode::Esc)],
-        Context::Nodes,
-        Action::ToggleNodes,
+        &[Key::Plain(KeyCode::Tab), Key::Plain(KeyCode::Esc)],
+        Context::Views,
+        Action::ShowFleet,
         "back to the fleet",
-    ),
-    bind(
-        &[plain('j'), Key::Plain(KeyCode::Down)],
-        Context::Nodes,
-        Action::SelectDown,
-        "scroll down",
-    ),
-    bind(
-        &[plain('k'), Key::Plain(KeyCode::Up)],
-        Context::Nodes,
-        Action::SelectUp,
-        "scroll up",
-    ),
-    bind(
-        &[Key::Plain(KeyCode::PageDown)],
-        Context::Nodes,
-        Action::PageDown,
-        "page down",
-    ),
-    bind(
-        &[Key::Plain(KeyCode::PageUp)],
-        Context::Nodes,
-        Action::PageUp,
-        "page up",
-    ),
-    bind(
-        &[plain('g'), Key::Plain(KeyCode::Home)],
-        Context::Nodes,
-        Action::SelectFirst,
-        "top",
-    ),
-    bind(
-        &[plain('G'), Key::Plain(KeyCode::End)],
-        Context::Nodes,
-        Action::SelectLast,
-        "bottom",
     ),
     // Filter prompt.
     bind(
@@ -316,12 +301,21 @@ pub const KEYMAP: &[Binding] = &[
     ),
 ];
 
+/// The context's own bindings and the ones it falls back to, in lookup order: `Anywhere`
+/// first, then the context, then (for the diagnostics and routing views) the fleet view's.
+fn lookup_chain(context: Context) -> impl Iterator<Item = Context> {
+    let fallback = (context == Context::Views).then_some(Context::Fleet);
+    [Some(Context::Anywhere), Some(context), fallback]
+        .into_iter()
+        .flatten()
+}
+
 /// The action a key event triggers in `context`, if any. Key releases trigger nothing.
 pub fn lookup(context: Context, event: &KeyEvent) -> Option<Action> {
     if event.kind == KeyEventKind::Release {
         return None;
     }
-    [Context::Anywhere, context].into_iter().find_map(|ctx| {
+    lookup_chain(context).find_map(|ctx| {
         KEYMAP
             .iter()
             .filter(|b| b.context == ctx)
@@ -365,12 +359,19 @@ pub fn binding_label(binding: &Binding) -> String {
         .join(" ")
 }
 
-/// The first key bound to `action` in `context`, for hints such as the footer's.
+/// The first key bound to `action` in `context`, else in the contexts it falls back to (the
+/// context's own key first: `q` rather than Ctrl-C), for hints such as the footer's.
 pub fn first_key(context: Context, action: Action) -> Option<Key> {
-    KEYMAP
-        .iter()
-        .find(|b| b.context == context && b.action == action)
-        .and_then(|b| b.keys.first().copied())
+    let fallback = (context == Context::Views).then_some(Context::Fleet);
+    [Some(context), fallback, Some(Context::Anywhere)]
+        .into_iter()
+        .flatten()
+        .find_map(|ctx| {
+            KEYMAP
+                .iter()
+                .find(|b| b.context == ctx && b.action == action)
+                .and_then(|b| b.keys.first().copied())
+        })
 }
 
 #[cfg(test)]
@@ -395,7 +396,7 @@ mod tests {
             lookup(Context::Fleet, &press(KeyCode::Down)),
             Some(Action::SelectDown)
         );
-        assert_eq!(lookup(Context::Fleet, &press(KeyCode::Char('x'))), None);
+        assert_eq!(lookup(Context::Fleet, &press(KeyCode::Char('z'))), None);
     }
 
     #[test]
@@ -438,6 +439,48 @@ mod tests {
             Some(Action::CloseHelp)
         );
         assert_eq!(lookup(Context::Help, &press(KeyCode::Char('j'))), None);
+    }
+
+    #[test]
+    fn the_views_fall_back_to_fleet_keys_but_keep_their_own() {
+        assert_eq!(
+            lookup(Context::Views, &press(KeyCode::Char('q'))),
+            Some(Action::Quit)
+        );
+        assert_eq!(
+            lookup(Context::Views, &press(KeyCode::Char('f'))),
+            Some(Action::ToggleFreeze)
+        );
+        assert_eq!(
+            lookup(Context::Views, &press(KeyCode::Enter)),
+            Some(Action::JumpToEngine)
+        );
+        assert_eq!(
+            lookup(Context::Views, &press(KeyCode::Esc)),
+            Some(Action::ShowFleet)
+        );
+        assert_eq!(
+            lookup(Context::Views, &press(KeyCode::Tab)),
+            Some(Action::ShowFleet)
+        );
+        assert_eq!(
+            lookup(Context::Fleet, &press(KeyCode::Char('x'))),
+            Some(Action::OpenDiagnostics)
+        );
+        assert_eq!(
+            lookup(Context::Views, &press(KeyCode::Char('r'))),
+            Some(Action::OpenRouting)
+        );
+        // The fleet keeps Enter and Esc for itself; the help does not fall back.
+        assert_eq!(
+            lookup(Context::Fleet, &press(KeyCode::Enter)),
+            Some(Action::ToggleDetail)
+        );
+        assert_eq!(lookup(Context::Help, &press(KeyCode::Char('x'))), None);
+        assert_eq!(
+            first_key(Context::Views, Action::Quit),
+            Some(Key::Plain(KeyCode::Char('q')))
+        );
     }
 
     #[test]

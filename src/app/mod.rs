@@ -1,13 +1,18 @@
 //! The console's state machine: `update(&mut App, Event, now) -> Vec<Command>`; the event loop
 //! that feeds it lives in `run`.
 
+pub mod diagnostics;
 pub mod keys;
 pub mod kube;
 pub mod rows;
 pub mod run;
 pub mod state;
 pub mod update;
+mod views;
 
+pub use diagnostics::{
+    Diagnostics, EngineMarks, FindingKey, RulesView, fleet_gpu_signals, fleet_inputs, gpu_signals,
+};
 pub use keys::{Action, Binding, Context, KEYMAP, Key};
 pub use rows::{SortColumn, visible_rows};
 pub use state::{

@@ -180,7 +180,10 @@ fn apply(app: &mut App, event: Event, workers: &mut dyn Executor) -> bool {
 
 fn draw(app: &mut App, terminal: &mut ConsoleTerminal) -> io::Result<()> {
     let now = unix_now();
+    // Once per drawn batch of events, whatever the number of scrapes in it.
+    app.refresh_rules(now);
     terminal.draw(|frame| crate::ui::draw(frame, app, now))?;
-    app.dirty = false;
+    // An evaluation deferred by the rules' spacing needs one more frame once it has run.
+    app.dirty = app.diag.is_stale();
     Ok(())
 }

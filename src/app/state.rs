@@ -3,6 +3,7 @@
 use std::cell::Cell;
 use std::time::Duration;
 
+use super::diagnostics::Diagnostics;
 use super::keys::Context;
 use super::kube::KubeView;
 use super::rows::{SortColumn, visible_rows};
@@ -18,11 +19,15 @@ pub const PROBLEM_SECS: f64 = 30.0;
 /// Rows PgUp/PgDn move before the table was ever drawn.
 const DEFAULT_PAGE: usize = 10;
 
-/// The views the console can show. Later: diagnostics, explainer.
+/// The views the console can show.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum View {
     #[default]
     Fleet,
+    /// The rules' findings with their evidence (`x`).
+    Diagnostics,
+    /// How two routers would score the engines of each model (`r`).
+    Routing,
     /// GPUs per node (`n`).
     Nodes,
 }
@@ -169,6 +174,8 @@ pub struct App {
     /// Give the detail pane (charts) more room than the table on short terminals.
     pub detail_expanded: bool,
     pub notice: Option<Notice>,
+    /// The troubleshooting rules, their findings, and the diagnostics view's selection.
+    pub diag: Diagnostics,
     /// The screen needs redrawing. The event loop clears it after drawing.
     pub dirty: bool,
     pub should_quit: bool,
@@ -212,6 +219,7 @@ impl App {
             help_visible: false,
             detail_expanded: false,
             notice: None,
+            diag: Diagnostics::builtin(),
             dirty: true,
             should_quit: false,
             utc_offset_secs: 0,
@@ -288,10 +296,10 @@ impl App {
             Context::Help
         } else if self.filter_editing {
             Context::Filter
-        } else if self.view == View::Nodes {
-            Context::Nodes
-        } else {
+        } else if self.view == View::Fleet {
             Context::Fleet
+        } else {
+            Context::Views
         }
     }
 

@@ -12,6 +12,7 @@ pub fn update(app: &mut App, event: Event, now: Ts) -> Vec<Command> {
     let mut commands = match event {
         Event::Scrape(report) => {
             app.fleet.ingest(report);
+            app.diag.mark_stale();
             if !app.is_frozen() {
                 app.dirty = true;
                 select_first_if_none(app, now);
@@ -57,6 +58,8 @@ fn on_tick(app: &mut App, now: Ts) {
     if changed && !app.is_frozen() {
         app.dirty = true;
     }
+    // Time alone advances `for` durations and staleness.
+    app.evaluate_rules(now);
     let second = now.floor() as i64;
     if app.last_second != Some(second) {
         app.last_second = Some(second);
@@ -80,6 +83,10 @@ fn on_key(app: &mut App, key: &KeyEvent, now: Ts) -> Vec<Command> {
     let Some(action) = lookup(app.context(), key) else {
         return Vec::new();
     };
+    if let Some(changed) = super::views::on_key(app, action, now) {
+        app.dirty |= changed;
+        return Vec::new();
+    }
     let changed = match action {
         Action::Quit => {
             app.should_quit = true;
@@ -111,8 +118,8 @@ fn on_key(app: &mut App, key: &KeyEvent, now: Ts) -> Vec<Command> {
         Action::PageUp => move_selection(app, now, |pos, _, page| pos.saturating_sub(page)),
         Action::ToggleNodes => {
             app.view = match app.view {
-                View::Fleet => View::Nodes,
                 View::Nodes => View::Fleet,
+                View::Fleet | View::Diagnostics | View::Routing => View::Nodes,
             };
             true
         }
@@ -194,6 +201,8 @@ fn on_key(app: &mut App, key: &KeyEvent, now: Ts) -> Vec<Command> {
             true
         }
         Action::ToggleFreeze => {
+            let freezing = app.frozen.is_none();
+            app.freeze_rules(freezing, now);
             if app.frozen.take().is_some() {
                 app.set_notice(NoticeKind::Unfrozen, now);
             } else {
@@ -209,6 +218,11 @@ fn on_key(app: &mut App, key: &KeyEvent, now: Ts) -> Vec<Command> {
             app.detail_expanded = !app.detail_expanded;
             true
         }
+        // Switching views is handled by `views::on_key` above.
+        Action::OpenDiagnostics
+        | Action::OpenRouting
+        | Action::ShowFleet
+        | Action::JumpToEngine => false,
     };
     app.dirty |= changed;
     Vec::new()
@@ -568,7 +582,7 @@ mod tests {
     fn keys_that_change_nothing_do_not_redraw() {
         let (mut app, _) = app_with(&[("a", 0.1)]);
         app.dirty = false;
-        ch(&mut app, 'x');
+        ch(&mut app, 'z');
         assert!(!app.dirty, "unbound key");
         ch(&mut app, 'k');
         ch(&mut app, 'k');

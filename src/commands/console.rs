@@ -106,6 +106,7 @@ pub async fn run_console_with(
     for notice in notices {
         app.warn(notice, now);
     }
+    app.load_user_rules(config.user_rules_path().as_deref(), now);
     let (tx, rx) = mpsc::channel(EVENT_QUEUE);
     let (window_tx, window_rx) = watch::channel(config.window);
     let _poller = match &config.prometheus {

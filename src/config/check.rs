@@ -89,6 +89,17 @@ impl fmt::Display for CheckReport {
             )?,
             None => writeln!(f, "  log:     level {}, no log file", c.log_level)?,
         }
+        match &c.rules_file {
+            Some(file) => writeln!(f, "  rules:   built-in, then {}", file.display())?,
+            None => match super::paths::default_rules_path() {
+                Some(default) => writeln!(
+                    f,
+                    "  rules:   built-in, then {} if it exists",
+                    default.display()
+                )?,
+                None => writeln!(f, "  rules:   built-in")?,
+            },
+        }
         if self.keys_set.is_empty() {
             write!(f, "  the file sets nothing: all defaults")
         } else {

@@ -28,6 +28,8 @@ pub struct ConfigFile {
     pub log: LogSection,
     #[serde(default)]
     pub kubernetes: super::kubernetes::KubernetesSection,
+    #[serde(default)]
+    pub rules: RulesSection,
     pub prometheus: Option<super::prometheus::PrometheusSection>,
 }
 
@@ -75,6 +77,13 @@ pub struct HistorySection {
 #[serde(deny_unknown_fields)]
 pub struct LogSection {
     pub level: Option<String>,
+    pub file: Option<String>,
+}
+
+/// `[rules]`
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RulesSection {
     pub file: Option<String>,
 }
 

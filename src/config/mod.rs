@@ -29,7 +29,9 @@ pub use check::CheckReport;
 pub use error::{ConfigError, Origin};
 pub use kubernetes::{KubeOverrides, KubernetesConfig};
 pub use overrides::Overrides;
-pub use paths::{CONFIG_ENV_VAR, default_config_path, env_config_path, state_dir, themes_dir};
+pub use paths::{
+    CONFIG_ENV_VAR, default_config_path, default_rules_path, env_config_path, state_dir, themes_dir,
+};
 pub use prometheus::{DEFAULT_PROMETHEUS_BODY_LIMIT, PrometheusAuth, PrometheusConfig};
 pub use resolved::{
     Config, DEFAULT_BODY_LIMIT, DEFAULT_INTERVAL, HistorySettings, LOG_FILE_NAME, MIN_INTERVAL,

@@ -30,6 +30,11 @@ pub fn themes_dir() -> Option<PathBuf> {
     project_dirs().map(|dirs| dirs.config_dir().join("themes"))
 }
 
+/// The default user rules file: `<config_dir>/rules.toml` (used only when it exists).
+pub fn default_rules_path() -> Option<PathBuf> {
+    project_dirs().map(|dirs| dirs.config_dir().join("rules.toml"))
+}
+
 /// The directory for logs and the audit log: the platform's state directory, or the local data
 /// directory on platforms without one.
 pub fn state_dir() -> Option<PathBuf> {

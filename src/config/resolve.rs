@@ -95,6 +95,13 @@ pub(crate) fn resolve(file: ConfigFile, cx: &ResolveContext<'_>) -> Result<Confi
         config.log_file = Some(expand_path(&file, cx.base_dir()));
     }
 
+    if let Some(file) = file.rules.file {
+        if file.trim().is_empty() {
+            return Err(Problem::new(Setting::RulesFile, "must not be empty"));
+        }
+        config.rules_file = Some(expand_path(&file, cx.base_dir()));
+    }
+
     if let Some(section) = file.prometheus {
         config.prometheus = Some(
             resolve_prometheus(section, cx.base_dir(), cx.env)

@@ -42,6 +42,9 @@ pub struct Config {
     pub log_level: String,
     /// Log file; `None` only when no state directory could be determined.
     pub log_file: Option<PathBuf>,
+    /// User rules file named by `[rules] file`; `None` means `<config_dir>/rules.toml`, used
+    /// when it exists (see [`Config::user_rules_path`]).
+    pub rules_file: Option<PathBuf>,
     /// The file this configuration was read from, if any.
     pub source: Option<PathBuf>,
     /// `[kubernetes]`: pod discovery.
@@ -100,6 +103,7 @@ impl Default for Config {
             history: HistorySettings::default(),
             log_level: "info".to_owned(),
             log_file: super::paths::state_dir().map(|dir| dir.join(LOG_FILE_NAME)),
+            rules_file: None,
             source: None,
             kubernetes: KubernetesConfig::default(),
             timeout_provenance: TimeoutProvenance { derived: true },
@@ -132,6 +136,15 @@ impl Config {
             history_coarse_step: self.history.coarse_step.as_secs_f64(),
             ..FleetSettings::default()
         }
+    }
+
+    /// The user rules file to merge over the built-in rules: the one `[rules] file` names
+    /// (a named file that is missing is the caller's error to report), else
+    /// `<config_dir>/rules.toml` when that file exists, else none.
+    pub fn user_rules_path(&self) -> Option<PathBuf> {
+        self.rules_file
+            .clone()
+            .or_else(|| super::paths::default_rules_path().filter(|path| path.is_file()))
     }
 
     /// True when `timeout` was not set and follows the interval.

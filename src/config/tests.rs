@@ -59,6 +59,9 @@ coarse_step = "30s"
 [log]
 level = "debug"
 file = "logs/kvtop.log"
+
+[rules]
+file = "rules/site.toml"
 "#,
         &[("ENGINE_TOKEN", "tok-123")],
     )
@@ -91,6 +94,20 @@ file = "logs/kvtop.log"
         config.log_file,
         Some(PathBuf::from("/etc/kvtop/logs/kvtop.log"))
     );
+    assert_eq!(
+        config.rules_file,
+        Some(PathBuf::from("/etc/kvtop/rules/site.toml"))
+    );
+    assert_eq!(
+        config.user_rules_path(),
+        Some(PathBuf::from("/etc/kvtop/rules/site.toml"))
+    );
+}
+
+#[test]
+fn an_empty_rules_file_setting_is_an_error() {
+    let err = load_with("[rules]\nfile = \" \"\n", &[]).expect_err("empty");
+    assert_eq!(err.key(), Some("rules.file"));
 }
 
 #[test]
@@ -188,6 +205,7 @@ fn unknown_top_level_section_lists_the_sections() {
         "display",
         "history",
         "log",
+        "rules",
         "kubernetes",
     ] {
         assert!(text.contains(&format!("`{section}`")), "{text}");

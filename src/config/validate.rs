@@ -26,6 +26,7 @@ pub(crate) enum Setting {
     LogFile,
     /// A key of `[kubernetes]`.
     Kubernetes(&'static str),
+    RulesFile,
     Prometheus(super::prometheus::PromKey),
 }
 
@@ -65,6 +66,7 @@ impl Setting {
             Setting::LogLevel => &["log", "level"],
             Setting::LogFile => &["log", "file"],
             Setting::Kubernetes(key) => return KeyPath::keys(&["kubernetes", key]),
+            Setting::RulesFile => &["rules", "file"],
             Setting::Prometheus(key) => return KeyPath::keys(&["prometheus", key.name()]),
         };
         KeyPath::keys(keys)

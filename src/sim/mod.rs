@@ -147,6 +147,22 @@ impl SimHandle {
         self.clock.now()
     }
 
+    /// Change engine `index`'s arrival rate (requests per simulated second) from now on, e.g.
+    /// to overload it while the fleet runs. The engine is first brought up to the current
+    /// simulated time, so the new rate applies from now, not retroactively. False when there
+    /// is no engine `index`.
+    pub fn set_arrival_rate(&self, index: usize, rate: f64) -> bool {
+        let Some(site) = self.sites.get(index) else {
+            return false;
+        };
+        let now = self.clock.now();
+        site.with_pod(|pod| {
+            pod.advance_to(now);
+            pod.engine.set_arrival_rate(rate);
+        });
+        true
+    }
+
     /// Apply the GPU side of `scenario` to a running engine's GPU (fault and XID; `healthy`
     /// clears them). The traffic side of a scenario is set at start (`SimConfig::scenarios`).
     pub fn apply_gpu_scenario(

@@ -10,7 +10,7 @@ use ratatui::widgets::{Axis, Block, Borders, Chart, Dataset, GraphType, Paragrap
 
 use super::fleet_table::kv_level;
 use super::spark::sparkline;
-use super::{format, gpu, text};
+use super::{findings, format, gpu, text};
 use crate::app::App;
 use crate::engine::EngineFlavor;
 use crate::fleet::{DerivedSourceState, EngineState, Series, Signals, TargetState, Ts};
@@ -231,8 +231,16 @@ pub fn render_full(buf: &mut Buffer, area: Rect, app: &App, engine: Option<&Engi
         Layout::horizontal([Constraint::Length(facts_width), Constraint::Fill(1)]).areas(inner);
     if facts_width > 0 {
         let source = app.view_fleet().source_of(engine.target);
-        let facts = facts(engine, target, source, &app.theme, now, facts_area.width);
-        Paragraph::new(facts).render(facts_area, buf);
+        let mut lines = findings::fact_lines(app, engine, facts_area.width, now);
+        lines.extend(facts(
+            engine,
+            target,
+            source,
+            &app.theme,
+            now,
+            facts_area.width,
+        ));
+        Paragraph::new(lines).render(facts_area, buf);
     }
     let charts_area = match app.view_fleet().pod_info(engine.target) {
         Some(pod) => {
@@ -574,11 +582,15 @@ pub fn render_compact(
     let sparks = spark_line(app, engine, now, usize::from(inner.width));
     buf.set_line(inner.x, inner.y, &sparks, inner.width);
     if inner.height >= 2 {
-        let fleet = app.view_fleet();
-        let target = fleet.target(engine.target);
-        let pod = fleet.pod_info(engine.target);
-        let facts = fact_line(engine, target, pod, &app.theme, now);
-        buf.set_line(inner.x, inner.y + 1, &facts, inner.width);
+        // The engine's findings, when it has any, matter more than its facts.
+        let line =
+            findings::compact_line(app, engine, usize::from(inner.width)).unwrap_or_else(|| {
+                let fleet = app.view_fleet();
+                let target = fleet.target(engine.target);
+                let pod = fleet.pod_info(engine.target);
+                fact_line(engine, target, pod, &app.theme, now)
+            });
+        buf.set_line(inner.x, inner.y + 1, &line, inner.width);
     }
 }
 

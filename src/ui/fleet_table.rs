@@ -6,9 +6,9 @@ use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
-use super::{format, text};
+use super::{diag_text, findings, format, text};
 use crate::app::rows::{RowStatus, row_status};
-use crate::app::{App, SortColumn};
+use crate::app::{App, RowKey, RulesView, SortColumn};
 use crate::fleet::{EngineState, TargetState, Ts};
 use crate::kube_model::PodInfo;
 use crate::theme::Theme;
@@ -25,9 +25,13 @@ const NAME_SHARE: u16 = 55;
 /// A table column.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Column {
+    /// The worst firing finding's badge (`!!`, `!`, `·`).
+    Badge,
     Name,
     Model,
     Status,
+    /// Health and circuit breaker from the rules.
+    Health,
     Kv,
     Running,
     Waiting,
@@ -72,14 +76,23 @@ const fn spec(
     }
 }
 
-/// Columns in display order.
-const SPECS: [Spec; 14] = [
-    spec(Column::Name, text::COL_NAME, 19, 0, false, SortColumn::Name),
+/// Columns in display order. The badge is never dropped; the health column shows from about
+/// 94 columns on, before the model, age, prefix, preemption and GPU columns.
+const SPECS: [Spec; 16] = [
+    spec(
+        Column::Badge,
+        diag_text::COL_BADGE,
+        findings::BADGE_WIDTH,
+        0,
+        false,
+        SortColumn::Name,
+    ),
+    spec(Column::Name, text::COL_NAME, 16, 0, false, SortColumn::Name),
     spec(
         Column::Model,
         text::COL_MODEL,
         12,
-        8,
+        9,
         false,
         SortColumn::Name,
     ),
@@ -88,6 +101,14 @@ const SPECS: [Spec; 14] = [
         text::COL_STATUS,
         14,
         1,
+        false,
+        SortColumn::Status,
+    ),
+    spec(
+        Column::Health,
+        diag_text::COL_HEALTH,
+        findings::HEALTH_WIDTH,
+        8,
         false,
         SortColumn::Status,
     ),
@@ -129,7 +150,7 @@ const SPECS: [Spec; 14] = [
         Column::Prefix,
         text::COL_PREFIX,
         5,
-        10,
+        11,
         true,
         SortColumn::PrefixHit,
     ),
@@ -137,17 +158,17 @@ const SPECS: [Spec; 14] = [
         Column::Preempt,
         text::COL_PREEMPT,
         6,
-        11,
+        12,
         true,
         SortColumn::Preemptions,
     ),
-    spec(Column::Age, text::COL_AGE, 6, 9, true, SortColumn::Age),
+    spec(Column::Age, text::COL_AGE, 6, 10, true, SortColumn::Age),
     // GPU columns come last and go first: wide terminals only.
     spec(
         Column::GpuUtil,
         text::COL_GPU_UTIL,
         4,
-        12,
+        13,
         true,
         SortColumn::GpuUtil,
     ),
@@ -155,7 +176,7 @@ const SPECS: [Spec; 14] = [
         Column::GpuMem,
         text::COL_GPU_MEM,
         4,
-        13,
+        14,
         true,
         SortColumn::GpuMem,
     ),
@@ -165,7 +186,7 @@ fn spec_of(column: Column) -> &'static Spec {
     SPECS
         .iter()
         .find(|s| s.column == column)
-        .unwrap_or(&SPECS[0])
+        .unwrap_or(&SPECS[1])
 }
 
 /// The columns shown at `width` and their widths: least important columns are dropped until
@@ -281,6 +302,7 @@ pub fn render(
     let height = usize::from(body.height);
     let offset = app.scroll_to(selected.unwrap_or(0), rows.len(), height);
     let engines = fleet.engines();
+    let rules = app.diag.view();
     for (line_no, (pos, &index)) in rows
         .iter()
         .enumerate()
@@ -300,7 +322,7 @@ pub fn render(
         let target = fleet.target(engine.target);
         let pod = fleet.pod_info(engine.target);
         let status = row_status(engine, view_now, restart_mark);
-        let line = row_line(engine, target, pod, status, &cols, theme, view_now);
+        let line = row_line(engine, target, pod, status, &cols, theme, rules, view_now);
         buf.set_line(rect.x, rect.y, &line, rect.width);
     }
 }
@@ -314,7 +336,8 @@ fn header_row(buf: &mut Buffer, area: Rect, app: &App, cols: &[(Column, u16)]) {
             spans.push(Span::raw(" "));
         }
         let spec = spec_of(*column);
-        let sorted = spec.sort == app.sort && (*column != Column::Model);
+        let sorted = spec.sort == app.sort
+            && !matches!(column, Column::Model | Column::Badge | Column::Health);
         let label = if sorted {
             let arrow = if app.sort_descending {
                 text::SORT_DOWN
@@ -336,6 +359,7 @@ fn header_row(buf: &mut Buffer, area: Rect, app: &App, cols: &[(Column, u16)]) {
 }
 
 /// One engine row as a line of padded cells.
+#[allow(clippy::too_many_arguments)]
 fn row_line(
     engine: &EngineState,
     target: Option<&TargetState>,
@@ -343,8 +367,10 @@ fn row_line(
     status: RowStatus,
     cols: &[(Column, u16)],
     theme: &Theme,
+    rules: &RulesView,
     now: Ts,
 ) -> Line<'static> {
+    let key = RowKey::of(engine);
     let mut spans = Vec::with_capacity(cols.len() * 2);
     let values_style = if status == RowStatus::Stale {
         theme.dim
@@ -359,7 +385,10 @@ fn row_line(
             spans.push(Span::raw(" "));
         }
         first = false;
-        let is_value = !matches!(column, Column::Name | Column::Model | Column::Status);
+        let is_value = !matches!(
+            column,
+            Column::Badge | Column::Name | Column::Model | Column::Status | Column::Health
+        );
         if status == RowStatus::Down && is_value {
             // The reason takes the place of every value column.
             let rest: usize = width
@@ -380,6 +409,14 @@ fn row_line(
         }
         let s = &engine.signals;
         let (cell, style): (String, Style) = match column {
+            Column::Badge => {
+                spans.push(findings::badge_cell(theme, rules.marks(&key), width));
+                continue;
+            }
+            Column::Health => {
+                spans.push(findings::health_cell(theme, rules.health(&key), width));
+                continue;
+            }
             Column::Name => (format::left_middle(&engine.name, width), theme.base),
             Column::Model => (
                 format::left(format::short_model(&engine.id.model), width),
@@ -533,6 +570,7 @@ mod tests {
         assert_eq!(
             names(&cols),
             [
+                Column::Badge,
                 Column::Name,
                 Column::Status,
                 Column::Kv,
@@ -565,9 +603,20 @@ mod tests {
     }
 
     #[test]
-    fn very_narrow_keeps_the_name() {
+    fn very_narrow_keeps_the_badge_and_the_name() {
         let cols = columns(10);
-        assert_eq!(names(&cols), [Column::Name]);
+        assert_eq!(names(&cols), [Column::Badge, Column::Name]);
+    }
+
+    #[test]
+    fn health_shows_from_94_columns_before_model_and_age() {
+        let has = |width: u16, column: Column| names(&columns(width)).contains(&column);
+        assert!(!has(93, Column::Health));
+        assert!(has(94, Column::Health));
+        assert!(has(100, Column::Health));
+        assert!(!has(106, Column::Model));
+        assert!(has(107, Column::Model));
+        assert!(has(60, Column::Badge));
     }
 
     #[test]

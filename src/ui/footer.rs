@@ -9,7 +9,7 @@ use ratatui::text::Span;
 use super::line::{self, Segment};
 use super::text;
 use crate::app::keys::{Action, Context, first_key, key_label};
-use crate::app::{App, NoticeKind};
+use crate::app::{App, NoticeKind, View};
 use crate::fleet::Ts;
 use crate::theme::Theme;
 
@@ -50,7 +50,15 @@ pub fn render(buf: &mut Buffer, area: Rect, app: &App, shown: usize, now: Ts) {
                     },
                 )],
             )),
-            None => segments.extend(hints(theme, Context::Fleet, &text::FOOTER_HINTS, 2, false)),
+            None => segments.extend(match app.view {
+                View::Fleet | View::Nodes => {
+                    hints(theme, Context::Fleet, &text::FOOTER_HINTS, 2, false)
+                }
+                View::Diagnostics => {
+                    hints(theme, Context::Views, &text::DIAGNOSTICS_HINTS, 2, false)
+                }
+                View::Routing => hints(theme, Context::Views, &text::ROUTING_HINTS, 2, false),
+            }),
         }
         if !app.filter.is_empty() {
             segments.push(Segment::right(

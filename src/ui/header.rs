@@ -6,8 +6,9 @@ use ratatui::layout::Rect;
 use ratatui::style::Modifier;
 use ratatui::text::Span;
 
+use super::findings::severity_style;
 use super::line::{self, GAP, Segment};
-use super::{format, text};
+use super::{diag_text, format, text};
 use crate::app::App;
 use crate::fleet::Ts;
 
@@ -48,6 +49,7 @@ pub fn render(buf: &mut Buffer, area: Rect, app: &App, now: Ts) {
         counts.push(Span::styled(format!(" {word}"), style));
     }
     let counts = Segment::right(1, counts);
+    let findings = findings_counts(app);
 
     let frozen = app.frozen.as_ref().map(|frozen| {
         let badge = theme.warn.add_modifier(Modifier::REVERSED | Modifier::BOLD);
@@ -74,6 +76,7 @@ pub fn render(buf: &mut Buffer, area: Rect, app: &App, now: Ts) {
     let reserved: usize = [
         Some(&title),
         Some(&window),
+        findings.as_ref(),
         Some(&counts),
         Some(&clock),
         frozen.as_ref(),
@@ -104,7 +107,33 @@ pub fn render(buf: &mut Buffer, area: Rect, app: &App, now: Ts) {
         )],
     ));
     segments.extend(frozen);
+    segments.extend(findings);
     segments.push(counts);
     segments.push(clock);
     line::render(buf, area, segments);
+}
+
+/// Firing findings by severity, `2 crit 3 warn`, each in its severity's style; `no findings`
+/// when nothing fires; nothing before the rules first ran.
+fn findings_counts(app: &App) -> Option<Segment<'static>> {
+    let theme = &app.theme;
+    let view = app.diag.view();
+    view.evaluated_at()?;
+    let counts = diag_text::header_counts(view.engine().counts());
+    if counts.is_empty() {
+        return Some(Segment::right(
+            1,
+            vec![Span::styled(diag_text::NO_FINDINGS_HEADER, theme.dim)],
+        ));
+    }
+    let mut spans = Vec::new();
+    for (i, (number, word, severity)) in counts.into_iter().enumerate() {
+        if i > 0 {
+            spans.push(Span::raw(" "));
+        }
+        let style = severity_style(theme, severity);
+        spans.push(Span::styled(number, style.add_modifier(Modifier::BOLD)));
+        spans.push(Span::styled(format!(" {word}"), style));
+    }
+    Some(Segment::right(1, spans))
 }

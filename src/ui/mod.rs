@@ -1,12 +1,17 @@
 //! Drawing: `draw(frame, &App, now)`; views and widgets.
 //!
-//! Layout, top to bottom: a one-line header, the fleet table, the detail pane of the selected
-//! engine, a one-line footer. Tall terminals (≥ 40 rows) give the table ~55 % and the detail
-//! charts the rest; shorter ones give the table nearly everything and the detail a compact
-//! three-line summary, unless the operator asked for the larger detail (Enter/Tab).
+//! Layout of the fleet view, top to bottom: a one-line header, the fleet table, a one-line
+//! strip of the fleet's most severe findings, the detail pane of the selected engine, a
+//! one-line footer. Tall terminals (≥ 40 rows) give the table ~55 % and the detail charts the
+//! rest; shorter ones give the table nearly everything and the detail a compact three-line
+//! summary, unless the operator asked for the larger detail (Enter/Tab). The diagnostics and
+//! routing views take the whole body between header and footer.
 
 pub mod deployments;
 pub mod detail;
+pub mod diag_text;
+pub mod diagnostics;
+pub mod findings;
 pub mod fleet_table;
 pub mod footer;
 pub mod format;
@@ -16,6 +21,7 @@ pub mod help;
 pub mod line;
 pub mod nodes;
 pub mod pod;
+pub mod routing;
 pub mod spark;
 pub mod text;
 
@@ -38,6 +44,8 @@ const TABLE_SHARE_TALL: u16 = 55;
 const TABLE_SHARE_EXPANDED: u16 = 30;
 /// The fewest rows the table is given (its header plus three engines).
 const TABLE_MIN_ROWS: u16 = 4;
+/// Rows of the findings strip.
+const FINDINGS_ROWS: u16 = 1;
 
 /// How much room the detail pane has.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -53,6 +61,8 @@ pub enum DetailMode {
 pub struct Areas {
     pub header: Rect,
     pub table: Rect,
+    /// One line of the fleet's most severe findings.
+    pub findings: Rect,
     pub detail: Rect,
     pub detail_mode: DetailMode,
     pub footer: Rect,
@@ -61,7 +71,7 @@ pub struct Areas {
 /// Split the screen. `area` must be at least `text::MIN_WIDTH` × `text::MIN_HEIGHT`.
 pub fn layout(area: Rect, detail_expanded: bool) -> Areas {
     let row = |y: u16, height: u16| Rect::new(area.x, y, area.width, height);
-    let body_height = area.height.saturating_sub(2);
+    let body_height = area.height.saturating_sub(2 + FINDINGS_ROWS);
     let (table_height, detail_mode) = if area.height >= TALL_HEIGHT {
         (body_height * TABLE_SHARE_TALL / 100, DetailMode::Full)
     } else if detail_expanded {
@@ -74,10 +84,12 @@ pub fn layout(area: Rect, detail_expanded: bool) -> Areas {
         )
     };
     let body_y = area.y + 1;
+    let findings_y = body_y + table_height;
     Areas {
         header: row(area.y, 1.min(area.height)),
         table: row(body_y, table_height),
-        detail: row(body_y + table_height, body_height - table_height),
+        findings: row(findings_y, FINDINGS_ROWS.min(area.height.saturating_sub(2))),
+        detail: row(findings_y + FINDINGS_ROWS, body_height - table_height),
         detail_mode,
         footer: row(area.y + area.height.saturating_sub(1), 1.min(area.height)),
     }
@@ -102,21 +114,21 @@ pub fn draw_into(buf: &mut Buffer, area: Rect, app: &App, now: Ts) {
     let selected = app.selection(&rows);
 
     header::render(buf, areas.header, app, now);
-    if app.view == View::Nodes {
-        let body = Rect::new(
-            area.x,
-            areas.header.bottom(),
-            area.width,
-            areas.footer.y.saturating_sub(areas.header.bottom()),
-        );
-        nodes::render(buf, body, app, now);
-    } else {
-        fleet_table::render(buf, areas.table, app, &rows, selected, now);
-        let engine = app.selected_engine(&rows);
-        match areas.detail_mode {
-            DetailMode::Full => detail::render_full(buf, areas.detail, app, engine, now),
-            DetailMode::Compact => detail::render_compact(buf, areas.detail, app, engine, now),
+    match app.view {
+        View::Fleet => {
+            fleet_table::render(buf, areas.table, app, &rows, selected, now);
+            findings::render_strip(buf, areas.findings, app);
+            let engine = app.selected_engine(&rows);
+            match areas.detail_mode {
+                DetailMode::Full => detail::render_full(buf, areas.detail, app, engine, now),
+                DetailMode::Compact => {
+                    detail::render_compact(buf, areas.detail, app, engine, now);
+                }
+            }
         }
+        View::Diagnostics => diagnostics::render(buf, body(area, &areas), app, now),
+        View::Routing => routing::render(buf, body(area, &areas), app),
+        View::Nodes => nodes::render(buf, body(area, &areas), app, now),
     }
     footer::render(buf, areas.footer, app, rows.len(), now);
     if app.kube.deployments_open {
@@ -131,6 +143,12 @@ pub fn draw_into(buf: &mut Buffer, area: Rect, app: &App, now: Ts) {
     if app.help_visible {
         help::render(buf, area, &app.theme);
     }
+}
+
+/// Everything between header and footer, for the views that take the whole body.
+fn body(area: Rect, areas: &Areas) -> Rect {
+    let top = areas.header.bottom();
+    Rect::new(area.x, top, area.width, areas.footer.y.saturating_sub(top))
 }
 
 fn too_small(buf: &mut Buffer, area: Rect, app: &App) {
@@ -159,7 +177,8 @@ mod tests {
     fn short_terminal_gives_the_table_most_rows() {
         let a = layout(Rect::new(0, 0, 80, 24), false);
         assert_eq!(a.header, Rect::new(0, 0, 80, 1));
-        assert_eq!(a.table, Rect::new(0, 1, 80, 19));
+        assert_eq!(a.table, Rect::new(0, 1, 80, 18));
+        assert_eq!(a.findings, Rect::new(0, 19, 80, 1));
         assert_eq!(a.detail, Rect::new(0, 20, 80, 3));
         assert_eq!(a.detail_mode, DetailMode::Compact);
         assert_eq!(a.footer, Rect::new(0, 23, 80, 1));
@@ -169,14 +188,16 @@ mod tests {
     fn expanded_detail_on_a_short_terminal() {
         let a = layout(Rect::new(0, 0, 80, 24), true);
         assert_eq!(a.table.height, 6);
-        assert_eq!(a.detail, Rect::new(0, 7, 80, 16));
+        assert_eq!(a.findings, Rect::new(0, 7, 80, 1));
+        assert_eq!(a.detail, Rect::new(0, 8, 80, 15));
         assert_eq!(a.detail_mode, DetailMode::Full);
     }
 
     #[test]
     fn tall_terminal_splits_table_and_charts() {
         let a = layout(Rect::new(0, 0, 160, 48), false);
-        assert_eq!(a.table, Rect::new(0, 1, 160, 25));
+        assert_eq!(a.table, Rect::new(0, 1, 160, 24));
+        assert_eq!(a.findings, Rect::new(0, 25, 160, 1));
         assert_eq!(a.detail, Rect::new(0, 26, 160, 21));
         assert_eq!(a.detail_mode, DetailMode::Full);
         assert_eq!(a.footer.y, 47);

@@ -195,13 +195,29 @@ pub fn ago(secs: f64) -> String {
 // Footer.
 pub const FILTER_PROMPT: &str = "/";
 /// The footer's key hints, most useful first (the keys come from the key map).
-pub const FOOTER_HINTS: [(Action, &str); 7] = [
+pub const FOOTER_HINTS: [(Action, &str); 8] = [
     (Action::ToggleHelp, "help"),
+    (Action::OpenDiagnostics, "findings"),
     (Action::OpenFilter, "filter"),
     (Action::CycleSort, "sort"),
     (Action::CycleWindow, "window"),
     (Action::ZoomIn, "zoom"),
     (Action::ToggleFreeze, "freeze"),
+    (Action::Quit, "quit"),
+];
+/// The footer's key hints in the diagnostics view.
+pub const DIAGNOSTICS_HINTS: [(Action, &str); 5] = [
+    (Action::JumpToEngine, "show its engine"),
+    (Action::ShowFleet, "fleet"),
+    (Action::OpenRouting, "routing"),
+    (Action::ToggleHelp, "help"),
+    (Action::Quit, "quit"),
+];
+/// The footer's key hints in the routing view.
+pub const ROUTING_HINTS: [(Action, &str); 4] = [
+    (Action::ShowFleet, "fleet"),
+    (Action::OpenDiagnostics, "findings"),
+    (Action::ToggleHelp, "help"),
     (Action::Quit, "quit"),
 ];
 /// Footer hints while the filter prompt is open.
@@ -240,6 +256,11 @@ pub fn notice(kind: &NoticeKind) -> String {
     }
 }
 
+/// The footer problem of a user rules file that did not load.
+pub fn rules_file_ignored(error: &str) -> String {
+    format!("rules file ignored, built-in rules only: {error}")
+}
+
 // Help overlay.
 pub const HELP_TITLE: &str = " keys ";
 
@@ -252,7 +273,7 @@ pub fn help_close_hint(keys: &str) -> String {
 pub fn context_heading(context: Context) -> &'static str {
     match context {
         Context::Fleet => "Fleet",
-        Context::Nodes => "GPU nodes",
+        Context::Views => "Findings, routing, GPU nodes",
         Context::Filter => "Filter prompt",
         Context::Help => "This help",
         Context::Anywhere => "Anywhere",

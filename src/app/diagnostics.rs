@@ -1,0 +1,651 @@
+//! The troubleshooting rules inside the console: the rule engine the [`App`] owns, when it
+//! evaluates, the inputs it builds from the fleet, and which finding the diagnostics view has
+//! selected.
+//!
+//! **When rules run.** Ingesting a scrape only marks the findings out of date; the rules run
+//! once per event batch, just before a frame is drawn ([`App::refresh_rules`], called by the
+//! event loop), and on every clock tick ([`App::evaluate_rules`]), because `for` durations and
+//! staleness advance with time alone. Before frames they run no more often than every half
+//! scrape interval (at most every [`REFRESH_SPACING_MAX`] seconds): scrape results of a large
+//! fleet trickle in all second long, and a frame every 100 ms must not mean an evaluation every
+//! 100 ms. A deferred evaluation keeps the findings marked out of date, and the event loop
+//! draws once more when it has run. So a finding is on screen at most half an interval after
+//! the scrape that completes its `for` duration.
+//!
+//! **Frozen views.** While the view is frozen the rules keep running over the live fleet (so
+//! `for` durations stay true to time) and the views show the findings as of the freeze.
+
+use std::cell::Cell;
+use std::cmp::Ordering;
+use std::path::Path;
+use std::sync::Arc;
+
+use super::state::{App, RowKey};
+use crate::engine::EngineId;
+use crate::fleet::{Fleet, Signals, TargetId, Ts};
+use crate::rules::{
+    EngineHealth, EngineInput, Finding, FindingState, GpuSignals, RuleEngine, RuleSet, Severity,
+    Subject,
+};
+
+/// The rules' view of the fleet: one input per engine row, in fleet order, leaving out the
+/// rows of GPU exporters (they are no engines); `gpu` holds each row's GPU signals, indexed
+/// like `fleet.engines()` (see [`fleet_gpu_signals`]; rows past its end have none).
+///
+/// This is the single place where the rules learn about an engine. It passes what the fleet
+/// state holds (scrape status, signals, the latest sample, restarts, the GPU signals of the
+/// GPUs joined to the engine's pod) and, for an engine discovered in Kubernetes, its pod's
+/// facts, labels, state reasons, events and log lines (`kube_model::with_pod`).
+pub fn fleet_inputs<'a>(fleet: &'a Fleet, gpu: &'a [Option<GpuSignals>]) -> Vec<EngineInput<'a>> {
+    fleet
+        .engines()
+        .iter()
+        .enumerate()
+        .filter(|(_, engine)| !fleet.is_gpu_exporter(engine.target))
+        .map(|(i, engine)| {
+            let input =
+                EngineInput::from_state(engine).with_gpu(gpu.get(i).and_then(Option::as_ref));
+            crate::kube_model::with_pod(input, fleet.pod_info(engine.target))
+        })
+        .collect()
+}
+
+/// Each engine row's GPU signals for [`fleet_inputs`], into `out` (cleared first).
+pub fn fleet_gpu_signals(fleet: &Fleet, out: &mut Vec<Option<GpuSignals>>) {
+    out.clear();
+    out.extend(fleet.engines().iter().map(|e| gpu_signals(&e.signals)));
+}
+
+/// The rules' GPU signals from an engine's signals; `None` when no GPU value is known.
+pub fn gpu_signals(s: &Signals) -> Option<GpuSignals> {
+    let gpu = GpuSignals {
+        util: s.gpu_util,
+        mem: s.gpu_mem,
+        temp_c: s.gpu_temp,
+        power_w: s.gpu_power,
+        xid: s.xid,
+    };
+    (gpu != GpuSignals::default()).then_some(gpu)
+}
+
+/// What the table shows about one engine: its worst firing finding and how many findings
+/// (firing or pending) are about it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct EngineMarks {
+    /// Highest severity among the engine's firing findings.
+    pub worst: Option<Severity>,
+    /// Firing findings about the engine.
+    pub firing: usize,
+    /// Pending findings about the engine.
+    pub pending: usize,
+}
+
+/// A rule engine and what was derived from its last cycle for drawing.
+#[derive(Debug, Clone)]
+pub struct RulesView {
+    engine: RuleEngine,
+    /// The engines of the last cycle, in input (fleet) order; rebuilt only when they change.
+    keys: Vec<RowKey>,
+    /// Positions in `keys`, sorted by key, for lookups by binary search.
+    sorted: Vec<usize>,
+    /// Table marks per engine, in input order.
+    marks: Vec<EngineMarks>,
+    /// Reused buffer of the engines' GPU signals.
+    gpu: Vec<Option<GpuSignals>>,
+    /// When the last cycle ran.
+    evaluated_at: Option<Ts>,
+}
+
+impl RulesView {
+    fn new(rules: &RuleSet) -> Self {
+        RulesView {
+            engine: RuleEngine::new(rules),
+            keys: Vec::new(),
+            sorted: Vec::new(),
+            marks: Vec::new(),
+            gpu: Vec::new(),
+            evaluated_at: None,
+        }
+    }
+
+    /// The rule engine (findings, counts, health).
+    pub fn engine(&self) -> &RuleEngine {
+        &self.engine
+    }
+
+    /// The findings of the last cycle: firing, then pending, then resolved; each by severity,
+    /// then age.
+    pub fn findings(&self) -> &[Finding] {
+        self.engine.findings()
+    }
+
+    /// Findings about one engine.
+    pub fn findings_for<'s>(&'s self, key: &'s RowKey) -> impl Iterator<Item = &'s Finding> + 's {
+        self.engine.findings_for(key.target, &key.id)
+    }
+
+    /// The table marks of one engine.
+    pub fn marks(&self, key: &RowKey) -> EngineMarks {
+        self.position(key.target, &key.id)
+            .and_then(|at| self.marks.get(at))
+            .copied()
+            .unwrap_or_default()
+    }
+
+    /// Health and circuit breaker of one engine, once the rules have seen it.
+    pub fn health(&self, key: &RowKey) -> Option<EngineHealth> {
+        let at = self.position(key.target, &key.id)?;
+        self.engine.health().get(at).copied()
+    }
+
+    /// Number of rules evaluated.
+    pub fn rule_count(&self) -> usize {
+        self.engine.rules().count()
+    }
+
+    /// When the last cycle ran, if one has.
+    pub fn evaluated_at(&self) -> Option<Ts> {
+        self.evaluated_at
+    }
+
+    /// Position of engine `(target, id)` in the last cycle's inputs.
+    fn position(&self, target: TargetId, id: &EngineId) -> Option<usize> {
+        let found = self.sorted.binary_search_by(|&at| match self.keys.get(at) {
+            Some(key) => (key.target, &key.id).cmp(&(target, id)),
+            None => Ordering::Less,
+        });
+        found.ok().and_then(|i| self.sorted.get(i)).copied()
+    }
+
+    fn evaluate(&mut self, fleet: &Fleet, now: Ts) {
+        fleet_gpu_signals(fleet, &mut self.gpu);
+        let inputs = fleet_inputs(fleet, &self.gpu);
+        self.engine.evaluate(&inputs, now);
+        self.evaluated_at = Some(now);
+        let same_engines = self.keys.len() == inputs.len()
+            && self
+                .keys
+                .iter()
+                .zip(&inputs)
+                .all(|(key, input)| key.target == input.target && key.id == *input.id);
+        if !same_engines {
+            self.keys = inputs
+                .iter()
+                .map(|input| RowKey {
+                    target: input.target,
+                    id: input.id.clone(),
+                })
+                .collect();
+            let keys = &self.keys;
+            self.sorted = (0..keys.len()).collect();
+            self.sorted.sort_by(|&a, &b| {
+                let key = |i: usize| keys.get(i).map(|k| (k.target, &k.id));
+                key(a).cmp(&key(b))
+            });
+        }
+        self.marks.clear();
+        self.marks.resize(self.keys.len(), EngineMarks::default());
+        for finding in self.engine.findings() {
+            let Subject::Engine { target, id, .. } = finding.subject.as_ref() else {
+                continue;
+            };
+            let Some(at) = self.position(*target, id) else {
+                continue;
+            };
+            let Some(marks) = self.marks.get_mut(at) else {
+                continue;
+            };
+            match finding.state {
+                FindingState::Firing => {
+                    marks.firing += 1;
+                    marks.worst = marks.worst.max(Some(finding.severity));
+                }
+                FindingState::Pending => marks.pending += 1,
+                FindingState::Resolved { .. } => {}
+            }
+        }
+    }
+}
+
+/// Identity of a finding, stable while the list re-sorts.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FindingKey {
+    pub rule_id: Arc<str>,
+    pub subject: Arc<Subject>,
+}
+
+impl FindingKey {
+    /// The key of a finding.
+    pub fn of(finding: &Finding) -> FindingKey {
+        FindingKey {
+            rule_id: Arc::clone(&finding.rule_id),
+            subject: Arc::clone(&finding.subject),
+        }
+    }
+
+    /// Whether `finding` is the one this key names.
+    pub fn is(&self, finding: &Finding) -> bool {
+        *self.rule_id == *finding.rule_id && *self.subject == *finding.subject
+    }
+}
+
+/// The rules state of the console.
+#[derive(Debug, Clone)]
+pub struct Diagnostics {
+    live: RulesView,
+    /// The findings as of the freeze, while the view is frozen.
+    frozen: Option<RulesView>,
+    /// Data arrived that the rules have not seen.
+    stale: bool,
+    /// The finding selected in the diagnostics view.
+    pub selected: Option<FindingKey>,
+    /// First line of the routing view shown.
+    pub routing_offset: usize,
+    /// Rows of the findings list as last drawn (for paging); written while drawing.
+    list_height: Cell<usize>,
+    /// Lines of the routing view and rows it had as last drawn (for scrolling).
+    routing_extent: Cell<(usize, usize)>,
+}
+
+impl Diagnostics {
+    /// Rules state over `rules`, nothing evaluated yet.
+    pub fn new(rules: &RuleSet) -> Diagnostics {
+        Diagnostics {
+            live: RulesView::new(rules),
+            frozen: None,
+            stale: true,
+            selected: None,
+            routing_offset: 0,
+            list_height: Cell::new(0),
+            routing_extent: Cell::new((0, 0)),
+        }
+    }
+
+    /// Rules state over the built-in rules. They are part of the binary and tested, so they
+    /// always load; were they ever broken, the console runs without rules and logs why.
+    pub fn builtin() -> Diagnostics {
+        let rules = RuleSet::builtin().unwrap_or_else(|err| {
+            tracing::error!(%err, "the built-in rules did not load");
+            RuleSet::default()
+        });
+        Diagnostics::new(&rules)
+    }
+
+    /// The findings the views show: as of the freeze, or live.
+    pub fn view(&self) -> &RulesView {
+        self.frozen.as_ref().unwrap_or(&self.live)
+    }
+
+    /// The live findings, whatever the view shows.
+    pub fn live(&self) -> &RulesView {
+        &self.live
+    }
+
+    /// Replace the rules; unchanged rules keep their state.
+    pub fn set_rules(&mut self, rules: &RuleSet) {
+        self.live.engine.set_rules(rules);
+        self.stale = true;
+    }
+
+    /// New data arrived: the findings are out of date.
+    pub fn mark_stale(&mut self) {
+        self.stale = true;
+    }
+
+    /// Whether data arrived that the rules have not seen.
+    pub fn is_stale(&self) -> bool {
+        self.stale
+    }
+
+    /// Rows of the findings list as last drawn.
+    pub fn list_height(&self) -> usize {
+        self.list_height.get()
+    }
+
+    /// Record the findings list's height (by the view, while drawing).
+    pub(crate) fn set_list_height(&self, rows: usize) {
+        self.list_height.set(rows);
+    }
+
+    /// Lines of the routing view and the rows it had, as last drawn.
+    pub fn routing_extent(&self) -> (usize, usize) {
+        self.routing_extent.get()
+    }
+
+    /// Record the routing view's extent (by the view, while drawing).
+    pub(crate) fn set_routing_extent(&self, lines: usize, rows: usize) {
+        self.routing_extent.set((lines, rows));
+    }
+
+    /// Position in `findings` of the selected finding; the first when it is gone; `None` when
+    /// there are none.
+    pub fn selection(&self, findings: &[Finding]) -> Option<usize> {
+        if findings.is_empty() {
+            return None;
+        }
+        let found = self
+            .selected
+            .as_ref()
+            .and_then(|key| findings.iter().position(|f| key.is(f)));
+        Some(found.unwrap_or(0))
+    }
+}
+
+/// Longest spacing of evaluations before frames, seconds (see the module docs).
+pub const REFRESH_SPACING_MAX: f64 = 0.5;
+
+impl App {
+    /// Evaluate the rules over the live fleet at `now`.
+    pub fn evaluate_rules(&mut self, now: Ts) {
+        self.diag.live.evaluate(&self.fleet, now);
+        self.diag.stale = false;
+    }
+
+    /// Evaluate the rules if data arrived since they last ran and they last ran at least half a
+    /// scrape interval (at most [`REFRESH_SPACING_MAX`]) ago; see the module docs. Whether the
+    /// findings are still out of date is [`Diagnostics::is_stale`].
+    pub fn refresh_rules(&mut self, now: Ts) {
+        if !self.diag.stale {
+            return;
+        }
+        let spacing = (self.interval.as_secs_f64() / 2.0).min(REFRESH_SPACING_MAX);
+        let due = self
+            .diag
+            .live
+            .evaluated_at
+            .is_none_or(|last| now - last >= spacing || now < last);
+        if due {
+            self.evaluate_rules(now);
+        }
+    }
+
+    /// Merge the user rules file at `path` (if any) over the built-in rules. A file that does
+    /// not load is reported in the footer and the built-in rules run alone.
+    pub fn load_user_rules(&mut self, path: Option<&Path>, now: Ts) {
+        match RuleSet::load(path) {
+            Ok(rules) => self.diag.set_rules(&rules),
+            Err(err) => {
+                self.warn(crate::ui::text::rules_file_ignored(&err.to_string()), now);
+                if let Ok(rules) = RuleSet::builtin() {
+                    self.diag.set_rules(&rules);
+                }
+            }
+        }
+    }
+
+    /// Keep the findings as they are now for a frozen view (after bringing them up to date),
+    /// or drop the copy when the view goes live again.
+    pub(crate) fn freeze_rules(&mut self, frozen: bool, now: Ts) {
+        if frozen {
+            if self.diag.stale {
+                self.evaluate_rules(now);
+            }
+            self.diag.frozen = Some(self.diag.live.clone());
+        } else {
+            self.diag.frozen = None;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::engine::{EngineId, EngineSample};
+    use crate::fleet::{FleetSettings, ScrapeError, ScrapePayload, ScrapeReport, TargetSpec};
+    use crate::theme::Theme;
+
+    const T0: Ts = 10_000.0;
+
+    fn app_with_one_engine() -> (App, crate::fleet::TargetId) {
+        let mut fleet = Fleet::new(FleetSettings::default());
+        let target = fleet.add_target(TargetSpec {
+            name: "a".into(),
+            url: "http://a/metrics".into(),
+        });
+        let app = App::new(
+            fleet,
+            Theme::fallback(),
+            "test".into(),
+            Duration::from_secs(1),
+            Duration::from_secs(300),
+        );
+        (app, target)
+    }
+
+    fn scrape(target: crate::fleet::TargetId, at: Ts, kv: f64) -> ScrapeReport {
+        ScrapeReport {
+            target,
+            at,
+            took: 0.01,
+            outcome: Ok(ScrapePayload {
+                engines: vec![EngineSample {
+                    id: EngineId {
+                        model: "m".into(),
+                        engine: "0".into(),
+                    },
+                    kv_usage: Some(kv),
+                    ..EngineSample::default()
+                }],
+                ..ScrapePayload::default()
+            }),
+        }
+    }
+
+    fn rules(user: &str) -> RuleSet {
+        match RuleSet::from_texts(&[("test.toml", user)]) {
+            Ok(rules) => rules,
+            Err(err) => panic!("test rules: {err}"),
+        }
+    }
+
+    const KV_RULE: &str = r#"
+[[rule]]
+id = "kv"
+title = "KV full"
+severity = "critical"
+when = "kv_usage > 90%"
+for = "10s"
+cause = "c"
+action = "a"
+source = "test"
+"#;
+
+    #[test]
+    fn findings_follow_the_for_duration_and_mark_the_engine() {
+        let (mut app, target) = app_with_one_engine();
+        app.diag = Diagnostics::new(&rules(KV_RULE));
+        app.fleet.ingest(scrape(target, T0, 0.95));
+        app.evaluate_rules(T0);
+        let key = RowKey::of(&app.fleet.engines()[0]);
+        let marks = app.diag.view().marks(&key);
+        assert_eq!((marks.worst, marks.firing, marks.pending), (None, 0, 1));
+        app.fleet.ingest(scrape(target, T0 + 11.0, 0.96));
+        app.evaluate_rules(T0 + 11.0);
+        let marks = app.diag.view().marks(&key);
+        assert_eq!(
+            (marks.worst, marks.firing, marks.pending),
+            (Some(Severity::Critical), 1, 0)
+        );
+        assert_eq!(app.diag.view().findings_for(&key).count(), 1);
+    }
+
+    #[test]
+    fn marks_and_health_follow_engines_when_targets_come_and_go() {
+        let (mut app, a) = app_with_one_engine();
+        app.diag = Diagnostics::new(&rules(KV_RULE));
+        // A target added before `a` in name order but after it in id order, and one removed.
+        let b = app.fleet.add_target(TargetSpec {
+            name: "0-b".into(),
+            url: "http://b/metrics".into(),
+        });
+        app.fleet.ingest(scrape(a, T0, 0.95));
+        app.fleet.ingest(scrape(b, T0, 0.10));
+        app.evaluate_rules(T0);
+        app.fleet.ingest(scrape(a, T0 + 11.0, 0.95));
+        app.fleet.ingest(scrape(b, T0 + 11.0, 0.10));
+        app.evaluate_rules(T0 + 11.0);
+        let key_of = |app: &App, target| {
+            app.fleet
+                .engines()
+                .iter()
+                .find(|e| e.target == target)
+                .map(RowKey::of)
+        };
+        let (Some(ka), Some(kb)) = (key_of(&app, a), key_of(&app, b)) else {
+            panic!("both engines have rows");
+        };
+        assert_eq!(app.diag.view().marks(&ka).worst, Some(Severity::Critical));
+        assert_eq!(app.diag.view().marks(&kb).worst, None);
+        let health = |app: &App, key: &RowKey| app.diag.view().health(key).map(|h| h.health);
+        assert_eq!(health(&app, &ka), Some(crate::rules::Health::Degraded));
+        assert_eq!(health(&app, &kb), Some(crate::rules::Health::Healthy));
+        app.fleet.remove_target(a);
+        app.evaluate_rules(T0 + 12.0);
+        assert_eq!(app.diag.view().marks(&ka), EngineMarks::default());
+        assert_eq!(health(&app, &ka), None);
+        assert_eq!(health(&app, &kb), Some(crate::rules::Health::Healthy));
+    }
+
+    #[test]
+    fn refresh_runs_only_when_data_arrived() {
+        let (mut app, target) = app_with_one_engine();
+        app.diag = Diagnostics::new(&rules(KV_RULE));
+        app.refresh_rules(T0);
+        assert_eq!(app.diag.view().evaluated_at(), Some(T0));
+        app.refresh_rules(T0 + 1.0);
+        assert_eq!(app.diag.view().evaluated_at(), Some(T0), "nothing new");
+        crate::app::update(
+            &mut app,
+            crate::app::Event::Scrape(scrape(target, T0 + 2.0, 0.5)),
+            T0 + 2.0,
+        );
+        assert!(app.diag.is_stale());
+        assert_eq!(
+            app.diag.view().evaluated_at(),
+            Some(T0),
+            "ingest only marks"
+        );
+        app.refresh_rules(T0 + 2.5);
+        assert_eq!(app.diag.view().evaluated_at(), Some(T0 + 2.5));
+        assert!(!app.diag.is_stale());
+    }
+
+    #[test]
+    fn refresh_waits_half_an_interval_between_evaluations() {
+        // A 1 s interval: at most every 0.5 s before frames.
+        let (mut app, target) = app_with_one_engine();
+        app.refresh_rules(T0);
+        app.fleet.ingest(scrape(target, T0 + 0.2, 0.5));
+        app.diag.mark_stale();
+        app.refresh_rules(T0 + 0.3);
+        assert_eq!(app.diag.view().evaluated_at(), Some(T0), "too soon");
+        assert!(app.diag.is_stale(), "still out of date");
+        app.refresh_rules(T0 + 0.5);
+        assert_eq!(app.diag.view().evaluated_at(), Some(T0 + 0.5));
+        assert!(!app.diag.is_stale());
+        // A tick evaluates whatever the spacing.
+        app.diag.mark_stale();
+        crate::app::update(&mut app, crate::app::Event::Tick, T0 + 0.6);
+        assert_eq!(app.diag.view().evaluated_at(), Some(T0 + 0.6));
+    }
+
+    #[test]
+    fn a_broken_user_rules_file_is_reported_and_the_builtin_rules_run() {
+        let (mut app, _) = app_with_one_engine();
+        let dir = match tempfile::tempdir() {
+            Ok(dir) => dir,
+            Err(err) => panic!("temp dir: {err}"),
+        };
+        let path = dir.path().join("rules.toml");
+        if let Err(err) = std::fs::write(&path, "[[rule]]\nid = \"x\"\nwhen = \"kv_usage >\"\n") {
+            panic!("write: {err}");
+        }
+        app.load_user_rules(Some(&path), T0);
+        let notice = app.notice.as_ref().map(|n| n.kind.clone());
+        let Some(crate::app::NoticeKind::Problem(message)) = notice else {
+            panic!("no problem notice: {notice:?}");
+        };
+        assert!(message.contains("rules.toml"), "{message}");
+        let builtin = RuleSet::builtin().map(|r| r.rules().len()).unwrap_or(0);
+        assert!(builtin > 0);
+        assert_eq!(app.diag.view().rule_count(), builtin);
+    }
+
+    #[test]
+    fn a_missing_named_rules_file_is_reported() {
+        let (mut app, _) = app_with_one_engine();
+        app.load_user_rules(Some(Path::new("/nonexistent/kvtop/rules.toml")), T0);
+        assert!(matches!(
+            app.notice.as_ref().map(|n| &n.kind),
+            Some(crate::app::NoticeKind::Problem(_))
+        ));
+    }
+
+    #[test]
+    fn a_frozen_view_keeps_its_findings_while_the_rules_keep_running() {
+        let (mut app, target) = app_with_one_engine();
+        app.diag = Diagnostics::new(&rules(KV_RULE));
+        app.fleet.ingest(scrape(target, T0, 0.95));
+        app.evaluate_rules(T0);
+        app.freeze_rules(true, T0);
+        app.fleet.ingest(scrape(target, T0 + 11.0, 0.96));
+        app.evaluate_rules(T0 + 11.0);
+        let key = RowKey::of(&app.fleet.engines()[0]);
+        assert_eq!(app.diag.view().marks(&key).pending, 1, "as frozen");
+        assert_eq!(app.diag.live().marks(&key).firing, 1, "live moved on");
+        app.freeze_rules(false, T0 + 12.0);
+        assert_eq!(app.diag.view().marks(&key).firing, 1);
+    }
+
+    #[test]
+    fn inputs_cover_every_row_including_targets_without_engines() {
+        let (mut app, target) = app_with_one_engine();
+        app.fleet.add_target(TargetSpec {
+            name: "b".into(),
+            url: "http://b/metrics".into(),
+        });
+        app.fleet.ingest(scrape(target, T0, 0.5));
+        let b = app.fleet.targets()[1].id;
+        app.fleet.ingest(ScrapeReport {
+            target: b,
+            at: T0,
+            took: 0.01,
+            outcome: Err(ScrapeError::Refused),
+        });
+        let gpu = [None, Some(GpuSignals::default())];
+        let inputs = fleet_inputs(&app.fleet, &gpu);
+        assert_eq!(inputs.len(), 2);
+        assert_eq!(inputs[0].signals.kv_usage, Some(0.5));
+        assert!(inputs[0].gpu.is_none());
+        assert_eq!(inputs[1].status, crate::fleet::EngineStatus::Down);
+        assert_eq!(inputs[1].gpu, Some(&GpuSignals::default()));
+        assert!(
+            fleet_inputs(&app.fleet, &[])
+                .iter()
+                .all(|i| i.gpu.is_none())
+        );
+    }
+
+    #[test]
+    fn gpu_signals_come_from_the_engine_s_signals() {
+        assert_eq!(gpu_signals(&Signals::default()), None);
+        let signals = Signals {
+            gpu_util: Some(0.2),
+            gpu_temp: Some(71.0),
+            xid: Some(0.0),
+            ..Signals::default()
+        };
+        assert_eq!(
+            gpu_signals(&signals),
+            Some(GpuSignals {
+                util: Some(0.2),
+                mem: None,
+                temp_c: Some(71.0),
+                power_w: None,
+                xid: Some(0.0),
+            })
+        );
+    }
+}

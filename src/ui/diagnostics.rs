@@ -1,0 +1,332 @@
+//! The diagnostics view (`x`): every finding, most urgent first (firing, pending, then resolved
+//! ones greyed for five minutes; each by severity, then age), and below the list the selected
+//! finding in full: its state, each comparison with current values and thresholds, the likely
+//! cause, what to do, what kvtop can do, and the table row it comes from.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Paragraph, Widget};
+
+use super::findings::{line_style, severity_span, severity_style, since_cell};
+use super::{diag_text as text, format};
+use crate::app::App;
+use crate::fleet::Ts;
+use crate::rules::{Evidence, Finding, FindingState, Truth};
+use crate::theme::Theme;
+
+/// Share of the body the list gets, percent, and the fewest rows it gets (header + 3).
+const LIST_SHARE: u16 = 40;
+const LIST_MIN_ROWS: u16 = 4;
+/// Widths of the list's fixed columns.
+const SEVERITY_WIDTH: usize = 4;
+const SINCE_WIDTH: usize = 18;
+const SOURCE_WIDTH: usize = 28;
+/// Subject column width: narrow and wide terminals.
+const SUBJECT_NARROW: usize = 18;
+const SUBJECT_WIDE: usize = 26;
+/// From this width the list shows the source column and the wider subject.
+const WIDE: u16 = 120;
+/// Width of the detail's label column.
+const LABEL_WIDTH: usize = 10;
+
+/// Draw the view into the body area (between header and footer) as of `now`.
+pub fn render(buf: &mut Buffer, area: Rect, app: &App, now: Ts) {
+    if area.width == 0 || area.height == 0 {
+        return;
+    }
+    let view = app.diag.view();
+    let findings = view.findings();
+    let now = app.view_now(now);
+    let list_height = (area.height * LIST_SHARE / 100)
+        .max(LIST_MIN_ROWS)
+        .min(area.height);
+    let list_area = Rect {
+        height: list_height,
+        ..area
+    };
+    let detail_area = Rect {
+        y: area.y + list_height,
+        height: area.height - list_height,
+        ..area
+    };
+    let rows = usize::from(list_height.saturating_sub(1));
+    app.diag.set_list_height(rows);
+    if findings.is_empty() {
+        let at = view
+            .evaluated_at()
+            .map(|t| format::clock(t, app.utc_offset_secs));
+        let c = app.view_fleet().counts();
+        let engines = c.up + c.stale + c.down;
+        let message = text::no_findings(view.rule_count(), engines, at.as_deref());
+        buf.set_line(
+            area.x + 1,
+            area.y,
+            &Line::styled(message, app.theme.dim),
+            area.width.saturating_sub(1),
+        );
+        return;
+    }
+    let selected = app.diag.selection(findings).unwrap_or(0);
+    list(buf, list_area, &app.theme, findings, selected, now);
+    if let Some(finding) = findings.get(selected) {
+        detail(buf, detail_area, app, finding, now);
+    }
+}
+
+/// Column widths of the list: (subject, title, source); source 0 when not shown.
+fn list_columns(width: u16) -> (usize, usize, usize) {
+    let wide = width >= WIDE;
+    let subject = if wide { SUBJECT_WIDE } else { SUBJECT_NARROW };
+    let source = if wide { SOURCE_WIDTH } else { 0 };
+    let gaps = if wide { 4 } else { 3 };
+    let fixed = 1 + SEVERITY_WIDTH + subject + SINCE_WIDTH + source + 2 * gaps;
+    let title = usize::from(width).saturating_sub(fixed);
+    (subject, title, source)
+}
+
+fn list(
+    buf: &mut Buffer,
+    area: Rect,
+    theme: &Theme,
+    findings: &[Finding],
+    selected: usize,
+    now: Ts,
+) {
+    let (subject_w, title_w, source_w) = list_columns(area.width);
+    let mut header = format!(
+        " {}  {}  {}  {}",
+        format::left(text::LIST_SEVERITY, SEVERITY_WIDTH),
+        format::left(text::LIST_SUBJECT, subject_w),
+        format::left(text::LIST_TITLE, title_w),
+        format::right(text::LIST_SINCE, SINCE_WIDTH),
+    );
+    if source_w > 0 {
+        header.push_str(&format!("  {}", format::left(text::LIST_SOURCE, source_w)));
+    }
+    let header_area = Rect { height: 1, ..area };
+    buf.set_style(header_area, theme.table_header);
+    buf.set_line(area.x, area.y, &Line::raw(header), area.width);
+
+    let height = usize::from(area.height.saturating_sub(1));
+    if height == 0 {
+        return;
+    }
+    // Keep the selection in view without remembering a scroll position.
+    let offset = (selected + 1).saturating_sub(height);
+    for (line_no, (index, finding)) in findings
+        .iter()
+        .enumerate()
+        .skip(offset)
+        .take(height)
+        .enumerate()
+    {
+        let y = area.y + 1 + u16::try_from(line_no).unwrap_or(u16::MAX);
+        let rect = Rect::new(area.x, y, area.width, 1);
+        if index == selected {
+            buf.set_style(rect, theme.selected);
+        }
+        let style = line_style(theme, finding);
+        let mut spans = vec![
+            Span::raw(" "),
+            severity_span(theme, finding),
+            Span::raw("  "),
+            Span::styled(
+                format::left_middle(finding.subject.label(), subject_w),
+                style,
+            ),
+            Span::raw("  "),
+            Span::styled(format::left(&finding.title, title_w), style),
+            Span::raw("  "),
+            Span::styled(
+                format::right(&since_cell(finding, now), SINCE_WIDTH),
+                if finding.state == FindingState::Firing {
+                    theme.base
+                } else {
+                    theme.dim
+                },
+            ),
+        ];
+        if source_w > 0 {
+            spans.push(Span::raw("  "));
+            spans.push(Span::styled(
+                format::left(&finding.source, source_w),
+                theme.dim,
+            ));
+        }
+        buf.set_line(rect.x, rect.y, &Line::from(spans), rect.width);
+    }
+}
+
+/// The selected finding in full.
+fn detail(buf: &mut Buffer, area: Rect, app: &App, finding: &Finding, now: Ts) {
+    if area.height == 0 {
+        return;
+    }
+    let theme = &app.theme;
+    let title = text::finding_title(finding.severity, &finding.title, finding.subject.label());
+    let title_style = match finding.state {
+        FindingState::Resolved { .. } => theme.dim,
+        _ => severity_style(theme, finding.severity),
+    };
+    let block = Block::new()
+        .borders(Borders::TOP)
+        .border_style(theme.border)
+        .title(Line::styled(title, title_style));
+    let inner = block.inner(area);
+    block.render(area, buf);
+    let value_width = usize::from(inner.width).saturating_sub(LABEL_WIDTH + 2);
+    let lines = detail_lines(app, finding, now, value_width);
+    Paragraph::new(lines).render(inner, buf);
+}
+
+/// Lines of the detail: a label column, then values wrapped to `width`.
+fn detail_lines(app: &App, finding: &Finding, now: Ts, width: usize) -> Vec<Line<'static>> {
+    let theme = &app.theme;
+    let mut lines = Vec::new();
+    let mut labelled = |label: &str, spans: Vec<Span<'static>>| {
+        let mut all = vec![Span::styled(format!(" {label:<LABEL_WIDTH$} "), theme.dim)];
+        all.extend(spans);
+        lines.push(Line::from(all));
+    };
+
+    let since_clock = format::clock(finding.since, app.utc_offset_secs);
+    let state = text::state_line(
+        &since_cell(finding, now),
+        finding.held_for(now),
+        &since_clock,
+    );
+    let state_style = line_style(theme, finding);
+    for (i, part) in wrap(&state, width).into_iter().enumerate() {
+        let label = if i == 0 { text::LABEL_STATE } else { "" };
+        labelled(label, vec![Span::styled(part, state_style)]);
+    }
+    if finding.frozen {
+        for part in wrap(text::FROZEN_NOTE, width) {
+            labelled("", vec![Span::styled(part, theme.warn)]);
+        }
+    }
+
+    if finding.evidence.is_empty() {
+        labelled(
+            text::LABEL_EVIDENCE,
+            vec![Span::styled(text::NO_EVIDENCE, theme.dim)],
+        );
+    }
+    for (i, evidence) in finding.evidence.iter().enumerate() {
+        let (mark, style) = evidence_mark(theme, evidence);
+        let described = evidence.describe();
+        for (j, part) in wrap(&described, width.saturating_sub(2))
+            .into_iter()
+            .enumerate()
+        {
+            let label = if i == 0 && j == 0 {
+                text::LABEL_EVIDENCE
+            } else {
+                ""
+            };
+            let lead = if j == 0 {
+                Span::styled(format!("{mark} "), style)
+            } else {
+                Span::raw("  ")
+            };
+            labelled(label, vec![lead, Span::styled(part, style)]);
+        }
+    }
+
+    let mut paragraph = |label: &str, body: &str, style: Style| {
+        for (i, part) in wrap(body, width).into_iter().enumerate() {
+            let label = if i == 0 { label } else { "" };
+            labelled(label, vec![Span::styled(part, style)]);
+        }
+    };
+    paragraph(text::LABEL_CAUSE, &finding.cause, theme.base);
+    paragraph(text::LABEL_ACTION, &finding.action, theme.base);
+    match finding.suggest {
+        Some(suggest) => paragraph(text::LABEL_KVTOP, &text::suggestion(suggest), theme.key),
+        None => paragraph(text::LABEL_KVTOP, text::NO_SUGGESTION, theme.dim),
+    }
+    paragraph(
+        text::LABEL_SOURCE,
+        &text::source_line(&finding.source, &finding.rule_id),
+        theme.dim,
+    );
+    lines
+}
+
+/// The mark and style of one comparison: ✓ held, ✗ did not, ? unknown.
+fn evidence_mark(theme: &Theme, evidence: &Evidence) -> (&'static str, Style) {
+    match evidence.holds {
+        Truth::True => (text::HOLDS_TRUE, theme.base),
+        Truth::False => (text::HOLDS_FALSE, theme.dim),
+        Truth::Unknown => (text::HOLDS_UNKNOWN, theme.dim),
+    }
+}
+
+/// `text` in lines of at most `width` characters, broken at spaces (words longer than a line
+/// are cut); at least one line.
+pub fn wrap(text: &str, width: usize) -> Vec<String> {
+    let width = width.max(1);
+    let mut lines = Vec::new();
+    let mut current = String::new();
+    let mut current_len = 0;
+    for word in text.split_whitespace() {
+        let mut word: Vec<char> = word.chars().collect();
+        while word.len() > width {
+            if current_len > 0 {
+                lines.push(std::mem::take(&mut current));
+                current_len = 0;
+            }
+            let rest = word.split_off(width);
+            lines.push(word.into_iter().collect());
+            word = rest;
+        }
+        let needed = if current_len == 0 {
+            word.len()
+        } else {
+            current_len + 1 + word.len()
+        };
+        if needed > width && current_len > 0 {
+            lines.push(std::mem::take(&mut current));
+            current_len = 0;
+        }
+        if current_len > 0 {
+            current.push(' ');
+            current_len += 1;
+        }
+        current_len += word.len();
+        current.extend(word);
+    }
+    if current_len > 0 || lines.is_empty() {
+        lines.push(current);
+    }
+    lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wrap_breaks_at_spaces_and_cuts_long_words() {
+        assert_eq!(wrap("one two three", 7), ["one two", "three"]);
+        assert_eq!(wrap("abcdefghij", 4), ["abcd", "efgh", "ij"]);
+        assert_eq!(wrap("", 5), [""]);
+        assert_eq!(wrap("a  b", 0), ["a", "b"]);
+        assert_eq!(wrap("xy abcdefgh", 4), ["xy", "abcd", "efgh"]);
+    }
+
+    #[test]
+    fn list_columns_fill_the_width() {
+        let (subject, title, source) = list_columns(80);
+        assert_eq!((subject, source), (SUBJECT_NARROW, 0));
+        assert_eq!(1 + 4 + 2 + subject + 2 + title + 2 + SINCE_WIDTH, 80);
+        let (subject, title, source) = list_columns(160);
+        assert_eq!((subject, source), (SUBJECT_WIDE, SOURCE_WIDTH));
+        assert_eq!(
+            1 + 4 + 2 + subject + 2 + title + 2 + SINCE_WIDTH + 2 + source,
+            160
+        );
+    }
+}

@@ -1,0 +1,277 @@
+//! Findings on the fleet screen: the severity badge and health cell of a table row, the
+//! findings strip above the detail pane, and the selected engine's findings in the detail pane.
+//! Severity is always written out (`!!`, `CRIT`), never shown by colour alone.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+
+use super::{diag_text as text, format};
+use crate::app::{App, EngineMarks, RowKey};
+use crate::fleet::{EngineState, Ts};
+use crate::rules::{Breaker, EngineHealth, Finding, FindingState, Health, Severity};
+use crate::theme::Theme;
+
+/// Columns of the badge cell.
+pub const BADGE_WIDTH: u16 = 2;
+/// Columns of the health cell (`degraded·open`).
+pub const HEALTH_WIDTH: u16 = 13;
+/// Findings of the selected engine listed in the full detail pane, at most.
+const DETAIL_FINDINGS: usize = 4;
+/// Width of the label column of the detail facts (as in the detail pane).
+const FACT_LABEL: usize = 11;
+
+/// The style of a severity.
+pub fn severity_style(theme: &Theme, severity: Severity) -> Style {
+    match severity {
+        Severity::Critical => theme.crit,
+        Severity::Warning => theme.warn,
+        Severity::Info => theme.info,
+    }
+}
+
+/// The badge cell of a table row, `width` columns.
+pub fn badge_cell(theme: &Theme, marks: EngineMarks, width: usize) -> Span<'static> {
+    let text = format::left(text::badge(marks.worst), width);
+    match marks.worst {
+        Some(severity) => Span::styled(text, severity_style(theme, severity)),
+        None => Span::styled(text, theme.base),
+    }
+}
+
+/// The health cell of a table row: `(text, style)`; unknown until the rules have run.
+pub fn health_cell(theme: &Theme, health: Option<EngineHealth>, width: usize) -> Span<'static> {
+    let Some(h) = health else {
+        return Span::styled(format::left(format::UNKNOWN, width), theme.dim);
+    };
+    let text = text::health_cell(h.health, h.breaker.is_open());
+    Span::styled(format::left(&text, width), health_style(theme, h.health))
+}
+
+fn health_style(theme: &Theme, health: Health) -> Style {
+    match health {
+        Health::Healthy => theme.ok,
+        Health::Degraded => theme.warn,
+        Health::Down => theme.down,
+    }
+}
+
+/// "firing 2m10s", "pending 20s", "resolved 2m ago" as of `now`.
+pub fn since_cell(finding: &Finding, now: Ts) -> String {
+    match finding.state {
+        FindingState::Firing => text::firing_for(now - finding.fired_at.unwrap_or(finding.since)),
+        FindingState::Pending => text::pending_for(now - finding.since),
+        FindingState::Resolved { at } => text::resolved_ago(now - at),
+    }
+}
+
+/// The style of a whole finding line: resolved ones are greyed.
+pub fn line_style(theme: &Theme, finding: &Finding) -> Style {
+    match finding.state {
+        FindingState::Resolved { .. } => theme.dim,
+        _ => theme.base,
+    }
+}
+
+/// The severity word of a finding, styled (dim when resolved, not bold while pending).
+pub fn severity_span(theme: &Theme, finding: &Finding) -> Span<'static> {
+    let word = text::severity_word(finding.severity);
+    let style = match finding.state {
+        FindingState::Firing => severity_style(theme, finding.severity),
+        FindingState::Pending => {
+            severity_style(theme, finding.severity).remove_modifier(Modifier::BOLD)
+        }
+        FindingState::Resolved { .. } => theme.dim,
+    };
+    Span::styled(word, style)
+}
+
+/// One finding, short: `CRIT Engine down · vllm-f`.
+fn short_finding(theme: &Theme, finding: &Finding, with_subject: bool) -> Vec<Span<'static>> {
+    let mut spans = vec![
+        severity_span(theme, finding),
+        Span::styled(format!(" {}", finding.title), theme.base),
+    ];
+    if with_subject {
+        spans.push(Span::styled(
+            format!(" · {}", finding.subject.label()),
+            theme.dim,
+        ));
+    }
+    if finding.state == FindingState::Pending {
+        spans.push(Span::styled(
+            format!(" ({})", text::PENDING_MARK),
+            theme.dim,
+        ));
+    }
+    spans
+}
+
+fn spans_width(spans: &[Span<'_>]) -> usize {
+    spans.iter().map(Span::width).sum()
+}
+
+/// As many items as fit in `width` columns, two spaces apart, then `+N more` and `tail` if
+/// they fit.
+fn fit_items(
+    theme: &Theme,
+    items: Vec<Vec<Span<'static>>>,
+    tail: Option<&'static str>,
+    width: usize,
+) -> Line<'static> {
+    const GAP: &str = "  ";
+    let total = items.len();
+    let mut spans: Vec<Span<'static>> = Vec::new();
+    let mut used = 0;
+    let mut shown = 0;
+    for (i, item) in items.into_iter().enumerate() {
+        let w = spans_width(&item) + if i > 0 { GAP.len() } else { 0 };
+        let left = total - i - 1;
+        let reserve = if left > 0 {
+            GAP.len() + text::more(left).chars().count()
+        } else {
+            0
+        };
+        if used + w + reserve > width && shown > 0 {
+            break;
+        }
+        if i > 0 {
+            spans.push(Span::raw(GAP));
+        }
+        spans.extend(item);
+        used += w;
+        shown += 1;
+    }
+    if shown < total {
+        let more = format!("{GAP}{}", text::more(total - shown));
+        used += more.chars().count();
+        spans.push(Span::styled(more, theme.dim));
+    }
+    if let Some(tail) = tail {
+        let tail = format!("{GAP}{tail}");
+        if used + tail.chars().count() <= width {
+            spans.push(Span::styled(tail, theme.key));
+        }
+    }
+    Line::from(spans)
+}
+
+/// The findings strip of the fleet view: the fleet's firing findings, most severe first.
+pub fn render_strip(buf: &mut Buffer, area: Rect, app: &App) {
+    if area.width == 0 || area.height == 0 {
+        return;
+    }
+    let theme = &app.theme;
+    let view = app.diag.view();
+    let width = usize::from(area.width.saturating_sub(1));
+    let firing: Vec<&Finding> = view
+        .findings()
+        .iter()
+        .filter(|f| f.state == FindingState::Firing)
+        .collect();
+    let line = if view.evaluated_at().is_none() {
+        Line::styled(text::STRIP_NOT_RUN, theme.dim)
+    } else if firing.is_empty() {
+        let c = app.view_fleet().counts();
+        let engines = c.up + c.stale + c.down;
+        Line::styled(text::strip_quiet(view.rule_count(), engines), theme.dim)
+    } else {
+        let items = firing
+            .iter()
+            .map(|f| short_finding(theme, f, true))
+            .collect();
+        fit_items(theme, items, Some(text::STRIP_HINT), width)
+    };
+    buf.set_line(area.x + 1, area.y, &line, area.width.saturating_sub(1));
+}
+
+/// The selected engine's current (firing and pending) findings.
+fn current_findings<'a>(app: &'a App, engine: &'a EngineState) -> Vec<&'a Finding> {
+    app.diag
+        .view()
+        .engine()
+        .findings_for(engine.target, &engine.id)
+        .filter(|f| !matches!(f.state, FindingState::Resolved { .. }))
+        .collect()
+}
+
+/// One line of the selected engine's findings for the compact detail pane, or `None` when it
+/// has none: `2 findings: CRIT KV cache full  WARN High TTFT …`.
+pub fn compact_line(app: &App, engine: &EngineState, width: usize) -> Option<Line<'static>> {
+    let findings = current_findings(app, engine);
+    if findings.is_empty() {
+        return None;
+    }
+    let theme = &app.theme;
+    let lead = text::engine_findings(findings.len());
+    let items = findings
+        .iter()
+        .map(|f| short_finding(theme, f, false))
+        .collect();
+    let rest = fit_items(
+        theme,
+        items,
+        Some(text::STRIP_HINT),
+        width.saturating_sub(lead.chars().count() + 1),
+    );
+    let mut spans = vec![Span::styled(format!("{lead} "), theme.title)];
+    spans.extend(rest.spans);
+    Some(Line::from(spans))
+}
+
+/// The facts lines of the selected engine's findings and health for the full detail pane,
+/// as of `now` (the view's time).
+pub fn fact_lines(app: &App, engine: &EngineState, width: u16, now: Ts) -> Vec<Line<'static>> {
+    let theme = &app.theme;
+    let value_width = usize::from(width).saturating_sub(FACT_LABEL + 1);
+    let label = |l: &str| Span::styled(format!("{l:<FACT_LABEL$} "), theme.dim);
+    let findings = current_findings(app, engine);
+    let mut lines = Vec::new();
+    if app.diag.view().evaluated_at().is_none() {
+        lines.push(Line::from(vec![
+            label(text::FACT_FINDINGS),
+            Span::styled(format::UNKNOWN, theme.dim),
+        ]));
+    } else if findings.is_empty() {
+        lines.push(Line::from(vec![
+            label(text::FACT_FINDINGS),
+            Span::styled(text::ENGINE_QUIET, theme.ok),
+        ]));
+    }
+    for (i, finding) in findings.iter().take(DETAIL_FINDINGS).enumerate() {
+        let head = if i == 0 { text::FACT_FINDINGS } else { "" };
+        let word = text::severity_word(finding.severity);
+        let title = format::truncate(
+            &finding.title,
+            value_width.saturating_sub(word.chars().count() + 1),
+        );
+        lines.push(Line::from(vec![
+            label(head),
+            severity_span(theme, finding),
+            Span::styled(format!(" {title}"), line_style(theme, finding)),
+        ]));
+    }
+    if findings.len() > DETAIL_FINDINGS {
+        lines.push(Line::from(vec![
+            label(""),
+            Span::styled(text::more(findings.len() - DETAIL_FINDINGS), theme.dim),
+        ]));
+    }
+    let key = RowKey::of(engine);
+    if let Some(health) = app.diag.view().health(&key) {
+        let open_for = match health.breaker {
+            Breaker::Open { since } => Some(now - since),
+            Breaker::Closed => None,
+        };
+        let value = text::health_fact(health.health, open_for);
+        lines.push(Line::from(vec![
+            label(text::FACT_HEALTH),
+            Span::styled(
+                format::truncate(&value, value_width),
+                health_style(theme, health.health),
+            ),
+        ]));
+    }
+    lines
+}
