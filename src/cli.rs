@@ -46,6 +46,45 @@ pub struct GlobalArgs {
     /// Read the fleet (and GPUs) through this Prometheus server, e.g. http://prometheus:9090.
     #[arg(long, global = true, value_name = "URL")]
     pub prometheus: Option<String>,
+    #[command(flatten)]
+    pub kube: KubeArgs,
+}
+
+/// Kubernetes discovery flags; any of them turns discovery on.
+#[derive(Debug, Args, Clone, Default)]
+pub struct KubeArgs {
+    /// Discover vLLM pods through the Kubernetes API (kubeconfig or in-cluster).
+    #[arg(long = "kube", global = true)]
+    pub kube: bool,
+    /// Kubeconfig file (default: $KUBECONFIG, then ~/.kube/config).
+    #[arg(long, global = true, value_name = "FILE")]
+    pub kubeconfig: Option<PathBuf>,
+    /// Kubeconfig context to watch (repeatable: several clusters in one view).
+    #[arg(long = "context", global = true, value_name = "NAME")]
+    pub contexts: Vec<String>,
+    /// Namespace to watch (default: the context's).
+    #[arg(short = 'n', long, global = true, value_name = "NS")]
+    pub namespace: Option<String>,
+    /// Watch every namespace.
+    #[arg(short = 'A', long, global = true)]
+    pub all_namespaces: bool,
+    /// Label selector of the vLLM pods (repeatable: a pod matching any is watched).
+    #[arg(short = 'l', long = "selector", global = true, value_name = "SELECTOR")]
+    pub selectors: Vec<String>,
+}
+
+impl KubeArgs {
+    /// The flags as config overrides.
+    pub fn overrides(&self) -> crate::config::KubeOverrides {
+        crate::config::KubeOverrides {
+            enable: self.kube,
+            kubeconfig: self.kubeconfig.clone(),
+            contexts: self.contexts.clone(),
+            namespace: self.namespace.clone(),
+            all_namespaces: self.all_namespaces,
+            selectors: self.selectors.clone(),
+        }
+    }
 }
 
 #[derive(Debug, Subcommand)]

@@ -11,6 +11,7 @@ pub mod config;
 pub mod diagnose;
 pub mod engine;
 pub mod fleet;
+pub mod kube_model;
 pub mod logging;
 pub mod metrics;
 pub mod rules;

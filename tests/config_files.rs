@@ -111,8 +111,10 @@ fn default_config_file_resolves_to_the_defaults() {
 fn default_config_file_uncommented_still_resolves_to_the_defaults() {
     let (text, uncommented) = uncommented_default();
     // scrape: interval, timeout, body_limit; display: theme, window, range, max_fps;
-    // history: full_resolution, retention, coarse_step; log: level.
-    assert_eq!(uncommented, 11, "setting lines uncommented:\n{text}");
+    // history: full_resolution, retention, coarse_step; log: level; kubernetes: enabled,
+    // all_namespaces, selectors, metrics_path, scrape_via, routing_label, poll_interval,
+    // api_timeout, log_lines, event_lines.
+    assert_eq!(uncommented, 21, "setting lines uncommented:\n{text}");
     let (_dir, _path, result) = load_text(&text);
     let config = result.expect("the uncommented file loads");
     assert_eq!(without_source(config), Config::default());
@@ -138,6 +140,20 @@ fn default_config_file_documents_every_setting() {
         "coarse_step",
         "level",
         "file",
+        "enabled",
+        "kubeconfig",
+        "contexts",
+        "namespace",
+        "all_namespaces",
+        "selectors",
+        "metrics_port",
+        "metrics_path",
+        "scrape_via",
+        "routing_label",
+        "poll_interval",
+        "api_timeout",
+        "log_lines",
+        "event_lines",
     ];
     for key in keys {
         assert!(
@@ -145,7 +161,14 @@ fn default_config_file_documents_every_setting() {
             "config/default.toml does not mention {key}"
         );
     }
-    for section in ["[scrape]", "[[targets]]", "[display]", "[history]", "[log]"] {
+    for section in [
+        "[scrape]",
+        "[[targets]]",
+        "[display]",
+        "[history]",
+        "[log]",
+        "[kubernetes]",
+    ] {
         assert!(DEFAULT_CONFIG_TOML.contains(section), "{section}");
     }
 }

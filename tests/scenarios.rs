@@ -151,32 +151,32 @@ async fn scenario_fires_its_rule_alone(scenario: Scenario, engines: usize, secon
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kv_thrash() {
-    scenario_fires_its_rule_alone(Scenario::KvThrash, 3, 150.0).await;
+    scenario_fires_its_rule_alone(Scenario::KvThrash, 3, 240.0).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn low_throughput() {
-    scenario_fires_its_rule_alone(Scenario::LowThroughput, 3, 150.0).await;
+    scenario_fires_its_rule_alone(Scenario::LowThroughput, 3, 240.0).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stuck_requests() {
-    scenario_fires_its_rule_alone(Scenario::StuckRequests, 3, 150.0).await;
+    scenario_fires_its_rule_alone(Scenario::StuckRequests, 3, 240.0).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn oom_crashloop() {
-    scenario_fires_its_rule_alone(Scenario::OomCrashloop, 3, 150.0).await;
+    scenario_fires_its_rule_alone(Scenario::OomCrashloop, 3, 240.0).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn high_cpu() {
-    scenario_fires_its_rule_alone(Scenario::HighCpu, 3, 150.0).await;
+    scenario_fires_its_rule_alone(Scenario::HighCpu, 3, 240.0).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn spec_decode_poor() {
-    scenario_fires_its_rule_alone(Scenario::SpecDecodePoor, 3, 150.0).await;
+    scenario_fires_its_rule_alone(Scenario::SpecDecodePoor, 3, 240.0).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -186,13 +186,13 @@ async fn prefix_miss() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn circuit_open() {
-    scenario_fires_its_rule_alone(Scenario::CircuitOpen, 3, 150.0).await;
+    scenario_fires_its_rule_alone(Scenario::CircuitOpen, 3, 240.0).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn empty_worker_trap() {
     // Three engines per model: the trap on engine 0, engines 2 and 4 idle.
-    scenario_fires_its_rule_alone(Scenario::EmptyWorkerTrap, 6, 150.0).await;
+    scenario_fires_its_rule_alone(Scenario::EmptyWorkerTrap, 6, 240.0).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

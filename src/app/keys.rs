@@ -56,6 +56,8 @@ pub enum Action {
     ZoomOut,
     ToggleFreeze,
     ToggleDetail,
+    /// Open or close the Deployments view (Kubernetes).
+    ToggleDeployments,
     /// Show the diagnostics view (findings with evidence).
     OpenDiagnostics,
     /// Show the routing explainer.
@@ -227,6 +229,12 @@ pub const KEYMAP: &[Binding] = &[
         Context::Fleet,
         Action::ToggleDetail,
         "larger detail pane",
+    ),
+    bind(
+        &[plain('d')],
+        Context::Fleet,
+        Action::ToggleDeployments,
+        "Deployments, HPAs, PDBs",
     ),
     bind(
         &[plain('x')],

@@ -3,6 +3,7 @@
 
 pub mod diagnostics;
 pub mod keys;
+pub mod kube;
 pub mod rows;
 pub mod run;
 pub mod state;
@@ -17,7 +18,9 @@ pub use state::{
 };
 pub use update::update;
 
-use crate::fleet::{ScrapeReport, SourceReport, Ts};
+use crate::fleet::{ScrapeReport, SourceReport, TargetId, Ts};
+use crate::kube_model::PodKey;
+use crate::sources::kube::{KubeUpdate, PodScrape};
 
 /// Everything that can happen to the console.
 #[derive(Debug, Clone)]
@@ -36,12 +39,20 @@ pub enum Event {
     Tick,
     /// SIGTERM / SIGHUP / Ctrl-C outside raw mode: leave now.
     Shutdown,
+    /// The Kubernetes source learned something (pods, events, logs, Deployments, problems).
+    Kube(KubeUpdate),
 }
 
 /// What the state machine asks the event loop to do.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Command {
     Quit,
+    /// Start scraping a discovered pod (the fleet already has its target).
+    ScrapePod(PodScrape),
+    /// Stop scraping a target the fleet removed.
+    StopScrape(TargetId),
+    /// Read this pod's log often: the detail view shows it (`None`: no pod selected).
+    FollowLogs(Option<PodKey>),
 }
 
 /// Time used by `update` and `draw`.

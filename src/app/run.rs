@@ -36,6 +36,17 @@ pub enum ExitReason {
     InputClosed,
 }
 
+/// Carries out what the state machine asks of the workers (start or stop a scrape, follow a
+/// pod's log). `Quit` never reaches it.
+pub trait Executor {
+    fn execute(&mut self, command: Command);
+}
+
+/// No workers to command.
+impl Executor for () {
+    fn execute(&mut self, _: Command) {}
+}
+
 /// Run the console until the user quits or a signal arrives.
 pub async fn run(
     app: &mut App,
@@ -43,7 +54,7 @@ pub async fn run(
     events: mpsc::Receiver<Event>,
     max_fps: u32,
 ) -> io::Result<ExitReason> {
-    run_with_window(app, terminal, events, max_fps, None).await
+    run_with(app, terminal, events, max_fps, None, &mut ()).await
 }
 
 /// [`run`], publishing the quantile window the operator picks (`w`) on `window`, for workers
@@ -51,9 +62,21 @@ pub async fn run(
 pub async fn run_with_window(
     app: &mut App,
     terminal: &mut ConsoleTerminal,
+    events: mpsc::Receiver<Event>,
+    max_fps: u32,
+    window: Option<watch::Sender<QuantileWindow>>,
+) -> io::Result<ExitReason> {
+    run_with(app, terminal, events, max_fps, window, &mut ()).await
+}
+
+/// [`run_with_window`], handing every command other than `Quit` to `workers`.
+pub async fn run_with(
+    app: &mut App,
+    terminal: &mut ConsoleTerminal,
     mut events: mpsc::Receiver<Event>,
     max_fps: u32,
     window: Option<watch::Sender<QuantileWindow>>,
+    workers: &mut dyn Executor,
 ) -> io::Result<ExitReason> {
     let frame_interval = Duration::from_secs_f64(1.0 / f64::from(max_fps.clamp(1, 60)));
     let mut input = EventStream::new();
@@ -80,7 +103,7 @@ pub async fn run_with_window(
             _ = sigint.recv() => Some(ExitReason::Terminated),
             _ = sighup.recv() => Some(ExitReason::HangUp),
             term = input.next() => match term {
-                Some(Ok(ev)) => handle_terminal_event(app, ev),
+                Some(Ok(ev)) => handle_terminal_event(app, ev, workers),
                 Some(Err(err)) => {
                     tracing::warn!(%err, "terminal input failed");
                     Some(ExitReason::InputClosed)
@@ -89,12 +112,12 @@ pub async fn run_with_window(
             },
             first = events.recv(), if events_open => match first {
                 Some(ev) => {
-                    let mut quit = apply(app, ev);
+                    let mut quit = apply(app, ev, workers);
                     // Fold everything already queued before drawing once.
                     let mut folded = 1;
                     while !quit && folded < MAX_EVENTS_PER_BATCH {
                         match events.try_recv() {
-                            Ok(ev) => quit = apply(app, ev),
+                            Ok(ev) => quit = apply(app, ev, workers),
                             Err(_) => break,
                         }
                         folded += 1;
@@ -107,7 +130,7 @@ pub async fn run_with_window(
                     None
                 }
             },
-            _ = ticker.tick() => apply(app, Event::Tick).then_some(ExitReason::User),
+            _ = ticker.tick() => apply(app, Event::Tick, workers).then_some(ExitReason::User),
             _ = tokio::time::sleep_until(frame_due), if app.dirty => None,
         };
         if let Some(reason) = exit {
@@ -128,21 +151,31 @@ pub async fn run_with_window(
     }
 }
 
-fn handle_terminal_event(app: &mut App, ev: TermEvent) -> Option<ExitReason> {
+fn handle_terminal_event(
+    app: &mut App,
+    ev: TermEvent,
+    workers: &mut dyn Executor,
+) -> Option<ExitReason> {
     let event = match ev {
         TermEvent::Key(key) if key.kind != KeyEventKind::Release => Event::Key(key),
         TermEvent::Resize(width, height) => Event::Resize { width, height },
         // Focus changes and pastes do not change what is shown.
         _ => return None,
     };
-    apply(app, event).then_some(ExitReason::User)
+    apply(app, event, workers).then_some(ExitReason::User)
 }
 
-/// Fold one event into the state; true when the state machine asks to quit.
-fn apply(app: &mut App, event: Event) -> bool {
-    update(app, event, unix_now())
-        .into_iter()
-        .any(|command| command == Command::Quit)
+/// Fold one event into the state and hand the commands to the workers; true when the state
+/// machine asks to quit.
+fn apply(app: &mut App, event: Event, workers: &mut dyn Executor) -> bool {
+    let mut quit = false;
+    for command in update(app, event, unix_now()) {
+        match command {
+            Command::Quit => quit = true,
+            other => workers.execute(other),
+        }
+    }
+    quit
 }
 
 fn draw(app: &mut App, terminal: &mut ConsoleTerminal) -> io::Result<()> {

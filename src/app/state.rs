@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use super::diagnostics::Diagnostics;
 use super::keys::Context;
+use super::kube::KubeView;
 use super::rows::{SortColumn, visible_rows};
 use crate::engine::EngineId;
 use crate::fleet::{EngineState, Fleet, QuantileWindow, TargetId, Ts};
@@ -184,6 +185,8 @@ pub struct App {
     pub(crate) last_second: Option<i64>,
     /// Written by the table view while drawing (it takes `&App`), read by paging.
     pub(crate) scroll: Cell<TableScroll>,
+    /// Kubernetes discovery: pods' targets, Deployments, problems (disabled by default).
+    pub kube: KubeView,
     /// First line of the node view shown.
     pub nodes_offset: usize,
     /// Lines of the node view and rows it had, as of the last draw (for scrolling).
@@ -222,6 +225,7 @@ impl App {
             utc_offset_secs: 0,
             last_second: None,
             scroll: Cell::new(TableScroll::default()),
+            kube: KubeView::default(),
             nodes_offset: 0,
             nodes_extent: Cell::new(NodesExtent::default()),
         }

@@ -9,7 +9,7 @@ use crate::fleet::Ts;
 
 /// Apply one event to the state at time `now`; sets `app.dirty` when the screen may change.
 pub fn update(app: &mut App, event: Event, now: Ts) -> Vec<Command> {
-    match event {
+    let mut commands = match event {
         Event::Scrape(report) => {
             app.fleet.ingest(report);
             app.diag.mark_stale();
@@ -47,7 +47,14 @@ pub fn update(app: &mut App, event: Event, now: Ts) -> Vec<Command> {
             app.should_quit = true;
             vec![Command::Quit]
         }
-    }
+        Event::Kube(update) => {
+            let commands = super::kube::apply(app, update, now);
+            select_first_if_none(app, now);
+            commands
+        }
+    };
+    commands.extend(super::kube::follow_selection(app));
+    commands
 }
 
 /// Time-driven changes: fleet status, the clock's second (and with it every age shown), the
@@ -161,6 +168,14 @@ fn on_key(app: &mut App, key: &KeyEvent, now: Ts) -> Vec<Command> {
             } else {
                 filter_notice(app, now);
             }
+            true
+        }
+        Action::ClearFilter if app.kube.deployments_open => {
+            app.kube.deployments_open = false;
+            true
+        }
+        Action::ToggleDeployments => {
+            app.kube.deployments_open = !app.kube.deployments_open;
             true
         }
         Action::ClearFilter => {

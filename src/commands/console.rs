@@ -3,13 +3,17 @@
 
 use std::process::ExitCode;
 
+use std::collections::HashMap;
+
 use tokio::sync::{mpsc, watch};
 
-use crate::app::Event;
-use crate::app::run::{ExitReason, run_with_window};
+use crate::app::kube::KubeView;
+use crate::app::run::{Executor, ExitReason, run_with};
 use crate::app::state::App;
+use crate::app::{Command, Event};
 use crate::config::{Config, PrometheusConfig, TargetConfig};
 use crate::fleet::{Fleet, QuantileWindow};
+use crate::sources::kube::{ClusterClient, Discovery, PodScrapers};
 use crate::sources::prometheus::{ClientSettings, PollSettings, Poller, PromClient, QueryPlan};
 use crate::sources::{ScrapeSettings, ScrapeTarget, Scrapers, build_client};
 use crate::theme::Theme;
@@ -29,6 +33,51 @@ pub async fn run_console(
     targets: &[TargetConfig],
     source: String,
     notices: Vec<String>,
+) -> ExitCode {
+    run_console_with(config, theme, targets, source, notices, Vec::new()).await
+}
+
+/// The workers the event loop commands: static targets' scrapers, and with Kubernetes the
+/// pod scrapers and the discovery (for log following).
+struct Workers {
+    scrapers: Scrapers,
+    pods: Option<PodScrapers>,
+    discovery: Option<Discovery>,
+}
+
+impl Executor for Workers {
+    fn execute(&mut self, command: Command) {
+        match command {
+            Command::Quit => {}
+            Command::ScrapePod(scrape) => {
+                if let Some(pods) = &mut self.pods {
+                    pods.start(scrape);
+                }
+            }
+            Command::StopScrape(id) => {
+                if let Some(pods) = &mut self.pods {
+                    pods.stop(id);
+                }
+                self.scrapers.remove(id);
+            }
+            Command::FollowLogs(key) => {
+                if let Some(discovery) = &self.discovery {
+                    discovery.follow(key);
+                }
+            }
+        }
+    }
+}
+
+/// [`run_console`] plus pods discovered in `clusters` (one per watched context; none: no
+/// Kubernetes), with `config.kubernetes`'s settings.
+pub async fn run_console_with(
+    config: &Config,
+    theme: Theme,
+    targets: &[TargetConfig],
+    source: String,
+    notices: Vec<String>,
+    clusters: Vec<ClusterClient>,
 ) -> ExitCode {
     let settings = ScrapeSettings {
         interval: config.interval,
@@ -70,7 +119,23 @@ pub async fn run_console(
         },
         None => None,
     };
-    let _scrapers = Scrapers::start(client, settings, scrape_targets, tx);
+    let mut workers = Workers {
+        scrapers: Scrapers::start(client.clone(), settings.clone(), scrape_targets, tx.clone()),
+        pods: None,
+        discovery: None,
+    };
+    if !clusters.is_empty() {
+        let k = &config.kubernetes;
+        app.kube = KubeView::new(k.scrape_via, clusters.len(), k.all_namespaces);
+        let by_context: HashMap<String, kube::Client> = clusters
+            .iter()
+            .map(|c| (c.context.clone(), c.client.clone()))
+            .collect();
+        workers.pods = Some(PodScrapers::new(client, settings, by_context, tx.clone()));
+        workers.discovery = Some(Discovery::start(&clusters, k, tx));
+    } else {
+        drop(tx);
+    }
 
     let mut terminal = match crate::terminal::enter() {
         Ok(t) => t,
@@ -79,8 +144,16 @@ pub async fn run_console(
             return ExitCode::from(1);
         }
     };
-    let result =
-        run_with_window(&mut app, &mut terminal, rx, config.max_fps, Some(window_tx)).await;
+    let result = run_with(
+        &mut app,
+        &mut terminal,
+        rx,
+        config.max_fps,
+        Some(window_tx),
+        &mut workers,
+    )
+    .await;
+    drop(workers);
     drop(terminal);
     crate::terminal::restore();
     match result {

@@ -1,19 +1,29 @@
-//! `kvtop` / `kvtop console`: watch the configured targets.
+//! `kvtop` / `kvtop console`: watch the configured targets, and with `--kube` (or
+//! `[kubernetes] enabled = true`) the vLLM pods discovered in the cluster(s).
 
 use std::process::ExitCode;
 
 use super::setup::{Session, load_config};
 use crate::cli::GlobalArgs;
+use crate::config::Config;
+use crate::sources::kube::ClusterClient;
 
 pub fn run(global: &GlobalArgs) -> ExitCode {
-    let loaded = load_config(global);
-    if loaded.config.targets.is_empty() && loaded.config.prometheus.is_none() {
+    let mut loaded = load_config(global);
+    if let Err(err) = loaded.config.kubernetes.apply(&global.kube.overrides()) {
+        eprintln!("kvtop: {err}");
+        return ExitCode::from(2);
+    }
+    let kube = loaded.config.kubernetes.enabled;
+    if loaded.config.targets.is_empty() && loaded.config.prometheus.is_none() && !kube {
         for problem in &loaded.problems {
             eprintln!("kvtop: {problem}");
         }
         eprintln!(
             "kvtop: no targets to watch. Pass --target http://HOST:PORT/metrics (repeatable), \
-             add [[targets]] to the config file (kvtop config init), or try `kvtop demo`."
+             add [[targets]] to the config file (kvtop config init), read them through \
+             Prometheus with --prometheus URL, discover vLLM pods with --kube, or try \
+             `kvtop demo`."
         );
         return ExitCode::from(2);
     }
@@ -26,26 +36,57 @@ pub fn run(global: &GlobalArgs) -> ExitCode {
         Ok(session) => session,
         Err(code) => return code,
     };
-    let targets = match config.targets.len() {
-        0 => None,
-        1 => Some("1 target".to_string()),
-        n => Some(format!("{n} targets")),
-    };
-    let prometheus = config
-        .prometheus
-        .as_ref()
-        .map(|p| super::console::source_name(&p.url));
-    let source = match (targets, prometheus) {
-        (Some(t), Some(p)) => format!("{t} + {p}"),
-        (Some(t), None) => t,
-        (None, Some(p)) => p,
-        (None, None) => String::new(),
-    };
-    runtime.block_on(super::console::run_console(
-        &config,
-        theme,
-        &config.targets,
-        source,
-        problems,
-    ))
+    runtime.block_on(async move {
+        let clusters = if kube {
+            match crate::sources::kube::connect(&config.kubernetes).await {
+                Ok(clusters) => clusters,
+                Err(err) => {
+                    eprintln!("kvtop: {err}");
+                    return ExitCode::from(2);
+                }
+            }
+        } else {
+            Vec::new()
+        };
+        let source = describe_source(&config, &clusters);
+        super::console::run_console_with(
+            &config,
+            theme,
+            &config.targets,
+            source,
+            problems,
+            clusters,
+        )
+        .await
+    })
+}
+
+/// What the header says is watched: `3 targets`, `prometheus host:9090`,
+/// `kube prod/llm + 1 target`.
+pub fn describe_source(config: &Config, clusters: &[ClusterClient]) -> String {
+    let mut parts = Vec::new();
+    if !clusters.is_empty() {
+        let k = &config.kubernetes;
+        let contexts: Vec<&str> = clusters.iter().map(|c| c.context.as_str()).collect();
+        let namespace = if k.all_namespaces {
+            "*".to_owned()
+        } else {
+            k.namespace.clone().unwrap_or_else(|| {
+                clusters
+                    .first()
+                    .map(|c| c.default_namespace.clone())
+                    .unwrap_or_default()
+            })
+        };
+        parts.push(format!("kube {}/{namespace}", contexts.join(", ")));
+    }
+    match config.targets.len() {
+        0 => {}
+        1 => parts.push("1 target".to_owned()),
+        n => parts.push(format!("{n} targets")),
+    }
+    if let Some(p) = &config.prometheus {
+        parts.push(super::console::source_name(&p.url));
+    }
+    parts.join(" + ")
 }

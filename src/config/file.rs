@@ -27,6 +27,8 @@ pub struct ConfigFile {
     #[serde(default)]
     pub log: LogSection,
     #[serde(default)]
+    pub kubernetes: super::kubernetes::KubernetesSection,
+    #[serde(default)]
     pub rules: RulesSection,
     pub prometheus: Option<super::prometheus::PrometheusSection>,
 }

@@ -109,6 +109,8 @@ pub(crate) fn resolve(file: ConfigFile, cx: &ResolveContext<'_>) -> Result<Confi
         );
     }
 
+    config.kubernetes = super::kubernetes::resolve(file.kubernetes, cx.base_dir())?;
+
     validate(&config, &|setting| setting.key_path().to_string())?;
     Ok(config)
 }

@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use super::kubernetes::KubernetesConfig;
 use super::targets::TargetConfig;
 use crate::fleet::{FleetSettings, QuantileWindow};
 
@@ -46,6 +47,8 @@ pub struct Config {
     pub rules_file: Option<PathBuf>,
     /// The file this configuration was read from, if any.
     pub source: Option<PathBuf>,
+    /// `[kubernetes]`: pod discovery.
+    pub kubernetes: KubernetesConfig,
     pub(crate) timeout_provenance: TimeoutProvenance,
     /// Read the fleet (and GPUs) through this Prometheus server as well.
     pub prometheus: Option<super::prometheus::PrometheusConfig>,
@@ -102,6 +105,7 @@ impl Default for Config {
             log_file: super::paths::state_dir().map(|dir| dir.join(LOG_FILE_NAME)),
             rules_file: None,
             source: None,
+            kubernetes: KubernetesConfig::default(),
             timeout_provenance: TimeoutProvenance { derived: true },
             prometheus: None,
         }

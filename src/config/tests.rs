@@ -193,15 +193,40 @@ fn wrong_types_are_named() {
 
 #[test]
 fn unknown_top_level_section_lists_the_sections() {
-    let err = load_with("[kubernetes]\ncontext = \"prod\"\n", &[]).expect_err("unknown");
+    let err = load_with("[alerts]\nurl = \"x\"\n", &[]).expect_err("unknown");
     let text = err.to_string();
     assert!(
-        text.starts_with("/etc/kvtop/config.toml:1:2: kubernetes: unknown field `kubernetes`"),
+        text.starts_with("/etc/kvtop/config.toml:1:2: alerts: unknown field `alerts`"),
         "{text}"
     );
-    for section in ["scrape", "targets", "display", "history", "log", "rules"] {
+    for section in [
+        "scrape",
+        "targets",
+        "display",
+        "history",
+        "log",
+        "rules",
+        "kubernetes",
+    ] {
         assert!(text.contains(&format!("`{section}`")), "{text}");
     }
+}
+
+#[test]
+fn kubernetes_keys_are_checked_like_the_others() {
+    // `contexts` is a list; the singular is a typo.
+    let err = load_with("[kubernetes]\ncontext = \"prod\"\n", &[]).expect_err("unknown");
+    assert_eq!(err.key(), Some("kubernetes.context"));
+    let err = load_with("[kubernetes]\nscrape_via = \"tunnel\"\n", &[]).expect_err("bad");
+    assert_eq!(err.key(), Some("kubernetes.scrape_via"));
+    assert!(
+        err.to_string().starts_with("/etc/kvtop/config.toml:2:"),
+        "{err}"
+    );
+    let config =
+        load_with("[kubernetes]\nenabled = true\nnamespace = \"llm\"\n", &[]).expect("valid");
+    assert!(config.kubernetes.enabled);
+    assert_eq!(config.kubernetes.namespace.as_deref(), Some("llm"));
 }
 
 #[test]

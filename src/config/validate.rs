@@ -24,6 +24,8 @@ pub(crate) enum Setting {
     HistoryCoarseStep,
     LogLevel,
     LogFile,
+    /// A key of `[kubernetes]`.
+    Kubernetes(&'static str),
     RulesFile,
     Prometheus(super::prometheus::PromKey),
 }
@@ -63,6 +65,7 @@ impl Setting {
             Setting::HistoryCoarseStep => &["history", "coarse_step"],
             Setting::LogLevel => &["log", "level"],
             Setting::LogFile => &["log", "file"],
+            Setting::Kubernetes(key) => return KeyPath::keys(&["kubernetes", key]),
             Setting::RulesFile => &["rules", "file"],
             Setting::Prometheus(key) => return KeyPath::keys(&["prometheus", key.name()]),
         };

@@ -35,8 +35,12 @@ pub fn gpu_of(signals: &Signals) -> Option<GpuSignals> {
 }
 
 /// One input per engine row, GPU exporters left out (their rows are not engines), with the
-/// engine's GPU signals (`gpus` from [`gpu_signals`] of the same fleet) and the recent log
-/// lines of its target when that target has a log stream.
+/// engine's GPU signals (`gpus` from [`gpu_signals`] of the same fleet), the recent log lines
+/// of its target when that target has a log stream, and for a pod discovered in Kubernetes
+/// what its pod says (facts such as vLLM arguments and env, labels, status, events, logs).
+///
+/// This is the one place where the rules learn about an engine: the console, the routing view
+/// and `kvtop check` all build their inputs here.
 pub fn engine_inputs<'a>(
     fleet: &'a Fleet,
     gpus: &'a [Option<GpuSignals>],
@@ -53,10 +57,13 @@ pub fn engine_inputs<'a>(
         .filter(|(e, _)| is_engine(fleet, e))
         .map(|(e, gpu)| {
             let input = EngineInput::from_state(e).with_gpu(gpu);
-            match logs.get(e.target) {
+            let input = match logs.get(e.target) {
                 Some(lines) => input.with_logs(lines),
                 None => input,
-            }
+            };
+            // An engine discovered in Kubernetes: its pod's facts, labels, state reasons,
+            // events and log lines.
+            crate::kube_model::with_pod(input, fleet.pod_info(e.target))
         })
         .collect()
 }

@@ -10,6 +10,7 @@ use super::status::status_at;
 use super::window::SnapshotWindow;
 use super::{History, ScrapeError, Signals, Ts};
 use crate::engine::{EngineId, EngineSample, GpuSample};
+use crate::kube_model::PodInfo;
 use crate::metrics::{Bucket, LineError};
 
 /// Index of a scrape target in the fleet.
@@ -154,6 +155,8 @@ pub struct Fleet {
     windows: Vec<SnapshotWindow>,
     /// Reused buffer for histogram bucket deltas.
     scratch: Vec<Bucket>,
+    /// Kubernetes pod of a target discovered in a cluster.
+    pods: BTreeMap<TargetId, PodInfo>,
     /// GPUs from dcgm-exporter targets and Prometheus sources (see `fleet::gpus`).
     gpus: GpuStore,
     /// Where targets run, when known better than "the pod named like the target".
@@ -177,6 +180,7 @@ impl Fleet {
             engines: Vec::new(),
             windows: Vec::new(),
             scratch: Vec::new(),
+            pods: BTreeMap::new(),
             gpus: GpuStore::new(gpu_history_points(&settings)),
             placements: BTreeMap::new(),
             gpu_exporters: BTreeSet::new(),
@@ -219,6 +223,7 @@ impl Fleet {
             return;
         };
         self.targets.remove(index);
+        self.pods.remove(&id);
         let rows = self.rows_of(id);
         self.engines.drain(rows.clone());
         self.windows.drain(rows);
@@ -226,6 +231,19 @@ impl Fleet {
         self.gpu_exporters.remove(&id);
         self.forget_target_gpus(id);
         self.join_dirty = true;
+    }
+    /// Attach (or replace) the Kubernetes pod behind a target; ignored for an unknown target.
+    pub fn set_pod_info(&mut self, id: TargetId, pod: PodInfo) {
+        if self.target_index(id).is_some() {
+            self.pods.insert(id, pod);
+        }
+    }
+    /// The Kubernetes pod behind a target, when it was discovered in a cluster.
+    pub fn pod_info(&self, id: TargetId) -> Option<&PodInfo> {
+        self.pods.get(&id)
+    }
+    pub fn pod_info_mut(&mut self, id: TargetId) -> Option<&mut PodInfo> {
+        self.pods.get_mut(&id)
     }
     pub fn targets(&self) -> &[TargetState] {
         &self.targets

@@ -42,6 +42,11 @@ impl SimControl {
     }
 
     /// Number of engines.
+    /// The engines' shared state, for the simulated Kubernetes API.
+    pub(crate) fn sites(&self) -> &Arc<Vec<Arc<EngineSite>>> {
+        &self.sites
+    }
+
     pub fn engines(&self) -> usize {
         self.sites.len()
     }

@@ -619,7 +619,8 @@ fn digits(mut n: usize) -> usize {
     d
 }
 
-fn k8s_suffix(s: &mut Sampler) -> String {
+/// A random name suffix of five characters from the alphabet Kubernetes uses.
+pub(crate) fn k8s_suffix(s: &mut Sampler) -> String {
     (0..5)
         .map(|_| {
             let i = s.index(K8S_ALPHABET.len());

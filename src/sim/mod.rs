@@ -27,6 +27,7 @@ pub mod fleet;
 pub mod format;
 pub mod gpu;
 pub mod histogram;
+pub mod kube;
 pub mod logs;
 pub mod model;
 pub mod params;
@@ -163,6 +164,10 @@ pub struct SimHandle {
     clock: Arc<SimClock>,
     stop: watch::Sender<bool>,
     tasks: Vec<JoinHandle<std::io::Result<()>>>,
+    /// The layout and engine ports, for the simulated Kubernetes API.
+    plan: fleet::FleetPlan,
+    version: SimVersion,
+    engine_ports: Vec<u16>,
 }
 
 impl std::fmt::Debug for SimHandle {
@@ -336,6 +341,7 @@ pub async fn start(cfg: SimConfig) -> Result<SimHandle, SimError> {
     let mut tasks = Vec::with_capacity(endpoint_count);
     let mut engines = Vec::with_capacity(plan.engines.len());
     let mut sites: Vec<Arc<EngineSite>> = Vec::with_capacity(plan.engines.len());
+    let mut engine_ports = Vec::with_capacity(plan.engines.len());
 
     for spec in &plan.engines {
         let node = plan.nodes.get(spec.node);
@@ -357,6 +363,7 @@ pub async fn start(cfg: SimConfig) -> Result<SimHandle, SimError> {
             stop_rx.clone(),
         ));
         sites.push(Arc::clone(&site));
+        engine_ports.push(port);
         engines.push(SimEndpoint {
             name: spec.pod.clone(),
             url: metrics_url(port),
@@ -417,6 +424,9 @@ pub async fn start(cfg: SimConfig) -> Result<SimHandle, SimError> {
         clock,
         stop,
         tasks,
+        plan,
+        version: cfg.version,
+        engine_ports,
     })
 }
 

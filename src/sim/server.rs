@@ -54,13 +54,14 @@ impl SimClock {
         self.sim_start
     }
 
+    /// Simulated seconds per wall-clock second.
+    pub(crate) fn time_scale(&self) -> f64 {
+        self.time_scale
+    }
+
     /// Current simulated time.
     pub(crate) fn now(&self) -> f64 {
         self.sim_start + self.wall_start.elapsed().as_secs_f64() * self.time_scale
-    }
-
-    pub(crate) fn time_scale(&self) -> f64 {
-        self.time_scale
     }
 
     /// The simulated time at wall-clock Unix time `wall` (the clock started at wall time
@@ -123,8 +124,8 @@ impl EngineSite {
         }
     }
 
-    /// Run `f` on the pod (e.g. to inject a fault), then tell the server task if the pod
-    /// started or stopped serving.
+    /// Run `f` on the pod (to inject a fault; the simulated Kubernetes API restarts, drains and
+    /// reads engines), then tell the server task if the pod started or stopped serving.
     pub(crate) fn with_pod<R>(&self, f: impl FnOnce(&mut SimPod) -> R) -> R {
         let mut cell = self.lock();
         let result = f(&mut cell.pod);

@@ -2,6 +2,7 @@
 //! [`crate::fleet::ScrapeReport`]s to the app loop and never touches the console's state.
 
 pub mod decode;
+pub mod kube;
 pub mod prometheus;
 pub mod scrape;
 

@@ -17,7 +17,7 @@ use crate::clock::unix_now;
 use crate::fleet::{ScrapeError, ScrapePayload, ScrapeReport, TargetId};
 
 /// What the Accept header asks for: the plain text format, which every exporter serves.
-const ACCEPT_TEXT: &str = "text/plain;version=0.0.4;q=1,*/*;q=0.1";
+pub(crate) const ACCEPT_TEXT: &str = "text/plain;version=0.0.4;q=1,*/*;q=0.1";
 
 /// One endpoint to scrape.
 #[derive(Clone)]

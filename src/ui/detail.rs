@@ -31,6 +31,9 @@ const SPARK_MAX: usize = 20;
 const SPARK_MIN: usize = 8;
 /// Width every compact value is padded to, so the line does not shift as values change.
 const SPARK_VALUE: usize = 5;
+/// Width of the pod panel beside the charts, and the charts' minimum width beside it.
+const POD_WIDE: u16 = 56;
+const CHARTS_BESIDE_POD: u16 = 48;
 
 /// How a value of a chart is written.
 type Fmt = fn(Option<f64>) -> String;
@@ -239,6 +242,27 @@ pub fn render_full(buf: &mut Buffer, area: Rect, app: &App, engine: Option<&Engi
         ));
         Paragraph::new(lines).render(facts_area, buf);
     }
+    let charts_area = match app.view_fleet().pod_info(engine.target) {
+        Some(pod) => {
+            let route = app.kube.routes.get(&engine.target).copied();
+            let (charts_rect, pod_rect) = if charts_area.width >= POD_WIDE + CHARTS_BESIDE_POD {
+                let [c, p] =
+                    Layout::horizontal([Constraint::Fill(1), Constraint::Length(POD_WIDE)])
+                        .areas(charts_area);
+                (c, p)
+            } else if charts_area.height >= 4 * CHART_MIN_ROWS {
+                let [c, p] = Layout::vertical([Constraint::Percentage(50), Constraint::Fill(1)])
+                    .areas(charts_area);
+                (c, p)
+            } else {
+                // Too little room for both: the pod says more than a squeezed chart.
+                (Rect::default(), charts_area)
+            };
+            super::pod::render_panel(buf, pod_rect, &app.theme, pod, route, now);
+            charts_rect
+        }
+        None => charts_area,
+    };
     charts(buf, charts_area, app, engine, now);
 }
 
@@ -561,8 +585,10 @@ pub fn render_compact(
         // The engine's findings, when it has any, matter more than its facts.
         let line =
             findings::compact_line(app, engine, usize::from(inner.width)).unwrap_or_else(|| {
-                let target = app.view_fleet().target(engine.target);
-                fact_line(engine, target, &app.theme, now)
+                let fleet = app.view_fleet();
+                let target = fleet.target(engine.target);
+                let pod = fleet.pod_info(engine.target);
+                fact_line(engine, target, pod, &app.theme, now)
             });
         buf.set_line(inner.x, inner.y + 1, &line, inner.width);
     }
@@ -613,11 +639,15 @@ fn spark_line<'a>(app: &App, engine: &EngineState, now: Ts, width: usize) -> Lin
 fn fact_line<'a>(
     engine: &EngineState,
     target: Option<&TargetState>,
+    pod: Option<&crate::kube_model::PodInfo>,
     theme: &Theme,
     now: Ts,
 ) -> Line<'a> {
     let s = &engine.signals;
     let mut spans = Vec::new();
+    if let Some((marker, style)) = pod.and_then(|p| super::pod::marker(p, theme)) {
+        spans.push(Span::styled(format!("{marker} · "), style));
+    }
     if let Some((at, error)) = target.and_then(|t| t.last_error.as_ref()) {
         spans.push(Span::styled(
             format!("{} {} · ", error.short(), text::ago(now - at)),

@@ -10,6 +10,7 @@ use super::{diag_text, findings, format, text};
 use crate::app::rows::{RowStatus, row_status};
 use crate::app::{App, RowKey, RulesView, SortColumn};
 use crate::fleet::{EngineState, TargetState, Ts};
+use crate::kube_model::PodInfo;
 use crate::theme::Theme;
 
 /// KV usage from which the bar uses `bar_mid`.
@@ -319,8 +320,9 @@ pub fn render(
             buf.set_style(rect, theme.selected);
         }
         let target = fleet.target(engine.target);
+        let pod = fleet.pod_info(engine.target);
         let status = row_status(engine, view_now, restart_mark);
-        let line = row_line(engine, target, status, &cols, theme, rules, view_now);
+        let line = row_line(engine, target, pod, status, &cols, theme, rules, view_now);
         buf.set_line(rect.x, rect.y, &line, rect.width);
     }
 }
@@ -357,9 +359,11 @@ fn header_row(buf: &mut Buffer, area: Rect, app: &App, cols: &[(Column, u16)]) {
 }
 
 /// One engine row as a line of padded cells.
+#[allow(clippy::too_many_arguments)]
 fn row_line(
     engine: &EngineState,
     target: Option<&TargetState>,
+    pod: Option<&PodInfo>,
     status: RowStatus,
     cols: &[(Column, u16)],
     theme: &Theme,
@@ -395,6 +399,11 @@ fn row_line(
             let reason = target
                 .and_then(|t| t.last_error.as_ref())
                 .map_or_else(|| text::DOWN_NO_ERROR.to_string(), |(_, e)| e.short());
+            // A pod's own state explains a down engine best (CrashLoop↻4 · refused).
+            let reason = match pod.and_then(|p| super::pod::marker(p, theme)) {
+                Some((marker, _)) => format!("{marker} · {reason}"),
+                None => reason,
+            };
             spans.push(Span::styled(format::left(&reason, rest), theme.down));
             break;
         }
@@ -413,7 +422,7 @@ fn row_line(
                 format::left(format::short_model(&engine.id.model), width),
                 values_style,
             ),
-            Column::Status => status_cell(engine, target, status, theme, now, width),
+            Column::Status => status_cell(engine, target, pod, status, theme, now, width),
             Column::Kv => {
                 let (bar_span, pct_span) = kv_cells(s.kv_usage, theme, values_style, status, width);
                 spans.push(bar_span);
@@ -471,12 +480,26 @@ fn row_line(
 fn status_cell(
     engine: &EngineState,
     target: Option<&TargetState>,
+    pod: Option<&PodInfo>,
     status: RowStatus,
     theme: &Theme,
     now: Ts,
     width: usize,
 ) -> (String, Style) {
     let word = text::status_word(status);
+    // A Kubernetes pod's own state (CrashLoop, OOMKilled, NotReady, restarts) says more than
+    // the scrape's.
+    // (A down row tells it in its reason instead.)
+    if let Some((marker, marker_style)) = pod.and_then(|p| super::pod::marker(p, theme)) {
+        let style = match status {
+            RowStatus::Up | RowStatus::Restarted => Some(marker_style),
+            RowStatus::Stale => Some(theme.stale),
+            RowStatus::Down => None,
+        };
+        if let Some(style) = style {
+            return (format::left(&format!("{word} {marker}"), width), style);
+        }
+    }
     let (label, style) = match status {
         RowStatus::Up => (word.to_string(), theme.ok),
         RowStatus::Restarted => (word.to_string(), theme.warn),

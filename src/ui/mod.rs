@@ -7,6 +7,7 @@
 //! summary, unless the operator asked for the larger detail (Enter/Tab). The diagnostics and
 //! routing views take the whole body between header and footer.
 
+pub mod deployments;
 pub mod detail;
 pub mod diag_text;
 pub mod diagnostics;
@@ -19,6 +20,7 @@ pub mod header;
 pub mod help;
 pub mod line;
 pub mod nodes;
+pub mod pod;
 pub mod routing;
 pub mod spark;
 pub mod text;
@@ -129,6 +131,15 @@ pub fn draw_into(buf: &mut Buffer, area: Rect, app: &App, now: Ts) {
         View::Nodes => nodes::render(buf, body(area, &areas), app, now),
     }
     footer::render(buf, areas.footer, app, rows.len(), now);
+    if app.kube.deployments_open {
+        let body = Rect::new(
+            area.x,
+            areas.table.y,
+            area.width,
+            areas.footer.y.saturating_sub(areas.table.y),
+        );
+        deployments::render(buf, body, app);
+    }
     if app.help_visible {
         help::render(buf, area, &app.theme);
     }

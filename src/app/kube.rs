@@ -1,0 +1,416 @@
+//! The console's Kubernetes state and how updates from the Kubernetes source change it:
+//! discovered pods become fleet targets (and scrape commands), pods that go away are removed,
+//! events and log lines land in each pod's buffers, Deployments are kept for their view.
+
+use std::collections::BTreeMap;
+
+use super::Command;
+use super::state::{App, NoticeKind};
+use crate::fleet::{TargetId, TargetSpec, Ts};
+use crate::kube_model::{DeploymentSummary, PodInfo, PodKey, ScrapeRoute, ScrapeVia};
+use crate::sources::kube::{KubeUpdate, PodScrape};
+
+/// How long a Kubernetes problem stays in the footer, seconds.
+const PROBLEM_NOTICE_SECS: f64 = 30.0;
+
+/// What the console knows from Kubernetes besides the fleet's pods.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct KubeView {
+    /// Pods are discovered (the console was started with `--kube` or `[kubernetes]`).
+    pub enabled: bool,
+    pub scrape_via: ScrapeVia,
+    /// Names carry the context (several contexts are watched).
+    pub show_context: bool,
+    /// Names carry the namespace (all namespaces are watched).
+    pub show_namespace: bool,
+    /// The fleet target of each discovered pod.
+    pub targets: BTreeMap<PodKey, TargetId>,
+    /// Targets scraped through the API server's proxy (absent: direct).
+    pub routes: BTreeMap<TargetId, ScrapeRoute>,
+    /// Deployments of every context, sorted by context, namespace, name.
+    pub deployments: Vec<DeploymentSummary>,
+    /// Current problems by (context, task).
+    pub problems: BTreeMap<(String, String), String>,
+    /// The Deployments view is open (`d`).
+    pub deployments_open: bool,
+    /// The pod whose log is being followed.
+    pub followed: Option<PodKey>,
+}
+
+impl KubeView {
+    /// Discovery over `contexts` contexts, scraping with `scrape_via`.
+    pub fn new(scrape_via: ScrapeVia, contexts: usize, all_namespaces: bool) -> KubeView {
+        KubeView {
+            enabled: true,
+            scrape_via,
+            show_context: contexts > 1,
+            show_namespace: all_namespaces,
+            ..KubeView::default()
+        }
+    }
+
+    /// The fleet name of a pod: `[context/][namespace/]pod`.
+    pub fn target_name(&self, key: &PodKey) -> String {
+        let mut name = String::new();
+        if self.show_context {
+            name.push_str(&key.context);
+            name.push('/');
+        }
+        if self.show_namespace {
+            name.push_str(&key.namespace);
+            name.push('/');
+        }
+        name.push_str(&key.name);
+        name
+    }
+}
+
+/// Fold one Kubernetes update into the state.
+pub fn apply(app: &mut App, update: KubeUpdate, now: Ts) -> Vec<Command> {
+    let mut commands = Vec::new();
+    match update {
+        KubeUpdate::Pods { changed, gone, .. } => {
+            for key in gone {
+                if let Some(id) = app.kube.targets.remove(&key) {
+                    app.fleet.remove_target(id);
+                    app.kube.routes.remove(&id);
+                    commands.push(Command::StopScrape(id));
+                }
+            }
+            for pod in changed {
+                if let Some(command) = upsert(app, pod) {
+                    commands.push(command);
+                }
+            }
+            app.dirty = true;
+        }
+        KubeUpdate::Events { key, messages } => {
+            if let Some(pod) = pod_mut(app, &key) {
+                pod.events.replace(messages);
+                app.dirty = true;
+            }
+        }
+        KubeUpdate::Logs { key, lines } => {
+            if let Some(pod) = pod_mut(app, &key) {
+                pod.logs.extend(lines);
+                app.dirty = true;
+            }
+        }
+        KubeUpdate::Workloads {
+            context,
+            deployments,
+        } => {
+            let view = &mut app.kube;
+            view.deployments.retain(|d| d.context != context);
+            view.deployments.extend(deployments);
+            view.deployments.sort_by(|a, b| {
+                (&a.context, &a.namespace, &a.name).cmp(&(&b.context, &b.namespace, &b.name))
+            });
+            app.dirty = true;
+        }
+        KubeUpdate::Problem {
+            context,
+            task,
+            error,
+        } => {
+            let slot = (context, task.to_owned());
+            match error {
+                Some(error) => {
+                    let text = error.to_string();
+                    tracing::warn!(message = %text, "kubernetes");
+                    app.kube.problems.insert(slot, text.clone());
+                    app.notice = Some(super::state::Notice {
+                        kind: NoticeKind::Problem(text),
+                        until: now + PROBLEM_NOTICE_SECS,
+                    });
+                }
+                None => {
+                    app.kube.problems.remove(&slot);
+                }
+            }
+            app.dirty = true;
+        }
+        KubeUpdate::Route { target, route } => {
+            match route {
+                ScrapeRoute::Proxy => app.kube.routes.insert(target, route),
+                ScrapeRoute::Direct => app.kube.routes.remove(&target),
+            };
+            app.dirty = true;
+        }
+    }
+    commands
+}
+
+fn pod_mut<'a>(app: &'a mut App, key: &PodKey) -> Option<&'a mut PodInfo> {
+    let id = *app.kube.targets.get(key)?;
+    app.fleet.pod_info_mut(id)
+}
+
+/// Add a new pod as a target, or update a known one; a scrape command when its endpoint is new
+/// or changed.
+fn upsert(app: &mut App, mut pod: PodInfo) -> Option<Command> {
+    let display_url = pod
+        .endpoint
+        .direct_url()
+        .unwrap_or_else(|| pod.endpoint.proxy_path(&pod.key.namespace, &pod.key.name));
+    if let Some(&id) = app.kube.targets.get(&pod.key) {
+        let endpoint_changed = match app.fleet.pod_info_mut(id) {
+            Some(old) => {
+                pod.keep_text_from(old);
+                old.endpoint != pod.endpoint
+            }
+            None => true,
+        };
+        let command = endpoint_changed.then(|| {
+            Command::ScrapePod(PodScrape {
+                target: id,
+                key: pod.key.clone(),
+                endpoint: pod.endpoint.clone(),
+                via: app.kube.scrape_via,
+            })
+        });
+        app.fleet.set_pod_info(id, pod);
+        return command;
+    }
+    let id = app.fleet.add_target(TargetSpec {
+        name: app.kube.target_name(&pod.key),
+        url: display_url,
+    });
+    app.kube.targets.insert(pod.key.clone(), id);
+    let command = Command::ScrapePod(PodScrape {
+        target: id,
+        key: pod.key.clone(),
+        endpoint: pod.endpoint.clone(),
+        via: app.kube.scrape_via,
+    });
+    app.fleet.set_pod_info(id, pod);
+    Some(command)
+}
+
+/// When the selected row's pod is not the followed one, follow it.
+pub fn follow_selection(app: &mut App) -> Option<Command> {
+    if !app.kube.enabled {
+        return None;
+    }
+    let selected = app
+        .selected
+        .as_ref()
+        .and_then(|row| app.fleet.pod_info(row.target))
+        .map(|pod| &pod.key);
+    if selected == app.kube.followed.as_ref() {
+        return None;
+    }
+    let selected = selected.cloned();
+    app.kube.followed = selected.clone();
+    Some(Command::FollowLogs(selected))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::fleet::{Fleet, FleetSettings};
+    use crate::kube_model::{EndpointDefaults, LineRing, MetricsEndpoint, PodPhase, VllmArgs};
+    use crate::sources::kube::{ApiCall, KubeErrorKind};
+    use crate::theme::Theme;
+
+    const T0: Ts = 1_000.0;
+
+    fn app() -> App {
+        let mut app = App::new(
+            Fleet::new(FleetSettings::default()),
+            Theme::fallback(),
+            "test".into(),
+            Duration::from_secs(1),
+            Duration::from_secs(300),
+        );
+        app.kube = KubeView::new(ScrapeVia::Auto, 2, false);
+        app
+    }
+
+    fn pod(context: &str, name: &str, ip: Option<&str>, rv: &str) -> PodInfo {
+        PodInfo {
+            key: PodKey {
+                context: context.into(),
+                namespace: "llm".into(),
+                name: name.into(),
+            },
+            uid: format!("uid-{name}"),
+            resource_version: rv.into(),
+            phase: PodPhase::Running,
+            ready: true,
+            terminating: false,
+            node: Some("n1".into()),
+            created_at: None,
+            started_at: None,
+            container: Some("vllm".into()),
+            restarts: 0,
+            waiting_reason: None,
+            waiting_message: None,
+            last_termination: None,
+            owner: None,
+            labels: Vec::new(),
+            routed: Some(true),
+            endpoint: MetricsEndpoint::choose(
+                &BTreeMap::new(),
+                &[],
+                ip,
+                &EndpointDefaults::default(),
+            ),
+            args: VllmArgs::default(),
+            env: Vec::new(),
+            events: LineRing::new(5),
+            logs: LineRing::new(5),
+            facts: Vec::new(),
+            status_reasons: Vec::new(),
+        }
+    }
+
+    fn pods(changed: Vec<PodInfo>, gone: Vec<PodKey>) -> KubeUpdate {
+        KubeUpdate::Pods {
+            context: "a".into(),
+            changed,
+            gone,
+        }
+    }
+
+    #[test]
+    fn a_new_pod_becomes_a_named_target_with_a_scrape_command() {
+        let mut app = app();
+        let commands = apply(
+            &mut app,
+            pods(vec![pod("a", "vllm-0", Some("10.0.0.1"), "1")], vec![]),
+            T0,
+        );
+        let target = app.fleet.targets()[0].clone();
+        assert_eq!(
+            target.spec.name, "a/vllm-0",
+            "several contexts: the context labels it"
+        );
+        assert_eq!(target.spec.url, "http://10.0.0.1:8000/metrics");
+        match commands.as_slice() {
+            [Command::ScrapePod(s)] => {
+                assert_eq!(s.target, target.id);
+                assert_eq!(s.via, ScrapeVia::Auto);
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(app.fleet.pod_info(target.id).is_some());
+    }
+
+    #[test]
+    fn an_update_keeps_buffers_and_rescrapes_only_when_the_endpoint_moves() {
+        let mut app = app();
+        apply(&mut app, pods(vec![pod("a", "p", None, "1")], vec![]), T0);
+        let key = pod("a", "p", None, "1").key;
+        apply(
+            &mut app,
+            KubeUpdate::Logs {
+                key: key.clone(),
+                lines: vec!["INFO started".into()],
+            },
+            T0,
+        );
+        let same = apply(&mut app, pods(vec![pod("a", "p", None, "2")], vec![]), T0);
+        assert!(same.is_empty());
+        let moved = apply(
+            &mut app,
+            pods(vec![pod("a", "p", Some("10.0.0.9"), "3")], vec![]),
+            T0,
+        );
+        assert!(
+            matches!(moved.as_slice(), [Command::ScrapePod(s)] if s.endpoint.pod_ip.as_deref() == Some("10.0.0.9"))
+        );
+        let id = app.kube.targets[&key];
+        let info = app
+            .fleet
+            .pod_info(id)
+            .cloned()
+            .unwrap_or_else(|| panic!("no pod"));
+        assert_eq!(info.logs.lines(), ["INFO started"]);
+        assert_eq!(info.resource_version, "3");
+        assert_eq!(app.fleet.targets().len(), 1);
+    }
+
+    #[test]
+    fn a_pod_that_goes_away_is_removed_and_its_worker_stopped() {
+        let mut app = app();
+        apply(
+            &mut app,
+            pods(
+                vec![pod("a", "p", None, "1"), pod("a", "q", None, "1")],
+                vec![],
+            ),
+            T0,
+        );
+        let key = pod("a", "p", None, "1").key;
+        let id = app.kube.targets[&key];
+        let commands = apply(&mut app, pods(vec![], vec![key.clone()]), T0);
+        assert_eq!(commands, vec![Command::StopScrape(id)]);
+        assert_eq!(app.fleet.targets().len(), 1);
+        assert!(app.fleet.pod_info(id).is_none());
+        assert!(!app.kube.targets.contains_key(&key));
+    }
+
+    #[test]
+    fn events_replace_and_problems_show_once_then_clear() {
+        let mut app = app();
+        apply(&mut app, pods(vec![pod("a", "p", None, "1")], vec![]), T0);
+        let key = pod("a", "p", None, "1").key;
+        apply(
+            &mut app,
+            KubeUpdate::Events {
+                key: key.clone(),
+                messages: vec!["Warning BackOff: x".into()],
+            },
+            T0,
+        );
+        let id = app.kube.targets[&key];
+        assert_eq!(
+            app.fleet.pod_info(id).map(|p| p.events.lines().to_vec()),
+            Some(vec!["Warning BackOff: x".to_owned()])
+        );
+        let error = ApiCall::new("list", "pods")
+            .context("a")
+            .error(KubeErrorKind::Timeout {
+                after: Duration::from_secs(5),
+            });
+        apply(
+            &mut app,
+            KubeUpdate::Problem {
+                context: "a".into(),
+                task: "pods",
+                error: Some(error),
+            },
+            T0,
+        );
+        assert_eq!(app.kube.problems.len(), 1);
+        assert!(
+            matches!(&app.notice, Some(n) if matches!(&n.kind, NoticeKind::Problem(t) if t.contains("no answer within 5.0s")))
+        );
+        apply(
+            &mut app,
+            KubeUpdate::Problem {
+                context: "a".into(),
+                task: "pods",
+                error: None,
+            },
+            T0,
+        );
+        assert!(app.kube.problems.is_empty());
+    }
+
+    #[test]
+    fn the_selected_pod_is_followed_once() {
+        let mut app = app();
+        apply(&mut app, pods(vec![pod("a", "p", None, "1")], vec![]), T0);
+        app.selected = Some(crate::app::RowKey {
+            target: app.kube.targets[&pod("a", "p", None, "1").key],
+            id: Default::default(),
+        });
+        let first = follow_selection(&mut app);
+        assert!(matches!(first, Some(Command::FollowLogs(Some(ref k))) if k.name == "p"));
+        assert_eq!(follow_selection(&mut app), None);
+    }
+}

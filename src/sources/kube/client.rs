@@ -1,0 +1,143 @@
+//! Kubernetes clients, one per watched context: from a kubeconfig (`--kubeconfig`, else
+//! `$KUBECONFIG`, else `~/.kube/config`) and its contexts (`--context`, repeatable, else the
+//! current one), or the in-cluster service account when there is no kubeconfig.
+//!
+//! Every client is built without kube-rs's automatic retries: a retried 429 would hide a
+//! PodDisruptionBudget's refusal of an eviction, and kvtop's loops already try again on their
+//! next round.
+
+use std::time::Duration;
+
+use kube::config::{KubeConfigOptions, Kubeconfig};
+
+use super::error::{ApiCall, KubeError, KubeErrorKind};
+use crate::config::KubernetesConfig;
+
+/// Name given to the in-cluster configuration, where there is no context.
+pub const IN_CLUSTER: &str = "in-cluster";
+
+/// One cluster to watch.
+#[derive(Clone)]
+pub struct ClusterClient {
+    /// The kubeconfig context (or [`IN_CLUSTER`]); labels the cluster's pods.
+    pub context: String,
+    pub client: kube::Client,
+    /// The context's namespace (`default` when it names none).
+    pub default_namespace: String,
+}
+
+impl std::fmt::Debug for ClusterClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClusterClient")
+            .field("context", &self.context)
+            .field("default_namespace", &self.default_namespace)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ClusterClient {
+    /// A client for an explicit configuration (the simulated cluster, tests).
+    pub fn from_config(
+        context: &str,
+        mut config: kube::Config,
+        api_timeout: Duration,
+    ) -> Result<ClusterClient, KubeError> {
+        prepare(&mut config, api_timeout);
+        let default_namespace = config.default_namespace.clone();
+        let client = kube::Client::try_from(config).map_err(|e| {
+            ApiCall::new("connect to", "the API server")
+                .context(context)
+                .error(KubeErrorKind::Config(e.to_string()))
+        })?;
+        Ok(ClusterClient {
+            context: context.to_owned(),
+            client,
+            default_namespace,
+        })
+    }
+}
+
+fn prepare(config: &mut kube::Config, api_timeout: Duration) {
+    config.default_retry = false;
+    config.connect_timeout = Some(api_timeout);
+}
+
+fn config_error(context: Option<&str>, message: String) -> KubeError {
+    let mut call = ApiCall::new("load", "kubeconfig");
+    if let Some(context) = context {
+        call = call.context(context);
+    }
+    call.error(KubeErrorKind::Config(message))
+}
+
+/// Clients for the configured contexts.
+pub async fn connect(settings: &KubernetesConfig) -> Result<Vec<ClusterClient>, KubeError> {
+    let kubeconfig = match &settings.kubeconfig {
+        Some(path) => Kubeconfig::read_from(path)
+            .map_err(|e| config_error(None, format!("{}: {e}", path.display())))?,
+        None => match Kubeconfig::read() {
+            Ok(kubeconfig) => kubeconfig,
+            Err(read_error) => {
+                if !settings.contexts.is_empty() {
+                    return Err(config_error(None, read_error.to_string()));
+                }
+                // No kubeconfig: inside a pod, use its service account.
+                let config = kube::Config::incluster().map_err(|e| {
+                    config_error(
+                        None,
+                        format!(
+                            "no kubeconfig ({read_error}) and not inside a cluster ({e}); pass --kubeconfig or set KUBECONFIG"
+                        ),
+                    )
+                })?;
+                return Ok(vec![ClusterClient::from_config(
+                    IN_CLUSTER,
+                    config,
+                    settings.api_timeout,
+                )?]);
+            }
+        },
+    };
+    let contexts: Vec<String> = if settings.contexts.is_empty() {
+        let current = kubeconfig.current_context.clone().ok_or_else(|| {
+            config_error(
+                None,
+                "the kubeconfig has no current context; name one with --context".into(),
+            )
+        })?;
+        vec![current]
+    } else {
+        settings.contexts.clone()
+    };
+    let mut clients = Vec::with_capacity(contexts.len());
+    for context in contexts {
+        let known = kubeconfig.contexts.iter().any(|c| c.name == context);
+        if !known {
+            let names: Vec<&str> = kubeconfig
+                .contexts
+                .iter()
+                .map(|c| c.name.as_str())
+                .collect();
+            return Err(config_error(
+                Some(&context),
+                format!(
+                    "no context {context:?} in the kubeconfig (it has: {})",
+                    names.join(", ")
+                ),
+            ));
+        }
+        let options = KubeConfigOptions {
+            context: Some(context.clone()),
+            ..KubeConfigOptions::default()
+        };
+        let config = kube::Config::from_custom_kubeconfig(kubeconfig.clone(), &options)
+            .await
+            .map_err(|e| config_error(Some(&context), e.to_string()))?;
+        clients.push(ClusterClient::from_config(
+            &context,
+            config,
+            settings.api_timeout,
+        )?);
+    }
+    Ok(clients)
+}

@@ -1,0 +1,16 @@
+//! The Kubernetes source: clients per kubeconfig context ([`client`]), pod discovery and pod
+//! state, events, logs and Deployments ([`discovery`]), and scraping pods directly or through the
+//! API server's proxy ([`scrape`]). Everything reaches the console as
+//! [`crate::app::Event::Kube`]; the console asks for scrapes with [`PodScrape`].
+
+pub mod client;
+pub mod discovery;
+pub mod error;
+pub mod scrape;
+pub mod update;
+
+pub use client::{ClusterClient, IN_CLUSTER, connect};
+pub use discovery::{Discovery, PREVIOUS_PREFIX};
+pub use error::{ApiCall, KubeError, KubeErrorKind};
+pub use scrape::{PodScrapers, scrape_via_proxy};
+pub use update::{KubeUpdate, PodScrape};
