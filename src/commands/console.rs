@@ -12,7 +12,9 @@ use crate::app::run::{Executor, ExitReason, run_with};
 use crate::app::state::App;
 use crate::app::{Command, Event};
 use crate::config::{Config, PrometheusConfig, TargetConfig};
+use crate::diagnose::{SimLogFeed, SimLogPoller};
 use crate::fleet::{Fleet, QuantileWindow};
+use crate::sim::SimHandle;
 use crate::sources::kube::{ClusterClient, Discovery, PodScrapers};
 use crate::sources::prometheus::{ClientSettings, PollSettings, Poller, PromClient, QueryPlan};
 use crate::sources::{ScrapeSettings, ScrapeTarget, Scrapers, build_client};
@@ -25,6 +27,17 @@ const SLOW_QUERY_EVERY: u32 = 30;
 /// only happens if the loop falls behind by this many results.
 const EVENT_QUEUE: usize = 8192;
 
+/// Where the console's data comes from, besides the Prometheus server of `config`.
+#[derive(Default)]
+pub struct Sources<'a> {
+    /// Endpoints scraped directly.
+    pub targets: &'a [TargetConfig],
+    /// Kubernetes contexts whose vLLM pods are discovered and scraped (none: no Kubernetes).
+    pub clusters: Vec<ClusterClient>,
+    /// An in-process simulator whose engines' logs feed the rules (the demo).
+    pub sim: Option<&'a SimHandle>,
+}
+
 /// Run the console on `targets` until the user quits. `notices` are shown in the footer
 /// (e.g. a config file problem that was worked around).
 pub async fn run_console(
@@ -34,7 +47,11 @@ pub async fn run_console(
     source: String,
     notices: Vec<String>,
 ) -> ExitCode {
-    run_console_with(config, theme, targets, source, notices, Vec::new()).await
+    let sources = Sources {
+        targets,
+        ..Sources::default()
+    };
+    run_console_with(config, theme, sources, source, notices).await
 }
 
 /// The workers the event loop commands: static targets' scrapers, and with Kubernetes the
@@ -69,16 +86,20 @@ impl Executor for Workers {
     }
 }
 
-/// [`run_console`] plus pods discovered in `clusters` (one per watched context; none: no
-/// Kubernetes), with `config.kubernetes`'s settings.
+/// The console on every kind of source: static targets, pods discovered in Kubernetes (with
+/// `config.kubernetes`'s settings), Prometheus, and an in-process simulator's logs.
 pub async fn run_console_with(
     config: &Config,
     theme: Theme,
-    targets: &[TargetConfig],
+    sources: Sources<'_>,
     source: String,
     notices: Vec<String>,
-    clusters: Vec<ClusterClient>,
 ) -> ExitCode {
+    let Sources {
+        targets,
+        clusters,
+        sim,
+    } = sources;
     let settings = ScrapeSettings {
         interval: config.interval,
         timeout: config.timeout,
@@ -119,6 +140,10 @@ pub async fn run_console_with(
         },
         None => None,
     };
+    let _sim_logs = sim.map(|sim| {
+        let poller = SimLogPoller::matching(sim.control(), &sim.engines, &app.fleet);
+        SimLogFeed::start(poller, config.interval, tx.clone())
+    });
     let mut workers = Workers {
         scrapers: Scrapers::start(client.clone(), settings.clone(), scrape_targets, tx.clone()),
         pods: None,

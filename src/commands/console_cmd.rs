@@ -49,15 +49,12 @@ pub fn run(global: &GlobalArgs) -> ExitCode {
             Vec::new()
         };
         let source = describe_source(&config, &clusters);
-        super::console::run_console_with(
-            &config,
-            theme,
-            &config.targets,
-            source,
-            problems,
+        let sources = super::console::Sources {
+            targets: &config.targets,
             clusters,
-        )
-        .await
+            sim: None,
+        };
+        super::console::run_console_with(&config, theme, sources, source, problems).await
     })
 }
 

@@ -58,7 +58,14 @@ pub fn run(args: DemoArgs, global: &GlobalArgs) -> ExitCode {
             })
             .collect();
         let source = format!("demo ({} simulated engines)", sim.engines.len());
-        let code = super::console::run_console(&config, theme, &targets, source, problems).await;
+        // The simulator's engine logs feed the rules that match text (e.g. CUDA out of memory).
+        let sources = super::console::Sources {
+            targets: &targets,
+            clusters: Vec::new(),
+            sim: Some(&sim),
+        };
+        let code =
+            super::console::run_console_with(&config, theme, sources, source, problems).await;
         sim.shutdown().await;
         code
     })
