@@ -104,6 +104,15 @@ async fn fetch_body(
             reason: status.canonical_reason().map(str::to_owned),
         });
     }
+    read_capped(&mut response, limit).await
+}
+
+/// Read a response body, decompressed, up to `limit` bytes: past it the read stops with
+/// [`ScrapeError::TooLarge`] (so a gzip bomb costs at most `limit` bytes of memory).
+pub(crate) async fn read_capped(
+    response: &mut reqwest::Response,
+    limit: usize,
+) -> Result<Vec<u8>, ScrapeError> {
     let mut body = Vec::with_capacity(
         response
             .content_length()

@@ -7,7 +7,7 @@ use reqwest::header::{ACCEPT, HeaderValue};
 
 use crate::config::{PrometheusAuth, PrometheusConfig};
 use crate::fleet::ScrapeError;
-use crate::sources::scrape::classify;
+use crate::sources::scrape::{classify, read_capped};
 
 /// Why a client could not be built.
 #[derive(Debug, thiserror::Error)]
@@ -173,19 +173,7 @@ impl PromClient {
         };
         let mut response = request.send().await.map_err(classify)?;
         let status = response.status().as_u16();
-        let limit = self.settings.body_limit;
-        let mut body = Vec::with_capacity(
-            response
-                .content_length()
-                .map_or(64 * 1024, |n| n as usize)
-                .min(limit),
-        );
-        while let Some(chunk) = response.chunk().await.map_err(classify)? {
-            if body.len() + chunk.len() > limit {
-                return Err(ScrapeError::TooLarge { limit });
-            }
-            body.extend_from_slice(&chunk);
-        }
+        let body = read_capped(&mut response, self.settings.body_limit).await?;
         Ok(RawAnswer { status, body })
     }
 }
