@@ -231,7 +231,7 @@ impl Plan {
     pub fn blocking_guards(&self, overridden: bool) -> Vec<&Guard> {
         self.guards
             .iter()
-            .filter(|g| !g.passed && !(overridden && g.overridable))
+            .filter(|g| !(g.passed || (overridden && g.overridable)))
             .collect()
     }
 
