@@ -231,7 +231,8 @@ pub struct ActionArgs {
     /// Send every change as a server-side dry run (`dryRun=All`).
     #[arg(long)]
     pub dry_run: bool,
-    /// Refuse every change (nothing is sent but reads).
+    /// Refuse every change (nothing is sent but reads); also `read_only = true` under
+    /// `[kubernetes.context.NAME]`.
     #[arg(long)]
     pub read_only: bool,
     /// Run the plan: must equal the target's name.
@@ -240,9 +241,10 @@ pub struct ActionArgs {
     /// Act despite a failed min-ready or controller guard (with --confirm).
     #[arg(long = "override")]
     pub override_guards: bool,
-    /// Fewest ready replicas an action may leave in a Deployment.
-    #[arg(long, default_value_t = 1)]
-    pub min_ready: u32,
+    /// Fewest ready replicas an action may leave in a Deployment (default: the config's
+    /// `kubernetes.min_ready`, 1).
+    #[arg(long, value_name = "N")]
+    pub min_ready: Option<u32>,
     /// Longest wait for a drained engine to go idle (default 120s, at most the pod's grace
     /// period).
     #[arg(long, value_name = "DURATION")]

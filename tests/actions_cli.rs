@@ -435,3 +435,28 @@ async fn api_faults_give_clear_messages_and_audit_lines() {
     assert_eq!(code, 1);
     assert!(err.contains("cannot get pods llm/no-such-pod"), "{err}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_config_sets_min_ready_and_a_read_only_context() {
+    let s = setup().await;
+    let pod = s.first_pod(2);
+    let config = s.dir.path().join("config.toml");
+    std::fs::write(&config, "[kubernetes]\nmin_ready = 3\n").unwrap_or_else(|e| panic!("{e}"));
+    let (code, _, err) = s
+        .kvtop(&["drain", &pod, "-n", "llm", "--confirm", &pod])
+        .await;
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("fewer than min_ready 3"), "{err}");
+    std::fs::write(
+        &config,
+        "[kubernetes.context.sim]\nread_only = true\nprotected = true\n",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let (code, out, err) = s
+        .kvtop(&["cordon", "gpu-node-00", "--confirm", "gpu-node-00"])
+        .await;
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("context sim is read-only"), "{err}");
+    assert!(out.contains("context sim is protected"), "{out}");
+    assert!(s.mutations().is_empty());
+}

@@ -85,11 +85,12 @@ async fn run_async(kind: ActionKind, args: ActionArgs, global: &GlobalArgs) -> u
         eprintln!("kvtop: no Kubernetes context to act on");
         return EXIT_API_ERROR;
     };
+    let context_policy = kube.policy_of(&cluster.context);
     let policy = Policy {
         routing_label: kube.routing_label.clone(),
-        min_ready: args.min_ready,
-        read_only: args.read_only,
-        protected: false,
+        min_ready: args.min_ready.unwrap_or(kube.min_ready),
+        read_only: args.read_only || context_policy.read_only,
+        protected: context_policy.protected,
         drain_timeout_s: drain_timeout.as_secs_f64(),
         dry_run: args.dry_run,
     };
