@@ -103,6 +103,18 @@ pub enum CliCommand {
         #[command(subcommand)]
         action: RulesAction,
     },
+    /// Drain a vLLM pod: remove its routing label, wait for in-flight requests, evict it.
+    Drain(ActionArgs),
+    /// Restart a pod by deleting it (its controller recreates it).
+    Restart(ActionArgs),
+    /// Restart a Deployment's pods one at a time (like `kubectl rollout restart`).
+    RolloutRestart(ActionArgs),
+    /// Mark a node unschedulable.
+    Cordon(ActionArgs),
+    /// Mark a node schedulable again.
+    Uncordon(ActionArgs),
+    /// Cordon a node and evict every pod on it that no DaemonSet owns.
+    DrainNode(ActionArgs),
     /// Show, create or check the config file.
     Config {
         #[command(subcommand)]
@@ -206,6 +218,43 @@ pub struct CheckArgs {
     /// file, if it exists).
     #[arg(long, value_name = "FILE")]
     pub rules: Option<PathBuf>,
+}
+
+/// Flags of the Kubernetes actions (`-n`, `--context` and `--kubeconfig` are global).
+///
+/// The plan is printed first; it runs only with `--confirm` naming the target. Exit codes:
+/// 0 done, 1 API error, 2 refused (guard, RBAC, read-only), 4 plan printed, not confirmed.
+#[derive(Debug, Args, Clone)]
+pub struct ActionArgs {
+    /// The pod, Deployment or node.
+    pub target: String,
+    /// Send every change as a server-side dry run (`dryRun=All`).
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Refuse every change (nothing is sent but reads); also `read_only = true` under
+    /// `[kubernetes.context.NAME]`.
+    #[arg(long)]
+    pub read_only: bool,
+    /// Run the plan: must equal the target's name.
+    #[arg(long, value_name = "NAME")]
+    pub confirm: Option<String>,
+    /// Act despite a failed min-ready or controller guard (with --confirm).
+    #[arg(long = "override")]
+    pub override_guards: bool,
+    /// Fewest ready replicas an action may leave in a Deployment (default: the config's
+    /// `kubernetes.min_ready`, 1).
+    #[arg(long, value_name = "N")]
+    pub min_ready: Option<u32>,
+    /// Longest wait for a drained engine to go idle (default 120s, at most the pod's grace
+    /// period).
+    #[arg(long, value_name = "DURATION")]
+    pub drain_timeout: Option<String>,
+    /// How long an eviction a PodDisruptionBudget refuses is retried (default 60s).
+    #[arg(long, value_name = "DURATION")]
+    pub evict_timeout: Option<String>,
+    /// Audit log file (default: audit.jsonl in the state directory).
+    #[arg(long, value_name = "FILE")]
+    pub audit_log: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]

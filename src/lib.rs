@@ -3,6 +3,7 @@
 //! PURE modules (`metrics`, `engine`, `fleet`) take data and time and return data; they import no
 //! tokio, reqwest, crossterm or ratatui. I/O lives in `sources`, `sim` and `app`; drawing in `ui`.
 
+pub mod actions;
 pub mod app;
 pub mod cli;
 pub mod clock;

@@ -3,6 +3,7 @@
 use std::process::ExitCode;
 
 use clap::Parser;
+use kvtop::actions::ActionKind;
 use kvtop::cli::{Cli, CliCommand};
 use kvtop::commands;
 
@@ -14,6 +15,24 @@ fn main() -> ExitCode {
         CliCommand::Sim(args) => commands::sim::run(args),
         CliCommand::Check(args) => commands::check::run(args, &cli.global),
         CliCommand::Rules { action } => commands::rules_cmd::run(action, &cli.global),
+        CliCommand::Drain(args) => {
+            commands::action_cmd::run(ActionKind::DrainPod, args, &cli.global)
+        }
+        CliCommand::Restart(args) => {
+            commands::action_cmd::run(ActionKind::RestartPod, args, &cli.global)
+        }
+        CliCommand::RolloutRestart(args) => {
+            commands::action_cmd::run(ActionKind::RolloutRestart, args, &cli.global)
+        }
+        CliCommand::Cordon(args) => {
+            commands::action_cmd::run(ActionKind::Cordon, args, &cli.global)
+        }
+        CliCommand::Uncordon(args) => {
+            commands::action_cmd::run(ActionKind::Uncordon, args, &cli.global)
+        }
+        CliCommand::DrainNode(args) => {
+            commands::action_cmd::run(ActionKind::DrainNode, args, &cli.global)
+        }
         CliCommand::Config { action } => {
             commands::config_cmd::run(action, cli.global.config.as_deref())
         }

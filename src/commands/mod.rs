@@ -1,5 +1,6 @@
 //! What each command line does. `main` parses the command line and calls one of these.
 
+pub mod action_cmd;
 pub mod check;
 pub mod config_cmd;
 pub mod console;

@@ -36,6 +36,22 @@ pub struct KubernetesSection {
     pub api_timeout: Option<DurationValue>,
     pub log_lines: Option<usize>,
     pub event_lines: Option<usize>,
+    /// Fewest ready replicas an action may leave in a Deployment.
+    pub min_ready: Option<u32>,
+    /// `[kubernetes.context.NAME]`: per-context action policy.
+    pub context: Option<std::collections::BTreeMap<String, ContextPolicy>>,
+}
+
+/// `[kubernetes.context.NAME]`: what actions may do through one kubeconfig context.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ContextPolicy {
+    /// No mutation is sent through this context.
+    #[serde(default)]
+    pub read_only: bool,
+    /// Actions need the target's name typed to confirm.
+    #[serde(default)]
+    pub protected: bool,
 }
 
 /// Kubernetes discovery settings, resolved.
@@ -68,6 +84,20 @@ pub struct KubernetesConfig {
     pub log_lines: usize,
     /// Events kept per pod (0: events are not read).
     pub event_lines: usize,
+    /// Fewest ready replicas an action may leave in a Deployment.
+    pub min_ready: u32,
+    /// Per-context action policy, by context name (absent: neither read-only nor protected).
+    pub context_policies: std::collections::BTreeMap<String, ContextPolicy>,
+}
+
+impl KubernetesConfig {
+    /// The action policy of `context`.
+    pub fn policy_of(&self, context: &str) -> ContextPolicy {
+        self.context_policies
+            .get(context)
+            .cloned()
+            .unwrap_or_default()
+    }
 }
 
 impl Default for KubernetesConfig {
@@ -87,6 +117,8 @@ impl Default for KubernetesConfig {
             api_timeout: Duration::from_secs(5),
             log_lines: 200,
             event_lines: 20,
+            min_ready: 1,
+            context_policies: std::collections::BTreeMap::new(),
         }
     }
 }
@@ -205,6 +237,12 @@ pub(crate) fn resolve(
     }
     if let Some(n) = section.event_lines {
         k.event_lines = check_lines(n).map_err(|m| problem("event_lines", m))?;
+    }
+    if let Some(n) = section.min_ready {
+        k.min_ready = n;
+    }
+    if let Some(policies) = section.context {
+        k.context_policies = policies;
     }
     Ok(k)
 }

@@ -27,7 +27,7 @@ use std::path::{Path, PathBuf};
 
 pub use check::CheckReport;
 pub use error::{ConfigError, Origin};
-pub use kubernetes::{KubeOverrides, KubernetesConfig};
+pub use kubernetes::{ContextPolicy, KubeOverrides, KubernetesConfig};
 pub use overrides::Overrides;
 pub use paths::{
     CONFIG_ENV_VAR, default_config_path, default_rules_path, env_config_path, state_dir, themes_dir,

@@ -1,0 +1,160 @@
+//! The audit log: one JSON line per action attempt, appended to `<state_dir>/audit.jsonl` and
+//! flushed at once, so an interrupted session still leaves its record.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use super::plan::Plan;
+
+/// File name of the audit log in the state directory.
+pub const AUDIT_FILE: &str = "audit.jsonl";
+
+/// How an attempt ended.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AuditResult {
+    /// Every step ran.
+    Ok,
+    /// A guard, RBAC or read-only mode refused it; nothing was sent.
+    Refused,
+    /// A step failed.
+    Error,
+}
+
+/// One line of the audit log.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct AuditRecord {
+    /// RFC 3339.
+    pub time: String,
+    /// `$USER`, `unknown` when unset.
+    pub user: String,
+    pub context: String,
+    pub namespace: Option<String>,
+    pub action: String,
+    pub target: String,
+    pub dry_run: bool,
+    pub steps: Vec<String>,
+    pub result: AuditResult,
+    /// What was done, step by step.
+    pub detail: Vec<String>,
+    pub error: Option<String>,
+}
+
+impl AuditRecord {
+    /// A record of `plan`'s attempt at `time`.
+    pub fn new(plan: &Plan, time: String, result: AuditResult) -> AuditRecord {
+        AuditRecord {
+            time,
+            user: std::env::var("USER")
+                .ok()
+                .filter(|u| !u.is_empty())
+                .unwrap_or_else(|| "unknown".to_owned()),
+            context: plan.context.clone(),
+            namespace: plan.namespace.clone(),
+            action: plan.kind.name().to_owned(),
+            target: plan.target.clone(),
+            dry_run: plan.dry_run,
+            steps: plan.step_texts(),
+            result,
+            detail: Vec::new(),
+            error: None,
+        }
+    }
+}
+
+/// Errors writing the audit log.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot write the audit log {path}: {source}")]
+pub struct AuditError {
+    pub path: PathBuf,
+    #[source]
+    pub source: std::io::Error,
+}
+
+/// The audit log, open for appending.
+#[derive(Debug)]
+pub struct AuditLog {
+    path: PathBuf,
+    file: File,
+}
+
+impl AuditLog {
+    /// Open (creating it and its directory) the log at `path`.
+    pub fn open(path: &Path) -> Result<AuditLog, AuditError> {
+        let err = |source| AuditError {
+            path: path.to_path_buf(),
+            source,
+        };
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(err)?;
+        }
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .map_err(err)?;
+        Ok(AuditLog {
+            path: path.to_path_buf(),
+            file,
+        })
+    }
+
+    /// The log in kvtop's state directory.
+    pub fn default_path() -> Option<PathBuf> {
+        crate::config::state_dir().map(|d| d.join(AUDIT_FILE))
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Append one record as a line and flush it.
+    pub fn write(&mut self, record: &AuditRecord) -> Result<(), AuditError> {
+        let err = |source| AuditError {
+            path: self.path.clone(),
+            source,
+        };
+        let mut line = serde_json::to_string(record).map_err(|e| err(std::io::Error::other(e)))?;
+        line.push('\n');
+        self.file.write_all(line.as_bytes()).map_err(err)?;
+        self.file.flush().map_err(err)?;
+        self.file.sync_data().map_err(err)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::actions::plan::{Policy, plan_cordon};
+
+    #[test]
+    fn each_write_appends_one_json_line() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let path = dir.path().join("state").join(AUDIT_FILE);
+        let plan = plan_cordon("prod", "node-a", true, &Policy::default());
+        let mut log = AuditLog::open(&path).unwrap_or_else(|e| panic!("{e}"));
+        let ok = AuditRecord::new(&plan, "2025-01-01T00:00:00Z".into(), AuditResult::Ok);
+        log.write(&ok).unwrap_or_else(|e| panic!("{e}"));
+        let mut failed = AuditRecord::new(&plan, "2025-01-01T00:00:01Z".into(), AuditResult::Error);
+        failed.error = Some("cannot patch nodes node-a: HTTP 500".into());
+        // A second handle appends after the first.
+        let mut again = AuditLog::open(&path).unwrap_or_else(|e| panic!("{e}"));
+        again.write(&failed).unwrap_or_else(|e| panic!("{e}"));
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        let lines: Vec<serde_json::Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap_or_default())
+            .collect();
+        assert_eq!(lines.len(), 2);
+        assert_eq!(lines[0]["action"], "cordon");
+        assert_eq!(lines[0]["target"], "node-a");
+        assert_eq!(lines[0]["result"], "ok");
+        assert_eq!(
+            lines[0]["steps"][0],
+            r#"PATCH /api/v1/nodes/node-a {"spec":{"unschedulable":true}}"#
+        );
+        assert_eq!(lines[1]["result"], "error");
+        assert_eq!(lines[1]["error"], "cannot patch nodes node-a: HTTP 500");
+    }
+}

@@ -1,0 +1,469 @@
+//! Running actions with the real `kube::Client`: reading the state a plan is built from
+//! ([`build_plan`]), the RBAC preflight ([`preflight`]), and the steps themselves ([`execute`]),
+//! with server-side dry runs, the drain wait, and evictions retried on 429 within a bound
+//! (kube-rs's own retries are off, so a PodDisruptionBudget's refusal is seen here).
+
+use std::future::Future;
+use std::time::Duration;
+
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::authorization::v1::{
+    ResourceAttributes, SelfSubjectAccessReview, SelfSubjectAccessReviewSpec,
+};
+use k8s_openapi::api::core::v1::{Node, Pod};
+use kube::api::{Api, DeleteParams, EvictParams, ListParams, Patch, PatchParams, PostParams};
+use serde_json::json;
+
+use super::plan::{
+    AccessResult, ActionKind, Plan, Policy, RESTARTED_AT_ANNOTATION, StepOp, plan_cordon,
+    plan_drain_node, plan_pod, plan_rollout_restart,
+};
+use crate::kube_model::{ConvertOptions, EndpointDefaults, PodInfo, pod_info};
+use crate::sources::kube::{ApiCall, ClusterClient, KubeError, KubeErrorKind};
+
+/// Time limits of an execution.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExecSettings {
+    /// Bound on one API call.
+    pub api_timeout: Duration,
+    /// Period of the drain wait's polls and of eviction retries.
+    pub poll: Duration,
+    /// How long an eviction the PodDisruptionBudget refuses (429) is retried.
+    pub evict_retry_for: Duration,
+}
+
+impl Default for ExecSettings {
+    fn default() -> Self {
+        ExecSettings {
+            api_timeout: Duration::from_secs(5),
+            poll: Duration::from_secs(1),
+            evict_retry_for: Duration::from_secs(60),
+        }
+    }
+}
+
+fn convert(pod: &Pod, context: &str, routing_label: &str) -> Option<PodInfo> {
+    let defaults = EndpointDefaults::default();
+    pod_info(
+        pod,
+        &ConvertOptions {
+            context,
+            endpoint: &defaults,
+            routing_label: Some(routing_label),
+            event_lines: 0,
+            log_lines: 0,
+        },
+    )
+}
+
+/// The current time in RFC 3339, as `kubectl rollout restart` writes it.
+pub fn now_rfc3339() -> String {
+    k8s_openapi::jiff::Timestamp::now()
+        .round(k8s_openapi::jiff::Unit::Second)
+        .map(|t| t.to_string())
+        .unwrap_or_else(|_| k8s_openapi::jiff::Timestamp::now().to_string())
+}
+
+/// Read what `kind` on `target` needs and decide the plan. `namespace` is ignored for nodes.
+pub async fn build_plan(
+    cluster: &ClusterClient,
+    kind: ActionKind,
+    namespace: &str,
+    target: &str,
+    policy: &Policy,
+    limit: Duration,
+) -> Result<(Plan, Option<PodInfo>), KubeError> {
+    let ctx = cluster.context.as_str();
+    let client = cluster.client.clone();
+    match kind {
+        ActionKind::DrainPod | ActionKind::RestartPod => {
+            let api: Api<Pod> = Api::namespaced(client, namespace);
+            let get = ApiCall::new("get", "pods")
+                .namespace(Some(namespace))
+                .name(target)
+                .context(ctx);
+            let pod = get.run(limit, api.get(target)).await?;
+            let list = ApiCall::new("list", "pods")
+                .namespace(Some(namespace))
+                .context(ctx);
+            let all = list.run(limit, api.list(&ListParams::default())).await?;
+            let infos: Vec<PodInfo> = all
+                .items
+                .iter()
+                .filter_map(|p| convert(p, ctx, &policy.routing_label))
+                .collect();
+            let info = convert(&pod, ctx, &policy.routing_label).ok_or_else(|| {
+                get.error(KubeErrorKind::BadResponse("a pod without a name".into()))
+            })?;
+            let grace = pod
+                .spec
+                .as_ref()
+                .and_then(|s| s.termination_grace_period_seconds)
+                .map(|g| g as f64);
+            Ok((plan_pod(kind, &info, &infos, grace, policy), Some(info)))
+        }
+        ActionKind::RolloutRestart => {
+            let api: Api<Deployment> = Api::namespaced(client, namespace);
+            ApiCall::new("get", "deployments")
+                .namespace(Some(namespace))
+                .name(target)
+                .context(ctx)
+                .run(limit, api.get(target))
+                .await?;
+            let plan = plan_rollout_restart(ctx, namespace, target, &now_rfc3339(), policy);
+            Ok((plan, None))
+        }
+        ActionKind::Cordon | ActionKind::Uncordon | ActionKind::DrainNode => {
+            let nodes: Api<Node> = Api::all(client.clone());
+            ApiCall::new("get", "nodes")
+                .name(target)
+                .context(ctx)
+                .run(limit, nodes.get(target))
+                .await?;
+            if kind != ActionKind::DrainNode {
+                let plan = plan_cordon(ctx, target, kind == ActionKind::Cordon, policy);
+                return Ok((plan, None));
+            }
+            let pods: Api<Pod> = Api::all(client);
+            let all = ApiCall::new("list", "pods")
+                .context(ctx)
+                .run(limit, pods.list(&ListParams::default()))
+                .await?;
+            let infos: Vec<PodInfo> = all
+                .items
+                .iter()
+                .filter_map(|p| convert(p, ctx, &policy.routing_label))
+                .collect();
+            let on_node: Vec<PodInfo> = infos
+                .iter()
+                .filter(|p| p.node.as_deref() == Some(target))
+                .cloned()
+                .collect();
+            Ok((plan_drain_node(ctx, target, &on_node, &infos, policy), None))
+        }
+    }
+}
+
+/// Ask the API server, with one SelfSubjectAccessReview per distinct check, whether the plan's
+/// steps are allowed, and record the answers as guards.
+pub async fn preflight(
+    cluster: &ClusterClient,
+    plan: &mut Plan,
+    limit: Duration,
+) -> Result<(), KubeError> {
+    let api: Api<SelfSubjectAccessReview> = Api::all(cluster.client.clone());
+    let mut results = Vec::new();
+    for access in plan.accesses() {
+        let review = SelfSubjectAccessReview {
+            spec: SelfSubjectAccessReviewSpec {
+                resource_attributes: Some(ResourceAttributes {
+                    verb: Some(access.verb.clone()),
+                    group: Some(access.group.clone()),
+                    resource: Some(access.resource.clone()),
+                    subresource: access.subresource.clone(),
+                    namespace: access.namespace.clone(),
+                    name: access.name.clone(),
+                    ..ResourceAttributes::default()
+                }),
+                ..SelfSubjectAccessReviewSpec::default()
+            },
+            ..SelfSubjectAccessReview::default()
+        };
+        let answer = ApiCall::new("create", "selfsubjectaccessreviews")
+            .context(&cluster.context)
+            .run(limit, api.create(&PostParams::default(), &review))
+            .await?;
+        let status = answer.status.unwrap_or_default();
+        results.push(AccessResult {
+            access,
+            allowed: status.allowed,
+            reason: status.reason.unwrap_or_default(),
+        });
+    }
+    plan.add_access_results(&results);
+    Ok(())
+}
+
+/// Progress of an execution, for the CLI's output or the console's events.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Progress {
+    /// Step `index` (0-based) starts.
+    Step { index: usize, text: String },
+    /// The drain wait's latest reading (`None`: the engine's metrics could not be read).
+    InFlight { in_flight: Option<f64> },
+    /// Something worth telling (a retried 429, a timeout reached).
+    Note(String),
+}
+
+/// A failed execution: the step that failed and why.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("step {} failed: {error}", step + 1)]
+pub struct ExecError {
+    /// 0-based.
+    pub step: usize,
+    pub error: KubeError,
+    /// What had been done before it.
+    pub done: Vec<String>,
+}
+
+/// Run the plan's steps in order. `in_flight` reads the engine's running + waiting requests
+/// (`None` when unknown) for the drain wait; `progress` hears about each step. Returns what was
+/// done, one line per step.
+pub async fn execute<F, Fut>(
+    cluster: &ClusterClient,
+    plan: &Plan,
+    settings: &ExecSettings,
+    mut in_flight: F,
+    progress: &mut (dyn FnMut(Progress) + Send),
+) -> Result<Vec<String>, ExecError>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Option<f64>>,
+{
+    let ctx = cluster.context.as_str();
+    let client = cluster.client.clone();
+    let limit = settings.api_timeout;
+    let mut done = Vec::new();
+    for (index, step) in plan.steps.iter().enumerate() {
+        progress(Progress::Step {
+            index,
+            text: step.describe(),
+        });
+        let dry = step.dry_run;
+        let fail = |error: KubeError, done: &Vec<String>| ExecError {
+            step: index,
+            error,
+            done: done.clone(),
+        };
+        let patch_params = PatchParams {
+            dry_run: dry,
+            ..PatchParams::default()
+        };
+        let outcome: Result<String, KubeError> = match &step.op {
+            StepOp::RemoveLabel {
+                namespace,
+                pod,
+                label,
+            } => {
+                let api: Api<Pod> = Api::namespaced(client.clone(), namespace);
+                let body = json!({"metadata": {"labels": {label.as_str(): null}}});
+                ApiCall::new("patch", "pods")
+                    .namespace(Some(namespace))
+                    .name(pod)
+                    .context(ctx)
+                    .run(limit, api.patch(pod, &patch_params, &Patch::Merge(&body)))
+                    .await
+                    .map(|_| format!("removed label {label} from {namespace}/{pod}"))
+            }
+            StepOp::WaitIdle {
+                namespace,
+                pod,
+                timeout_s,
+            } => {
+                if plan.dry_run {
+                    Ok("dry run: the drain wait is skipped".to_owned())
+                } else {
+                    let api: Api<Pod> = Api::namespaced(client.clone(), namespace);
+                    wait_idle(
+                        &api,
+                        ctx,
+                        namespace,
+                        pod,
+                        *timeout_s,
+                        settings,
+                        &mut in_flight,
+                        progress,
+                    )
+                    .await
+                }
+            }
+            StepOp::Evict { namespace, pod } => {
+                let api: Api<Pod> = Api::namespaced(client.clone(), namespace);
+                evict(&api, ctx, namespace, pod, dry, settings, progress).await
+            }
+            StepOp::Delete { namespace, pod } => {
+                let api: Api<Pod> = Api::namespaced(client.clone(), namespace);
+                let params = DeleteParams {
+                    dry_run: dry,
+                    ..DeleteParams::default()
+                };
+                ApiCall::new("delete", "pods")
+                    .namespace(Some(namespace))
+                    .name(pod)
+                    .context(ctx)
+                    .run(limit, api.delete(pod, &params))
+                    .await
+                    .map(|_| format!("deleted {namespace}/{pod}; its controller replaces it"))
+            }
+            StepOp::RestartTemplate {
+                namespace,
+                deployment,
+                at,
+            } => {
+                let api: Api<Deployment> = Api::namespaced(client.clone(), namespace);
+                let body = json!({"spec": {"template": {"metadata": {"annotations": {
+                    RESTARTED_AT_ANNOTATION: at
+                }}}}});
+                ApiCall::new("patch", "deployments")
+                    .namespace(Some(namespace))
+                    .name(deployment)
+                    .context(ctx)
+                    .run(
+                        limit,
+                        api.patch(deployment, &patch_params, &Patch::Merge(&body)),
+                    )
+                    .await
+                    .map(|_| format!("{namespace}/{deployment} restarted at {at}"))
+            }
+            StepOp::SetUnschedulable {
+                node,
+                unschedulable,
+            } => {
+                let api: Api<Node> = Api::all(client.clone());
+                let body = json!({"spec": {"unschedulable": unschedulable}});
+                ApiCall::new("patch", "nodes")
+                    .name(node)
+                    .context(ctx)
+                    .run(limit, api.patch(node, &patch_params, &Patch::Merge(&body)))
+                    .await
+                    .map(|_| {
+                        if *unschedulable {
+                            format!("cordoned {node}")
+                        } else {
+                            format!("uncordoned {node}")
+                        }
+                    })
+            }
+        };
+        match outcome {
+            Ok(line) => {
+                let line = if dry {
+                    format!("{line} (dry run)")
+                } else {
+                    line
+                };
+                done.push(line);
+            }
+            Err(error) => return Err(fail(error, &done)),
+        }
+    }
+    Ok(done)
+}
+
+/// Wait until the engine has nothing running or waiting, the pod is gone, or `timeout_s`.
+#[allow(clippy::too_many_arguments)]
+async fn wait_idle<F, Fut>(
+    api: &Api<Pod>,
+    ctx: &str,
+    namespace: &str,
+    pod: &str,
+    timeout_s: f64,
+    settings: &ExecSettings,
+    in_flight: &mut F,
+    progress: &mut (dyn FnMut(Progress) + Send),
+) -> Result<String, KubeError>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Option<f64>>,
+{
+    let timeout = Duration::from_secs_f64(timeout_s.max(0.0));
+    let deadline = tokio::time::Instant::now() + timeout;
+    let call = ApiCall::new("get", "pods")
+        .namespace(Some(namespace))
+        .name(pod)
+        .context(ctx);
+    let mut last = None;
+    loop {
+        let present = call.run(settings.api_timeout, api.get_opt(pod)).await?;
+        if present.is_none() {
+            return Ok(format!("{namespace}/{pod} is already gone"));
+        }
+        let reading = in_flight().await;
+        progress(Progress::InFlight { in_flight: reading });
+        if reading.is_some_and(|n| n <= 0.0) {
+            return Ok(format!("{namespace}/{pod}: no request in flight"));
+        }
+        last = reading.or(last);
+        if tokio::time::Instant::now() >= deadline {
+            let state = match last {
+                Some(n) => format!("{n:.0} request(s) still in flight"),
+                None => "the engine's metrics could not be read".to_owned(),
+            };
+            let note = format!(
+                "{namespace}/{pod}: drain wait ended after {timeout_s:.0}s with {state}; the pod's grace period covers the rest"
+            );
+            progress(Progress::Note(note.clone()));
+            return Ok(note);
+        }
+        tokio::time::sleep(settings.poll).await;
+    }
+}
+
+/// Evict, retrying a PodDisruptionBudget's 429 until [`ExecSettings::evict_retry_for`].
+async fn evict(
+    api: &Api<Pod>,
+    ctx: &str,
+    namespace: &str,
+    pod: &str,
+    dry: bool,
+    settings: &ExecSettings,
+    progress: &mut (dyn FnMut(Progress) + Send),
+) -> Result<String, KubeError> {
+    let params = EvictParams {
+        delete_options: Some(DeleteParams {
+            dry_run: dry,
+            ..DeleteParams::default()
+        }),
+        post_options: PostParams {
+            dry_run: dry,
+            ..PostParams::default()
+        },
+    };
+    let call = ApiCall::new("evict", "pods/eviction")
+        .namespace(Some(namespace))
+        .name(pod)
+        .context(ctx);
+    let deadline = tokio::time::Instant::now() + settings.evict_retry_for;
+    loop {
+        match call
+            .run(settings.api_timeout, api.evict(pod, &params))
+            .await
+        {
+            Ok(_) => return Ok(format!("evicted {namespace}/{pod}")),
+            Err(e) if e.is_not_found() => {
+                return Ok(format!("{namespace}/{pod} is already gone"));
+            }
+            Err(e) if e.is_too_many_requests() && tokio::time::Instant::now() < deadline => {
+                progress(Progress::Note(format!("{e}; retrying")));
+                tokio::time::sleep(settings.poll).await;
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// The running + waiting requests of a pod's engines, read through the API server's proxy
+/// (`None` when the metrics cannot be read or name neither gauge).
+pub async fn in_flight_via_proxy(
+    cluster: &ClusterClient,
+    pod: &PodInfo,
+    limit: Duration,
+) -> Option<f64> {
+    let settings = crate::sources::ScrapeSettings {
+        interval: limit,
+        timeout: limit,
+        body_limit: 16 * 1024 * 1024,
+        user_agent: concat!("kvtop/", env!("CARGO_PKG_VERSION")).to_owned(),
+    };
+    let path = pod.endpoint.proxy_path(&pod.key.namespace, &pod.key.name);
+    let payload = crate::sources::kube::scrape_via_proxy(&cluster.client, &path, &settings)
+        .await
+        .ok()?;
+    let mut total = None;
+    for engine in &payload.engines {
+        for value in [engine.running, engine.waiting].into_iter().flatten() {
+            total = Some(total.unwrap_or(0.0) + value);
+        }
+    }
+    total
+}

@@ -1,0 +1,662 @@
+//! What a Kubernetes action will do, decided from the current state before anything is sent:
+//! the API requests in order ([`ApiStep`]) and the checks that allow or refuse it ([`Guard`]).
+//!
+//! Pure: it reads pods as [`PodInfo`] and the operator's [`Policy`], and returns a [`Plan`]. The
+//! RBAC preflight's answers come back through [`Plan::add_access_results`].
+
+use crate::kube_model::PodInfo;
+
+/// The safe actions kvtop can take on a cluster.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ActionKind {
+    /// Take a pod out of routing, wait for its engine to go idle, then evict it.
+    DrainPod,
+    /// Delete a pod; its controller starts a replacement.
+    RestartPod,
+    /// Roll a Deployment by changing its template's `restartedAt` annotation.
+    RolloutRestart,
+    /// Mark a node unschedulable.
+    Cordon,
+    /// Mark a node schedulable again.
+    Uncordon,
+    /// Cordon a node and evict every pod on it that no DaemonSet owns.
+    DrainNode,
+}
+
+impl ActionKind {
+    /// The command-line name (`drain`, `restart`, …).
+    pub fn name(self) -> &'static str {
+        match self {
+            ActionKind::DrainPod => "drain",
+            ActionKind::RestartPod => "restart",
+            ActionKind::RolloutRestart => "rollout-restart",
+            ActionKind::Cordon => "cordon",
+            ActionKind::Uncordon => "uncordon",
+            ActionKind::DrainNode => "drain-node",
+        }
+    }
+
+    /// What the target is: `pod`, `deployment` or `node`.
+    pub fn target_kind(self) -> &'static str {
+        match self {
+            ActionKind::DrainPod | ActionKind::RestartPod => "pod",
+            ActionKind::RolloutRestart => "deployment",
+            ActionKind::Cordon | ActionKind::Uncordon | ActionKind::DrainNode => "node",
+        }
+    }
+}
+
+/// The annotation `kubectl rollout restart` sets on a Deployment's pod template.
+pub const RESTARTED_AT_ANNOTATION: &str = "kubectl.kubernetes.io/restartedAt";
+
+/// The operator's settings that shape a plan.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Policy {
+    /// The label whose removal takes a pod out of routing.
+    pub routing_label: String,
+    /// Fewest ready replicas an action may leave in a Deployment.
+    pub min_ready: u32,
+    /// No mutation may be sent (`--read-only`, or the context's `read_only = true`).
+    pub read_only: bool,
+    /// The context is protected: the operator must type the target's name.
+    pub protected: bool,
+    /// Longest wait for a drained engine to go idle, in seconds (further bounded by the pod's
+    /// `terminationGracePeriodSeconds`).
+    pub drain_timeout_s: f64,
+    /// Send every mutation as a server-side dry run.
+    pub dry_run: bool,
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        Policy {
+            routing_label: crate::kube_model::DEFAULT_ROUTING_LABEL.to_owned(),
+            min_ready: 1,
+            read_only: false,
+            protected: false,
+            drain_timeout_s: 120.0,
+            dry_run: false,
+        }
+    }
+}
+
+/// The RBAC attributes of a request, for a SelfSubjectAccessReview.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Access {
+    pub verb: String,
+    /// API group (`""` for the core group).
+    pub group: String,
+    pub resource: String,
+    pub subresource: Option<String>,
+    pub namespace: Option<String>,
+    pub name: Option<String>,
+}
+
+/// What a step does, for the executor.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(tag = "op", rename_all = "kebab-case")]
+pub enum StepOp {
+    /// Merge-patch the routing label away.
+    RemoveLabel {
+        namespace: String,
+        pod: String,
+        label: String,
+    },
+    /// Poll the engine until nothing is running or waiting, at most `timeout_s`.
+    WaitIdle {
+        namespace: String,
+        pod: String,
+        timeout_s: f64,
+    },
+    /// Create an Eviction (the PodDisruptionBudget decides; 429 is retried, bounded).
+    Evict { namespace: String, pod: String },
+    /// Delete the pod.
+    Delete { namespace: String, pod: String },
+    /// Set the Deployment's template annotation `restartedAt` to `at`.
+    RestartTemplate {
+        namespace: String,
+        deployment: String,
+        at: String,
+    },
+    /// Set the node's `spec.unschedulable`.
+    SetUnschedulable { node: String, unschedulable: bool },
+}
+
+impl StepOp {
+    /// True when the step changes the cluster (everything but the wait).
+    pub fn mutates(&self) -> bool {
+        !matches!(self, StepOp::WaitIdle { .. })
+    }
+}
+
+/// One step of a plan, described as the request it sends.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ApiStep {
+    /// HTTP method, or `WAIT` for the drain wait.
+    pub verb: String,
+    pub path: String,
+    /// What the body says, in short.
+    pub body: String,
+    /// Sent with `dryRun=All`.
+    pub dry_run: bool,
+    pub op: StepOp,
+    /// RBAC attributes to check before running (`None`: nothing to check).
+    pub access: Option<Access>,
+}
+
+impl ApiStep {
+    /// `PATCH /api/v1/… {body} (dry run)`, for plans printed and logged.
+    pub fn describe(&self) -> String {
+        let mut text = format!("{} {}", self.verb, self.path);
+        if !self.body.is_empty() {
+            text.push_str(&format!(" {}", self.body));
+        }
+        if self.dry_run && self.op.mutates() {
+            text.push_str(" (dry run)");
+        }
+        text
+    }
+}
+
+/// One check of a plan.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Guard {
+    pub name: String,
+    pub passed: bool,
+    pub reason: String,
+    /// A failed guard the operator may override by typing the target's name.
+    pub overridable: bool,
+}
+
+impl Guard {
+    fn pass(name: &str, reason: String) -> Guard {
+        Guard {
+            name: name.to_owned(),
+            passed: true,
+            reason,
+            overridable: false,
+        }
+    }
+
+    fn fail(name: &str, reason: String, overridable: bool) -> Guard {
+        Guard {
+            name: name.to_owned(),
+            passed: false,
+            reason,
+            overridable,
+        }
+    }
+}
+
+/// An action, decided.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Plan {
+    pub kind: ActionKind,
+    pub context: String,
+    /// `None` for nodes.
+    pub namespace: Option<String>,
+    pub target: String,
+    pub steps: Vec<ApiStep>,
+    pub guards: Vec<Guard>,
+    /// The operator must type the target's name (protected context, or a guard to override).
+    pub requires_typed_name: bool,
+    pub dry_run: bool,
+}
+
+/// The answer of one access review: the step it was for, and whether it is allowed (with the
+/// API's reason when it is not).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AccessResult {
+    pub access: Access,
+    pub allowed: bool,
+    pub reason: String,
+}
+
+impl Plan {
+    fn new(kind: ActionKind, context: &str, namespace: Option<&str>, target: &str) -> Plan {
+        Plan {
+            kind,
+            context: context.to_owned(),
+            namespace: namespace.map(str::to_owned),
+            target: target.to_owned(),
+            steps: Vec::new(),
+            guards: Vec::new(),
+            requires_typed_name: false,
+            dry_run: false,
+        }
+    }
+
+    /// The failed guards that stop the plan; with `overridden`, overridable ones do not.
+    pub fn blocking_guards(&self, overridden: bool) -> Vec<&Guard> {
+        self.guards
+            .iter()
+            .filter(|g| !(g.passed || (overridden && g.overridable)))
+            .collect()
+    }
+
+    /// True when some failed guard can be overridden by typing the target's name.
+    pub fn has_overridable_failure(&self) -> bool {
+        self.guards.iter().any(|g| !g.passed && g.overridable)
+    }
+
+    /// The distinct access checks the steps need, in step order.
+    pub fn accesses(&self) -> Vec<Access> {
+        let mut out: Vec<Access> = Vec::new();
+        for access in self.steps.iter().filter_map(|s| s.access.as_ref()) {
+            if !out.contains(access) {
+                out.push(access.clone());
+            }
+        }
+        out
+    }
+
+    /// Record the RBAC preflight: one guard per check; a denial blocks the plan.
+    pub fn add_access_results(&mut self, results: &[AccessResult]) {
+        for r in results {
+            let what = access_text(&r.access);
+            let guard = if r.allowed {
+                Guard::pass("rbac", format!("may {what}"))
+            } else {
+                let why = if r.reason.is_empty() {
+                    "denied by RBAC".to_owned()
+                } else {
+                    r.reason.clone()
+                };
+                Guard::fail("rbac", format!("may not {what}: {why}"), false)
+            };
+            self.guards.push(guard);
+        }
+    }
+
+    /// The steps as text, one per line's worth.
+    pub fn step_texts(&self) -> Vec<String> {
+        self.steps.iter().map(ApiStep::describe).collect()
+    }
+
+    /// A human-readable plan: the action, its steps and its guards.
+    pub fn render(&self) -> String {
+        let mut out = format!(
+            "{} {} {}{} (context {}){}\n",
+            self.kind.name(),
+            self.kind.target_kind(),
+            self.namespace
+                .as_deref()
+                .map(|ns| format!("{ns}/"))
+                .unwrap_or_default(),
+            self.target,
+            self.context,
+            if self.dry_run { " — dry run" } else { "" }
+        );
+        out.push_str("steps:\n");
+        for (i, step) in self.steps.iter().enumerate() {
+            out.push_str(&format!("  {}. {}\n", i + 1, step.describe()));
+        }
+        if !self.guards.is_empty() {
+            out.push_str("guards:\n");
+        }
+        for g in &self.guards {
+            let mark = match (g.passed, g.overridable) {
+                (true, _) => "ok     ",
+                (false, true) => "REFUSED (override by typing the name)",
+                (false, false) => "REFUSED",
+            };
+            out.push_str(&format!("  {mark} {}: {}\n", g.name, g.reason));
+        }
+        out
+    }
+
+    fn finish(mut self, policy: &Policy) -> Plan {
+        self.dry_run = policy.dry_run;
+        for step in &mut self.steps {
+            step.dry_run = policy.dry_run && step.op.mutates();
+        }
+        if policy.read_only {
+            self.guards.push(Guard::fail(
+                "read-only",
+                format!(
+                    "context {} is read-only (--read-only or read_only = true): no change is sent",
+                    self.context
+                ),
+                false,
+            ));
+        }
+        if policy.protected {
+            self.guards.push(Guard::pass(
+                "protected",
+                format!(
+                    "context {} is protected: type {:?} to confirm",
+                    self.context, self.target
+                ),
+            ));
+        }
+        self.requires_typed_name = policy.protected || self.has_overridable_failure();
+        self
+    }
+}
+
+fn access_text(a: &Access) -> String {
+    let resource = match &a.subresource {
+        Some(sub) => format!("{}/{sub}", a.resource),
+        None => a.resource.clone(),
+    };
+    let group = if a.group.is_empty() {
+        String::new()
+    } else {
+        format!(".{}", a.group)
+    };
+    let scope = match (&a.namespace, &a.name) {
+        (Some(ns), Some(name)) => format!(" {ns}/{name}"),
+        (None, Some(name)) => format!(" {name}"),
+        (Some(ns), None) => format!(" in {ns}"),
+        (None, None) => String::new(),
+    };
+    format!("{} {resource}{group}{scope}", a.verb)
+}
+
+fn pod_access(verb: &str, subresource: Option<&str>, namespace: &str, pod: &str) -> Access {
+    Access {
+        verb: verb.to_owned(),
+        group: String::new(),
+        resource: "pods".to_owned(),
+        subresource: subresource.map(str::to_owned),
+        namespace: Some(namespace.to_owned()),
+        name: Some(pod.to_owned()),
+    }
+}
+
+fn pod_path(namespace: &str, pod: &str) -> String {
+    format!("/api/v1/namespaces/{namespace}/pods/{pod}")
+}
+
+fn evict_step(namespace: &str, pod: &str) -> ApiStep {
+    ApiStep {
+        verb: "POST".into(),
+        path: format!("{}/eviction", pod_path(namespace, pod)),
+        body: "Eviction (the PodDisruptionBudget decides)".into(),
+        dry_run: false,
+        op: StepOp::Evict {
+            namespace: namespace.to_owned(),
+            pod: pod.to_owned(),
+        },
+        access: Some(pod_access("create", Some("eviction"), namespace, pod)),
+    }
+}
+
+fn unschedulable_step(node: &str, unschedulable: bool) -> ApiStep {
+    ApiStep {
+        verb: "PATCH".into(),
+        path: format!("/api/v1/nodes/{node}"),
+        body: format!("{{\"spec\":{{\"unschedulable\":{unschedulable}}}}}"),
+        dry_run: false,
+        op: StepOp::SetUnschedulable {
+            node: node.to_owned(),
+            unschedulable,
+        },
+        access: Some(Access {
+            verb: "patch".into(),
+            group: String::new(),
+            resource: "nodes".into(),
+            subresource: None,
+            namespace: None,
+            name: Some(node.to_owned()),
+        }),
+    }
+}
+
+/// The replica group a pod belongs to: its Deployment, else its controller.
+fn group_of(pod: &PodInfo) -> Option<(String, String)> {
+    let owner = pod.owner.as_ref()?;
+    Some(match &owner.deployment {
+        Some(d) => ("Deployment".to_owned(), d.clone()),
+        None => (owner.kind.clone(), owner.name.clone()),
+    })
+}
+
+fn counts_as_ready(pod: &PodInfo) -> bool {
+    pod.ready && !pod.terminating
+}
+
+/// The min-ready guard for taking `leaving` (ready pods among them) out of their groups.
+fn replica_guards(leaving: &[&PodInfo], all: &[PodInfo], policy: &Policy) -> Vec<Guard> {
+    let mut groups: Vec<(String, String, String)> = Vec::new();
+    let mut guards = Vec::new();
+    for pod in leaving {
+        let Some((kind, name)) = group_of(pod) else {
+            continue;
+        };
+        let ns = pod.key.namespace.clone();
+        if !groups.contains(&(ns.clone(), kind.clone(), name.clone())) {
+            groups.push((ns, kind, name));
+        }
+    }
+    for (ns, kind, name) in groups {
+        let member = |p: &PodInfo| {
+            p.key.namespace == ns && group_of(p).is_some_and(|(k, n)| k == kind && n == name)
+        };
+        let ready_now = all
+            .iter()
+            .filter(|p| member(p) && counts_as_ready(p))
+            .count();
+        let ready_leaving = leaving
+            .iter()
+            .filter(|p| member(p) && counts_as_ready(p))
+            .count();
+        let after = ready_now.saturating_sub(ready_leaving);
+        let min = policy.min_ready as usize;
+        let label = format!("{kind} {ns}/{name}");
+        let guard = if ready_leaving == 0 {
+            Guard::pass(
+                "min-ready",
+                format!("{label}: no ready replica is taken ({ready_now} ready)"),
+            )
+        } else if ready_now <= ready_leaving && ready_now > 0 {
+            Guard::fail(
+                "min-ready",
+                format!("{label}: this takes its last ready replica ({ready_now} ready)"),
+                true,
+            )
+        } else if after < min {
+            Guard::fail(
+                "min-ready",
+                format!("{label}: leaves {after} ready, fewer than min_ready {min}"),
+                true,
+            )
+        } else {
+            Guard::pass(
+                "min-ready",
+                format!("{label}: leaves {after} ready of {ready_now} (min_ready {min})"),
+            )
+        };
+        guards.push(guard);
+    }
+    guards
+}
+
+/// Drain or restart one pod. `pods` is every pod of the pod's namespace (its siblings count
+/// for the min-ready guard); `grace_s` its `terminationGracePeriodSeconds`.
+pub fn plan_pod(
+    kind: ActionKind,
+    pod: &PodInfo,
+    pods: &[PodInfo],
+    grace_s: Option<f64>,
+    policy: &Policy,
+) -> Plan {
+    let ns = pod.key.namespace.as_str();
+    let name = pod.key.name.as_str();
+    let mut plan = Plan::new(kind, &pod.key.context, Some(ns), name);
+    if kind == ActionKind::DrainPod {
+        let labelled = pod.labels.iter().any(|(k, _)| *k == policy.routing_label);
+        if labelled {
+            plan.steps.push(ApiStep {
+                verb: "PATCH".into(),
+                path: pod_path(ns, name),
+                body: format!(
+                    "{{\"metadata\":{{\"labels\":{{\"{}\":null}}}}}}",
+                    policy.routing_label
+                ),
+                dry_run: false,
+                op: StepOp::RemoveLabel {
+                    namespace: ns.to_owned(),
+                    pod: name.to_owned(),
+                    label: policy.routing_label.clone(),
+                },
+                access: Some(pod_access("patch", None, ns, name)),
+            });
+        }
+        let timeout_s = match grace_s {
+            Some(g) if g >= 0.0 => policy.drain_timeout_s.min(g),
+            _ => policy.drain_timeout_s,
+        };
+        plan.steps.push(ApiStep {
+            verb: "WAIT".into(),
+            path: format!("{ns}/{name}"),
+            body: format!("until running + waiting = 0, at most {timeout_s:.0}s"),
+            dry_run: false,
+            op: StepOp::WaitIdle {
+                namespace: ns.to_owned(),
+                pod: name.to_owned(),
+                timeout_s,
+            },
+            access: None,
+        });
+        plan.steps.push(evict_step(ns, name));
+        plan.guards.push(if labelled {
+            Guard::pass(
+                "routing",
+                format!(
+                    "{} is removed first, so no new request arrives",
+                    policy.routing_label
+                ),
+            )
+        } else {
+            Guard::pass(
+                "routing",
+                format!(
+                    "the pod has no {} label: already out of routing",
+                    policy.routing_label
+                ),
+            )
+        });
+    } else {
+        plan.steps.push(ApiStep {
+            verb: "DELETE".into(),
+            path: pod_path(ns, name),
+            body: String::new(),
+            dry_run: false,
+            op: StepOp::Delete {
+                namespace: ns.to_owned(),
+                pod: name.to_owned(),
+            },
+            access: Some(pod_access("delete", None, ns, name)),
+        });
+    }
+    if pod.owner.is_none() {
+        plan.guards.push(Guard::fail(
+            "controller",
+            "no controller owns the pod: nothing recreates it".into(),
+            true,
+        ));
+    }
+    plan.guards.extend(replica_guards(&[pod], pods, policy));
+    plan.finish(policy)
+}
+
+/// Roll a Deployment: its template annotation [`RESTARTED_AT_ANNOTATION`] becomes `now_rfc3339`.
+pub fn plan_rollout_restart(
+    context: &str,
+    namespace: &str,
+    deployment: &str,
+    now_rfc3339: &str,
+    policy: &Policy,
+) -> Plan {
+    let mut plan = Plan::new(
+        ActionKind::RolloutRestart,
+        context,
+        Some(namespace),
+        deployment,
+    );
+    plan.steps.push(ApiStep {
+        verb: "PATCH".into(),
+        path: format!("/apis/apps/v1/namespaces/{namespace}/deployments/{deployment}"),
+        body: format!(
+            "{{\"spec\":{{\"template\":{{\"metadata\":{{\"annotations\":{{\"{RESTARTED_AT_ANNOTATION}\":\"{now_rfc3339}\"}}}}}}}}}}"
+        ),
+        dry_run: false,
+        op: StepOp::RestartTemplate {
+            namespace: namespace.to_owned(),
+            deployment: deployment.to_owned(),
+            at: now_rfc3339.to_owned(),
+        },
+        access: Some(Access {
+            verb: "patch".into(),
+            group: "apps".into(),
+            resource: "deployments".into(),
+            subresource: None,
+            namespace: Some(namespace.to_owned()),
+            name: Some(deployment.to_owned()),
+        }),
+    });
+    plan.finish(policy)
+}
+
+/// Cordon (`unschedulable = true`) or uncordon a node; `currently` is its `spec.unschedulable`.
+pub fn plan_cordon(context: &str, node: &str, unschedulable: bool, policy: &Policy) -> Plan {
+    let kind = if unschedulable {
+        ActionKind::Cordon
+    } else {
+        ActionKind::Uncordon
+    };
+    let mut plan = Plan::new(kind, context, None, node);
+    plan.steps.push(unschedulable_step(node, unschedulable));
+    plan.finish(policy)
+}
+
+/// Cordon a node and evict its pods, except DaemonSet pods (their controller would put them
+/// back) and pods already terminating. `on_node` are the node's pods; `all` every pod of their
+/// namespaces (for the min-ready guard).
+pub fn plan_drain_node(
+    context: &str,
+    node: &str,
+    on_node: &[PodInfo],
+    all: &[PodInfo],
+    policy: &Policy,
+) -> Plan {
+    let mut plan = Plan::new(ActionKind::DrainNode, context, None, node);
+    plan.steps.push(unschedulable_step(node, true));
+    let daemon = |p: &PodInfo| p.owner.as_ref().is_some_and(|o| o.kind == "DaemonSet");
+    let leaving: Vec<&PodInfo> = on_node
+        .iter()
+        .filter(|p| !daemon(p) && !p.terminating)
+        .collect();
+    for pod in &leaving {
+        plan.steps
+            .push(evict_step(&pod.key.namespace, &pod.key.name));
+    }
+    let skipped = on_node.iter().filter(|p| daemon(p)).count();
+    plan.guards.push(Guard::pass(
+        "daemonsets",
+        format!(
+            "{} pod(s) to evict; {skipped} DaemonSet pod(s) stay",
+            leaving.len()
+        ),
+    ));
+    let bare: Vec<&str> = leaving
+        .iter()
+        .filter(|p| p.owner.is_none())
+        .map(|p| p.key.name.as_str())
+        .collect();
+    if !bare.is_empty() {
+        plan.guards.push(Guard::fail(
+            "controller",
+            format!("no controller recreates {}", bare.join(", ")),
+            true,
+        ));
+    }
+    plan.guards.extend(replica_guards(&leaving, all, policy));
+    plan.finish(policy)
+}
+
+#[cfg(test)]
+#[path = "plan_tests.rs"]
+mod tests;
