@@ -113,8 +113,8 @@ fn default_config_file_uncommented_still_resolves_to_the_defaults() {
     // scrape: interval, timeout, body_limit; display: theme, window, range, max_fps;
     // history: full_resolution, retention, coarse_step; log: level; kubernetes: enabled,
     // all_namespaces, selectors, metrics_path, scrape_via, routing_label, poll_interval,
-    // api_timeout, log_lines, event_lines.
-    assert_eq!(uncommented, 21, "setting lines uncommented:\n{text}");
+    // api_timeout, log_lines, event_lines, min_ready.
+    assert_eq!(uncommented, 22, "setting lines uncommented:\n{text}");
     let (_dir, _path, result) = load_text(&text);
     let config = result.expect("the uncommented file loads");
     assert_eq!(without_source(config), Config::default());
@@ -154,6 +154,9 @@ fn default_config_file_documents_every_setting() {
         "api_timeout",
         "log_lines",
         "event_lines",
+        "min_ready",
+        "read_only",
+        "protected",
     ];
     for key in keys {
         assert!(
@@ -871,4 +874,32 @@ proptest::proptest! {
         let _ = config::units::parse_duration(&text);
         let _ = config::units::parse_size(&text);
     }
+}
+
+#[test]
+fn check_validates_the_rules_file_it_names() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let config = dir.path().join("config.toml");
+    std::fs::write(&config, "[rules]\nfile = \"rules.toml\"\n").expect("write config");
+    std::fs::write(
+        dir.path().join("rules.toml"),
+        "[[rule]]\nid = \"mine\"\ntitle = \"t\"\nseverity = \"warning\"\nwhen = \"kv_usage >> 3\"\n\
+         cause = \"c\"\naction = \"a\"\nsource = \"T1.1\"\n",
+    )
+    .expect("write rules");
+    let err = kvtop::config::check_file(&config).expect_err("a broken rule is an error");
+    let text = err.to_string();
+    assert!(text.contains("rules.file"), "{text}");
+    assert!(
+        text.contains("\"mine\""),
+        "the message names the rule: {text}"
+    );
+
+    std::fs::write(
+        dir.path().join("rules.toml"),
+        "[[rule]]\nid = \"mine\"\ntitle = \"t\"\nseverity = \"warning\"\nwhen = \"kv_usage > 0.5\"\n\
+         cause = \"c\"\naction = \"a\"\nsource = \"T1.1\"\n",
+    )
+    .expect("write rules");
+    kvtop::config::check_file(&config).expect("a valid rules file passes");
 }

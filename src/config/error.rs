@@ -63,6 +63,11 @@ pub enum ConfigError {
         source: Box<ThemeError>,
     },
 
+    /// The rules file the config names (or the default one) does not load (reported by
+    /// `check_file`): the message names the rules file, the line and the rule id.
+    #[error("{}: rules.file: {message}", .config.display())]
+    Rules { config: PathBuf, message: String },
+
     /// `init` found a file already there and was not told to overwrite it.
     #[error("{}: already exists (use --force to overwrite it)", .path.display())]
     AlreadyExists { path: PathBuf },

@@ -87,6 +87,12 @@ pub fn check_file(path: &Path) -> Result<CheckReport, ConfigError> {
             source: Box::new(source),
         });
     }
+    if let Err(err) = crate::rules::RuleSet::load(config.user_rules_path().as_deref()) {
+        return Err(ConfigError::Rules {
+            config: path.to_path_buf(),
+            message: err.to_string(),
+        });
+    }
     Ok(CheckReport {
         path: path.to_path_buf(),
         config,
