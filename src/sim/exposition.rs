@@ -196,6 +196,25 @@ fn render_spec_v0(f: &mut Families<'_>, c: &EngineCounters) {
     );
 }
 
+/// The preemption and token counters, with the same names and help texts in V0 and V1.
+fn render_token_counters(f: &mut Families<'_>, c: &EngineCounters) {
+    f.counter(
+        "vllm:num_preemptions",
+        "Cumulative number of preemption from the engine.",
+        c.preemptions as f64,
+    );
+    f.counter(
+        "vllm:prompt_tokens",
+        "Number of prefill tokens processed.",
+        c.prompt_tokens as f64,
+    );
+    f.counter(
+        "vllm:generation_tokens",
+        "Number of generation tokens processed.",
+        c.generation_tokens as f64,
+    );
+}
+
 fn model_label(model_id: &str) -> String {
     let mut s = String::from("model_name=\"");
     push_label_value(&mut s, model_id);
@@ -314,21 +333,7 @@ fn render_v1(out: &mut String, engine: &EngineModel, model_id: &str) {
         "Prefix cache hits, in terms of number of cached tokens.",
         c.prefix_hits as f64,
     );
-    f.counter(
-        "vllm:num_preemptions",
-        "Cumulative number of preemption from the engine.",
-        c.preemptions as f64,
-    );
-    f.counter(
-        "vllm:prompt_tokens",
-        "Number of prefill tokens processed.",
-        c.prompt_tokens as f64,
-    );
-    f.counter(
-        "vllm:generation_tokens",
-        "Number of generation tokens processed.",
-        c.generation_tokens as f64,
-    );
+    render_token_counters(&mut f, &c);
     f.counter_by(
         "vllm:request_success",
         "Count of successfully processed requests.",
@@ -493,21 +498,7 @@ fn render_v0(out: &mut String, engine: &EngineModel, model_id: &str) {
         "GPU prefix cache block hit rate.",
         engine.prefix_hit_rate(),
     );
-    f.counter(
-        "vllm:num_preemptions",
-        "Cumulative number of preemption from the engine.",
-        c.preemptions as f64,
-    );
-    f.counter(
-        "vllm:prompt_tokens",
-        "Number of prefill tokens processed.",
-        c.prompt_tokens as f64,
-    );
-    f.counter(
-        "vllm:generation_tokens",
-        "Number of generation tokens processed.",
-        c.generation_tokens as f64,
-    );
+    render_token_counters(&mut f, &c);
     f.histogram(
         "vllm:time_to_first_token_seconds",
         "Histogram of time to first token in seconds.",
