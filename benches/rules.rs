@@ -6,7 +6,8 @@
 //! otherwise fire on every engine). Variants: a quiet fleet (no finding); an incident, where one engine in
 //! ten is unhealthy (KV at 95%, a deep queue, slow TTFT) so findings are pending and firing in
 //! steady state; and the incident with 20 recent log lines and 5 events per engine (what the
-//! Kubernetes work will supply), none of them matching. The engine is warmed up for a few
+//! Kubernetes work will supply), none of them matching, one engine in ten getting a new line
+//! each cycle. The engine is warmed up for a few
 //! cycles first; each timed iteration is the next cycle, one second later.
 
 use std::hint::black_box;
@@ -132,6 +133,20 @@ fn fleet(with_text: bool, with_sick: bool) -> Vec<Engine> {
         .collect()
 }
 
+/// One engine in ten gets a new log line per cycle (the oldest one leaves the window).
+fn new_lines(engines: &mut [Engine], now: Ts) {
+    let turn = (now as usize) % 10;
+    for engine in engines.iter_mut().skip(turn).step_by(10) {
+        if engine.logs.is_empty() {
+            continue;
+        }
+        engine.logs.remove(0);
+        engine.logs.push(format!(
+            "INFO [loggers.py:123] Engine 000: Avg generation throughput: {now:.0} tokens/s"
+        ));
+    }
+}
+
 fn inputs<'a>(fleet: &'a [Engine], with_text: bool) -> Vec<EngineInput<'a>> {
     fleet
         .iter()
@@ -168,7 +183,7 @@ fn cycle(c: &mut Criterion) {
         ("incident, metrics", false, true),
         ("incident, metrics+logs", true, true),
     ] {
-        let engines = fleet(with_text, with_sick);
+        let mut engines = fleet(with_text, with_sick);
         let mut engine = RuleEngine::new(&rules);
         let mut now = START;
         for _ in 0..5 {
@@ -193,6 +208,7 @@ fn cycle(c: &mut Criterion) {
         let cpu_start = thread_cpu_secs();
         for _ in 0..CPU_CYCLES {
             now += 1.0;
+            new_lines(&mut engines, now);
             black_box(engine.evaluate(&inputs(&engines, with_text), now).len());
         }
         if let (Some(start), Some(end)) = (cpu_start, thread_cpu_secs()) {
@@ -204,6 +220,7 @@ fn cycle(c: &mut Criterion) {
         c.bench_function(&format!("rules cycle, 1000 engines, {label}"), |b| {
             b.iter(|| {
                 now += 1.0;
+                new_lines(&mut engines, now);
                 let inputs = inputs(&engines, with_text);
                 black_box(engine.evaluate(&inputs, now).len())
             })

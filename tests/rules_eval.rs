@@ -553,6 +553,41 @@ fn text_rules_keep_firing_for_a_crashed_engine() {
 }
 
 #[test]
+fn text_matches_follow_changing_lines_across_cycles_and_engines() {
+    let rules = builtin();
+    let mut engine = RuleEngine::new(&rules);
+    let mut a = Engine::new(0, "");
+    let mut b = Engine::new(1, "");
+    let filler = "x".repeat(18);
+    let oom = "CUDA out of memory".to_owned();
+    let at = |engine: &mut RuleEngine, a: &Engine, b: &Engine, t: Ts| {
+        let findings = run(engine, &[a.clone(), b.clone()], t);
+        let firing = |e: &Engine| {
+            findings.iter().any(|f| {
+                &*f.rule_id == "cuda-oom"
+                    && f.state == FindingState::Firing
+                    && f.subject.is_engine(TargetId(e.target), &e.id)
+            })
+        };
+        (firing(a), firing(b))
+    };
+    a.logs = Some(vec![filler.clone()]);
+    b.logs = Some(vec![oom.clone()]);
+    b.events = Some(vec![]);
+    assert_eq!(at(&mut engine, &a, &b, T0), (false, true));
+    // Same length, new content: `a` now matches, in another case; `b` matches by its event.
+    a.logs = Some(vec![oom.to_uppercase()]);
+    b.logs = Some(vec![filler.clone()]);
+    b.events = Some(vec![format!("Warning: {oom}")]);
+    assert_eq!(at(&mut engine, &a, &b, T0 + 1.0), (true, true));
+    // Unchanged lines keep their answers.
+    assert_eq!(at(&mut engine, &a, &b, T0 + 2.0), (true, true));
+    a.logs = Some(vec!["y".repeat(18)]);
+    b.events = Some(vec![]);
+    assert_eq!(at(&mut engine, &a, &b, T0 + 3.0), (false, false));
+}
+
+#[test]
 fn oom_with_chunked_prefill_needs_the_log_line_and_the_pod_spec() {
     let rules = builtin();
     let mut engine = RuleEngine::new(&rules);

@@ -15,7 +15,7 @@ use super::finding::{Finding, FindingCounts, FindingState, RESOLVED_KEEP_SECS, S
 use super::health::EngineHealth;
 use super::input::EngineInput;
 use super::model::{Per, Rule};
-use super::truth::{Evidence, Group, TextCache, Truth};
+use super::truth::{EngineText, Evidence, Group, TextMemo, TextScratch, Truth};
 use crate::engine::EngineId;
 use crate::fleet::{EngineStatus, TargetId, Ts};
 
@@ -190,8 +190,9 @@ pub struct RuleEngine {
     scratch: Vec<u32>,
     /// False until the first cycle has sized the per-subject state.
     synced: bool,
-    /// Lower-cased text of the engine being evaluated.
-    text: TextCache,
+    /// Text-match memory per engine (input order) and the buffer text is searched in.
+    texts: Vec<EngineText>,
+    scratch_text: TextScratch,
 }
 
 impl RuleEngine {
@@ -204,7 +205,8 @@ impl RuleEngine {
             findings: Vec::new(),
             scratch: Vec::new(),
             synced: false,
-            text: TextCache::default(),
+            texts: Vec::new(),
+            scratch_text: TextScratch::default(),
         }
     }
 
@@ -254,15 +256,20 @@ impl RuleEngine {
             slots,
             subjects,
             scratch,
-            text,
+            texts,
+            scratch_text,
             ..
         } = self;
-        // Engine-major, so each engine's text sources are lower-cased once per cycle.
-        for (index, input) in inputs.iter().enumerate() {
-            text.reset();
+        // Engine-major, so each engine's text is compared and searched once per cycle.
+        for ((index, input), engine_text) in inputs.iter().enumerate().zip(texts.iter()) {
+            engine_text.begin_cycle();
+            let memo = TextMemo {
+                engine: engine_text,
+                scratch: scratch_text,
+            };
             for slot in slots.iter_mut().filter(|s| s.rule.per == Per::Engine) {
                 if let Some(phase) = slot.phases.get_mut(index) {
-                    evaluate_engine(&slot.rule, slot.scraped, phase, input, text, now);
+                    evaluate_engine(&slot.rule, slot.scraped, phase, input, memo, now);
                 }
             }
         }
@@ -375,6 +382,18 @@ impl RuleEngine {
                 Per::Fleet => vec![carry(Some(&0))],
             };
         }
+        let mut old_texts = std::mem::take(&mut self.texts);
+        self.texts = new
+            .engines
+            .iter()
+            .map(|key| {
+                old_engines
+                    .get(key)
+                    .and_then(|&i| old_texts.get_mut(i))
+                    .map(std::mem::take)
+                    .unwrap_or_default()
+            })
+            .collect();
         self.health = new
             .engines
             .iter()
@@ -463,7 +482,7 @@ fn evaluate_engine(
     scraped: bool,
     phase: &mut Phase,
     input: &EngineInput<'_>,
-    text: &TextCache,
+    text: TextMemo<'_>,
     now: Ts,
 ) {
     if !rule.scope.is_everything() && !rule.scope.matches(input) {

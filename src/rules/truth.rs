@@ -57,74 +57,113 @@ impl Group<'_, '_> {
 /// What an expression is evaluated over.
 #[derive(Debug, Clone, Copy)]
 enum Ctx<'s, 'a> {
-    /// One engine, with the lower-cased text of its sources when the caller keeps one.
-    Engine(&'s EngineInput<'a>, Option<&'s TextCache>),
+    /// One engine, with its text-match memory when the caller keeps one.
+    Engine(&'s EngineInput<'a>, Option<TextMemo<'s>>),
     Group(Group<'s, 'a>),
 }
 
-/// The lower-cased lines of one engine's text sources (joined by newlines), built on the first
-/// text match of a cycle and reused by every other text match of that engine, so each rule's
-/// `~` is one fast substring search instead of a case-insensitive scan of every line; and the
-/// answers already given for this engine, since several rules look for the same text.
+/// Text-match memory of one engine, kept across cycles: per source, an exact copy of the lines
+/// last seen and the answers given for them. Recent-log windows mostly repeat from one cycle to
+/// the next, so a cycle usually costs one comparison of the lines with the copy per source;
+/// only when they changed is the text lower-cased (into a shared buffer) and searched again,
+/// once per distinct text the rules look for.
 #[derive(Debug, Default)]
-pub(crate) struct TextCache {
-    sources: [RefCell<Lowered>; 3],
-    answers: RefCell<Vec<(TextSource, Arc<str>, bool)>>,
+pub(crate) struct EngineText {
+    sources: [RefCell<SourceText>; 3],
 }
 
 #[derive(Debug, Default)]
-struct Lowered {
-    valid: bool,
-    text: String,
+struct SourceText {
+    /// Whether `raw` was compared with this cycle's lines yet.
+    checked: bool,
+    /// The lines, each followed by a newline.
+    raw: String,
+    /// Whether `TextScratch` holds `raw` lower-cased.
+    lowered: bool,
+    answers: Vec<(Arc<str>, bool)>,
 }
 
-impl TextCache {
-    /// Forget the text and answers (keeping the buffers) before moving to another engine.
-    pub(crate) fn reset(&self) {
+impl Clone for EngineText {
+    /// A copy starts with no memory (it is only a cache).
+    fn clone(&self) -> Self {
+        EngineText::default()
+    }
+}
+
+/// The buffer lower-cased text is searched in, shared by all engines of a cycle.
+#[derive(Debug, Default)]
+pub(crate) struct TextScratch {
+    lowered: RefCell<String>,
+}
+
+impl Clone for TextScratch {
+    fn clone(&self) -> Self {
+        TextScratch::default()
+    }
+}
+
+/// What an engine-level evaluation may reuse for text matches.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct TextMemo<'s> {
+    pub engine: &'s EngineText,
+    pub scratch: &'s TextScratch,
+}
+
+impl EngineText {
+    /// Start a cycle for this engine: its lines must be compared again; the scratch buffer
+    /// holds some other engine's text.
+    pub(crate) fn begin_cycle(&self) {
         for source in &self.sources {
-            if let Ok(mut lowered) = source.try_borrow_mut() {
-                lowered.valid = false;
+            if let Ok(mut text) = source.try_borrow_mut() {
+                text.checked = false;
+                text.lowered = false;
             }
         }
-        if let Ok(mut answers) = self.answers.try_borrow_mut() {
-            answers.clear();
-        }
     }
+}
 
+impl TextMemo<'_> {
     /// Whether a line of `lines` (the lines of `source`) contains `needle` (ASCII lower case).
     fn contains(&self, source: TextSource, lines: &[String], needle: &Arc<str>) -> bool {
-        let Ok(mut answers) = self.answers.try_borrow_mut() else {
-            return lines.iter().any(|l| contains_ignore_case(l, needle));
+        let slow = || lines.iter().any(|l| contains_ignore_case(l, needle));
+        let slot = self.engine.sources.get(source as usize);
+        let Some(mut text) = slot.and_then(|s| s.try_borrow_mut().ok()) else {
+            return slow();
         };
-        if let Some((_, _, answer)) = answers
-            .iter()
-            .find(|(s, n, _)| *s == source && **n == **needle)
-        {
+        if !text.checked {
+            if !same_lines(&text.raw, lines) {
+                text.raw.clear();
+                for line in lines {
+                    text.raw.push_str(line);
+                    text.raw.push('\n');
+                }
+                text.answers.clear();
+            }
+            text.checked = true;
+        }
+        if let Some((_, answer)) = text.answers.iter().find(|(n, _)| **n == **needle) {
             return *answer;
         }
-        let slot = self.sources.get(source as usize);
-        let Some(mut lowered) = slot.and_then(|s| s.try_borrow_mut().ok()) else {
-            return lines.iter().any(|l| contains_ignore_case(l, needle));
+        let Ok(mut lowered) = self.scratch.lowered.try_borrow_mut() else {
+            return slow();
         };
-        if !lowered.valid {
-            lowered.text.clear();
-            for line in lines {
-                lowered.text.push_str(line);
-                lowered.text.push('\n');
+        if !text.lowered {
+            // The buffer now holds this source: the engine's other sources lose it.
+            for (index, other) in self.engine.sources.iter().enumerate() {
+                if index != source as usize {
+                    if let Ok(mut other) = other.try_borrow_mut() {
+                        other.lowered = false;
+                    }
+                }
             }
-            lowered.text.make_ascii_lowercase();
-            lowered.valid = true;
+            lowered.clear();
+            lowered.push_str(&text.raw);
+            lowered.make_ascii_lowercase();
+            text.lowered = true;
         }
-        let answer = lowered.text.contains(&**needle);
-        answers.push((source, needle.clone(), answer));
+        let answer = lowered.contains(&**needle);
+        text.answers.push((needle.clone(), answer));
         answer
-    }
-}
-
-impl Clone for TextCache {
-    /// The cache only lives within one engine's evaluation: a clone starts empty.
-    fn clone(&self) -> Self {
-        TextCache::default()
     }
 }
 
@@ -137,8 +176,8 @@ impl Expr {
         }
     }
 
-    /// [`eval_engine`](Self::eval_engine) reusing the lower-cased text of the engine's sources.
-    pub(crate) fn eval_engine_with(&self, input: &EngineInput<'_>, text: &TextCache) -> Truth {
+    /// [`eval_engine`](Self::eval_engine) with the engine's text-match memory.
+    pub(crate) fn eval_engine_with(&self, input: &EngineInput<'_>, text: TextMemo<'_>) -> Truth {
         match self.level() {
             Level::Engine => cond(&self.root, Ctx::Engine(input, Some(text))),
             Level::Group => Truth::Unknown,
@@ -323,9 +362,24 @@ fn text(source: TextSource, needle: &Arc<str>, ctx: Ctx<'_, '_>) -> Truth {
         return Truth::Unknown;
     };
     Truth::from_bool(match cache {
-        Some(cache) => cache.contains(source, lines, needle),
+        Some(memo) => memo.contains(source, lines, needle),
         None => lines.iter().any(|l| contains_ignore_case(l, needle)),
     })
+}
+
+/// Whether `raw` is exactly `lines`, each followed by a newline.
+fn same_lines(raw: &str, lines: &[String]) -> bool {
+    let mut rest = raw.as_bytes();
+    for line in lines {
+        let line = line.as_bytes();
+        match (rest.get(..line.len()), rest.get(line.len())) {
+            (Some(head), Some(b'\n')) if head == line => {
+                rest = rest.get(line.len() + 1..).unwrap_or_default();
+            }
+            _ => return false,
+        }
+    }
+    rest.is_empty()
 }
 
 /// Whether `haystack` contains `needle_lower` (already ASCII-lower-cased), ignoring ASCII case.
