@@ -17,43 +17,21 @@ use std::time::Duration;
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use kvtop::app::{App, Event, View, update};
-use kvtop::engine::{CacheConfig, EngineFlavor, EngineId, EngineSample, Histogram};
+use kvtop::engine::{CacheConfig, EngineFlavor, EngineId, EngineSample};
 use kvtop::fleet::{Fleet, FleetSettings, ScrapePayload, ScrapeReport, TargetId, TargetSpec, Ts};
-use kvtop::metrics::Bucket;
 use kvtop::theme::Theme;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 
-const ENGINES: usize = 1000;
-const STEPS: usize = 120;
-const START: Ts = 1.8e9;
-const BOUNDS: [f64; 6] = [0.05, 0.1, 0.25, 0.5, 1.0, f64::INFINITY];
+mod common;
+
+use common::{ENGINES, START, STEPS, histogram};
 const MODELS: [&str; 4] = [
     "meta-llama/Llama-3.1-8B-Instruct",
     "meta-llama/Llama-3.1-70B-Instruct",
     "Qwen/Qwen2.5-7B-Instruct",
     "mistralai/Mistral-7B-Instruct-v0.3",
 ];
-
-fn histogram(per_step: [f64; 6], n: f64) -> Histogram {
-    let mut cumulative = 0.0;
-    let buckets = BOUNDS
-        .iter()
-        .zip(per_step)
-        .map(|(le, c)| {
-            cumulative += c * n;
-            Bucket {
-                le: *le,
-                count: cumulative,
-            }
-        })
-        .collect();
-    Histogram {
-        buckets,
-        sum: None,
-        count: Some(cumulative),
-    }
-}
 
 fn sample(engine: usize, step: usize) -> EngineSample {
     let n = (step + 1) as f64;

@@ -1,0 +1,35 @@
+//! Fleet-building pieces shared by the render and diagnostics benchmarks.
+
+use kvtop::engine::Histogram;
+use kvtop::fleet::Ts;
+use kvtop::metrics::Bucket;
+
+/// Engines in the benchmark fleets.
+pub const ENGINES: usize = 1000;
+/// Scrapes of history before the timed part.
+pub const STEPS: usize = 120;
+/// Time of the first scrape.
+pub const START: Ts = 1.8e9;
+/// Bucket bounds of the synthetic TTFT and ITL histograms.
+pub const BOUNDS: [f64; 6] = [0.05, 0.1, 0.25, 0.5, 1.0, f64::INFINITY];
+
+/// A cumulative histogram after `n` scrapes, each adding `per_step` observations per bucket.
+pub fn histogram(per_step: [f64; 6], n: f64) -> Histogram {
+    let mut cumulative = 0.0;
+    let buckets = BOUNDS
+        .iter()
+        .zip(per_step)
+        .map(|(le, c)| {
+            cumulative += c * n;
+            Bucket {
+                le: *le,
+                count: cumulative,
+            }
+        })
+        .collect();
+    Histogram {
+        buckets,
+        sum: None,
+        count: Some(cumulative),
+    }
+}
