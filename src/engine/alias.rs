@@ -488,6 +488,10 @@ mod tests {
     use crate::engine::Histogram;
     use crate::metrics::{Bucket, parse};
 
+    fn bucket(le: f64, count: f64) -> Bucket {
+        Bucket { le, count }
+    }
+
     fn engines(payload: &str) -> Vec<EngineSample> {
         let expo = parse(payload);
         assert_eq!(expo.malformed, 0, "{:?}", expo.errors);
@@ -626,16 +630,7 @@ mod tests {
         assert_eq!(
             old_only.itl,
             Some(Histogram {
-                buckets: vec![
-                    Bucket {
-                        le: 0.1,
-                        count: 1.0
-                    },
-                    Bucket {
-                        le: f64::INFINITY,
-                        count: 2.0
-                    }
-                ],
+                buckets: vec![bucket(0.1, 1.0), bucket(f64::INFINITY, 2.0)],
                 sum: Some(0.3),
                 count: Some(2.0),
             })
@@ -644,13 +639,7 @@ mod tests {
             let e = one(&payload);
             assert_eq!(e.flavor, EngineFlavor::VllmV1);
             let itl = e.itl.expect("ITL");
-            assert_eq!(
-                itl.buckets.first(),
-                Some(&Bucket {
-                    le: 0.05,
-                    count: 4.0
-                })
-            );
+            assert_eq!(itl.buckets.first(), Some(&bucket(0.05, 4.0)));
             assert_eq!(itl.count, Some(5.0));
             assert_eq!(itl.sum, None);
         }
@@ -667,27 +656,9 @@ mod tests {
              vllm:iteration_tokens_total_sum{model_name=\"m\"} 20\n",
         );
         let first = |h: &Option<Histogram>| h.as_ref().and_then(|h| h.buckets.first().copied());
-        assert_eq!(
-            first(&e.ttft),
-            Some(Bucket {
-                le: 1.0,
-                count: 1.0
-            })
-        );
-        assert_eq!(
-            first(&e.e2e),
-            Some(Bucket {
-                le: 2.0,
-                count: 2.0
-            })
-        );
-        assert_eq!(
-            first(&e.queue_time),
-            Some(Bucket {
-                le: 3.0,
-                count: 3.0
-            })
-        );
+        assert_eq!(first(&e.ttft), Some(bucket(1.0, 1.0)));
+        assert_eq!(first(&e.e2e), Some(bucket(2.0, 2.0)));
+        assert_eq!(first(&e.queue_time), Some(bucket(3.0, 3.0)));
         assert_eq!(e.itl, None);
         assert_eq!(e.generation_tokens_total, None);
         assert_eq!(e.prompt_tokens_total, None);
@@ -706,18 +677,9 @@ mod tests {
         assert_eq!(
             e.ttft.expect("TTFT").buckets,
             vec![
-                Bucket {
-                    le: 0.5,
-                    count: 2.0
-                },
-                Bucket {
-                    le: 120.0,
-                    count: 8.0
-                },
-                Bucket {
-                    le: f64::INFINITY,
-                    count: 9.0
-                },
+                bucket(0.5, 2.0),
+                bucket(120.0, 8.0),
+                bucket(f64::INFINITY, 9.0),
             ]
         );
     }
@@ -741,13 +703,7 @@ mod tests {
         assert_eq!(e.prompt_tokens_total, Some(150.0));
         assert_eq!(e.generation_tokens_total, Some(12.0));
         let e2e = e.e2e.expect("e2e");
-        assert_eq!(
-            e2e.buckets,
-            vec![Bucket {
-                le: 1.0,
-                count: 8.0
-            }]
-        );
+        assert_eq!(e2e.buckets, vec![bucket(1.0, 8.0)]);
         assert_eq!(e2e.count, Some(8.0));
     }
 
@@ -790,27 +746,9 @@ mod tests {
         assert_eq!(e.prompt_tokens_total, Some(500.0));
         assert_eq!(e.generation_tokens_total, Some(900.0));
         let first = |h: &Option<Histogram>| h.as_ref().and_then(|h| h.buckets.first().copied());
-        assert_eq!(
-            first(&e.ttft),
-            Some(Bucket {
-                le: 0.1,
-                count: 1.0
-            })
-        );
-        assert_eq!(
-            first(&e.itl),
-            Some(Bucket {
-                le: 0.01,
-                count: 2.0
-            })
-        );
-        assert_eq!(
-            first(&e.e2e),
-            Some(Bucket {
-                le: 1.0,
-                count: 3.0
-            })
-        );
+        assert_eq!(first(&e.ttft), Some(bucket(0.1, 1.0)));
+        assert_eq!(first(&e.itl), Some(bucket(0.01, 2.0)));
+        assert_eq!(first(&e.e2e), Some(bucket(1.0, 3.0)));
     }
 
     #[test]
