@@ -46,6 +46,7 @@ pub fn render(buf: &mut Buffer, area: Rect, app: &App, shown: usize, now: Ts) {
                     text::notice(&notice.kind),
                     match notice.kind {
                         NoticeKind::Problem(_) => theme.warn,
+                        NoticeKind::ActionFailed(_) => theme.error,
                         _ => theme.info,
                     },
                 )],

@@ -141,7 +141,7 @@ pub fn draw_into(buf: &mut Buffer, area: Rect, app: &App, now: Ts) {
         deployments::render(buf, body, app);
     }
     if app.help_visible {
-        help::render(buf, area, &app.theme);
+        help::render(buf, area, &app.theme, &app.help_contexts(now));
     }
 }
 

@@ -252,7 +252,9 @@ pub fn notice(kind: &NoticeKind) -> String {
             "view frozen: data keeps arriving in the background (f resumes)".into()
         }
         NoticeKind::Unfrozen => "view live again".into(),
-        NoticeKind::Problem(message) => message.clone(),
+        NoticeKind::Problem(message)
+        | NoticeKind::Action(message)
+        | NoticeKind::ActionFailed(message) => message.clone(),
     }
 }
 
@@ -277,5 +279,9 @@ pub fn context_heading(context: Context) -> &'static str {
         Context::Filter => "Filter prompt",
         Context::Help => "This help",
         Context::Anywhere => "Anywhere",
+        Context::Pod => "On a Kubernetes pod",
+        Context::ActionMenu => "Action menu",
+        Context::ActionPlan => "Plan screen",
+        Context::ActionProgress => "Action progress",
     }
 }
