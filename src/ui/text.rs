@@ -205,6 +205,8 @@ pub const FOOTER_HINTS: [(Action, &str); 8] = [
     (Action::ToggleFreeze, "freeze"),
     (Action::Quit, "quit"),
 ];
+/// The footer's key hint on a Kubernetes pod whose context allows actions.
+pub const POD_HINTS: [(Action, &str); 1] = [(Action::OpenActionMenu, "actions")];
 /// The footer's key hints in the diagnostics view.
 pub const DIAGNOSTICS_HINTS: [(Action, &str); 5] = [
     (Action::JumpToEngine, "show its engine"),
