@@ -414,3 +414,47 @@ pub fn explain(error: &KubeError) -> String {
     };
     format!("{error}{hint}")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sources::kube::{ApiCall, KubeErrorKind};
+
+    fn api(code: u16, reason: &str) -> KubeError {
+        ApiCall::new("delete", "pods")
+            .namespace(Some("llm"))
+            .name("vllm-0")
+            .error(KubeErrorKind::Api {
+                code,
+                reason: reason.into(),
+                message: String::new(),
+            })
+    }
+
+    #[test]
+    fn each_failure_reads_as_one_sentence_with_what_it_means() {
+        assert_eq!(
+            explain(&api(404, "NotFound")),
+            "cannot delete pods llm/vllm-0: HTTP 404 NotFound (it no longer exists)"
+        );
+        assert_eq!(
+            explain(&api(409, "Conflict")),
+            "cannot delete pods llm/vllm-0: HTTP 409 Conflict (it was changed meanwhile: read it again and retry)"
+        );
+        assert_eq!(
+            explain(&api(401, "Unauthorized")),
+            "cannot delete pods llm/vllm-0: HTTP 401 Unauthorized (the credentials were rejected: refresh the kubeconfig's token)"
+        );
+        assert_eq!(
+            explain(&api(500, "")),
+            "cannot delete pods llm/vllm-0: HTTP 500 InternalError (API server error)"
+        );
+        let lost = ApiCall::new("patch", "nodes")
+            .name("n1")
+            .error(KubeErrorKind::ConnectionLost("reset by peer".into()));
+        assert_eq!(
+            explain(&lost),
+            "cannot patch nodes n1: connection lost (reset by peer)"
+        );
+    }
+}
