@@ -71,6 +71,11 @@ pub struct KubeArgs {
     /// Label selector of the vLLM pods (repeatable: a pod matching any is watched).
     #[arg(short = 'l', long = "selector", global = true, value_name = "SELECTOR")]
     pub selectors: Vec<String>,
+    /// Refuse every change to the cluster: the console offers no action, and the action
+    /// commands send nothing but reads (also `read_only = true` under
+    /// `[kubernetes.context.NAME]`). Does not by itself turn discovery on.
+    #[arg(long, global = true)]
+    pub read_only: bool,
 }
 
 impl KubeArgs {
@@ -83,6 +88,7 @@ impl KubeArgs {
             namespace: self.namespace.clone(),
             all_namespaces: self.all_namespaces,
             selectors: self.selectors.clone(),
+            read_only: self.read_only,
         }
     }
 }
@@ -220,7 +226,8 @@ pub struct CheckArgs {
     pub rules: Option<PathBuf>,
 }
 
-/// Flags of the Kubernetes actions (`-n`, `--context` and `--kubeconfig` are global).
+/// Flags of the Kubernetes actions (`-n`, `--context`, `--kubeconfig` and `--read-only` are
+/// global).
 ///
 /// The plan is printed first; it runs only with `--confirm` naming the target. Exit codes:
 /// 0 done, 1 API error, 2 refused (guard, RBAC, read-only), 4 plan printed, not confirmed.
@@ -231,10 +238,6 @@ pub struct ActionArgs {
     /// Send every change as a server-side dry run (`dryRun=All`).
     #[arg(long)]
     pub dry_run: bool,
-    /// Refuse every change (nothing is sent but reads); also `read_only = true` under
-    /// `[kubernetes.context.NAME]`.
-    #[arg(long)]
-    pub read_only: bool,
     /// Run the plan: must equal the target's name.
     #[arg(long, value_name = "NAME")]
     pub confirm: Option<String>,

@@ -143,7 +143,12 @@ impl Console {
                         Command::ScrapePod(scrape) => self.pods.start(scrape),
                         Command::StopScrape(id) => self.pods.stop(id),
                         Command::FollowLogs(key) => self.discovery.follow(key),
-                        Command::Quit => {}
+                        // No key is pressed here, so no action is asked for.
+                        Command::Quit
+                        | Command::ReviewAccess { .. }
+                        | Command::PlanAction { .. }
+                        | Command::RunAction { .. }
+                        | Command::AuditRefused { .. } => {}
                     }
                 }
             }

@@ -15,7 +15,7 @@ use kube::api::{Api, DeleteParams, EvictParams, ListParams, Patch, PatchParams, 
 use serde_json::json;
 
 use super::plan::{
-    AccessResult, ActionKind, Plan, Policy, RESTARTED_AT_ANNOTATION, StepOp, plan_cordon,
+    Access, AccessResult, ActionKind, Plan, Policy, RESTARTED_AT_ANNOTATION, StepOp, plan_cordon,
     plan_drain_node, plan_pod, plan_rollout_restart,
 };
 use crate::kube_model::{ConvertOptions, EndpointDefaults, PodInfo, pod_info};
@@ -151,37 +151,46 @@ pub async fn preflight(
     plan: &mut Plan,
     limit: Duration,
 ) -> Result<(), KubeError> {
-    let api: Api<SelfSubjectAccessReview> = Api::all(cluster.client.clone());
     let mut results = Vec::new();
     for access in plan.accesses() {
-        let review = SelfSubjectAccessReview {
-            spec: SelfSubjectAccessReviewSpec {
-                resource_attributes: Some(ResourceAttributes {
-                    verb: Some(access.verb.clone()),
-                    group: Some(access.group.clone()),
-                    resource: Some(access.resource.clone()),
-                    subresource: access.subresource.clone(),
-                    namespace: access.namespace.clone(),
-                    name: access.name.clone(),
-                    ..ResourceAttributes::default()
-                }),
-                ..SelfSubjectAccessReviewSpec::default()
-            },
-            ..SelfSubjectAccessReview::default()
-        };
-        let answer = ApiCall::new("create", "selfsubjectaccessreviews")
-            .context(&cluster.context)
-            .run(limit, api.create(&PostParams::default(), &review))
-            .await?;
-        let status = answer.status.unwrap_or_default();
-        results.push(AccessResult {
-            access,
-            allowed: status.allowed,
-            reason: status.reason.unwrap_or_default(),
-        });
+        results.push(review_access(cluster, access, limit).await?);
     }
     plan.add_access_results(&results);
     Ok(())
+}
+
+/// One SelfSubjectAccessReview: may the current user make this request?
+pub async fn review_access(
+    cluster: &ClusterClient,
+    access: Access,
+    limit: Duration,
+) -> Result<AccessResult, KubeError> {
+    let api: Api<SelfSubjectAccessReview> = Api::all(cluster.client.clone());
+    let review = SelfSubjectAccessReview {
+        spec: SelfSubjectAccessReviewSpec {
+            resource_attributes: Some(ResourceAttributes {
+                verb: Some(access.verb.clone()),
+                group: Some(access.group.clone()),
+                resource: Some(access.resource.clone()),
+                subresource: access.subresource.clone(),
+                namespace: access.namespace.clone(),
+                name: access.name.clone(),
+                ..ResourceAttributes::default()
+            }),
+            ..SelfSubjectAccessReviewSpec::default()
+        },
+        ..SelfSubjectAccessReview::default()
+    };
+    let answer = ApiCall::new("create", "selfsubjectaccessreviews")
+        .context(&cluster.context)
+        .run(limit, api.create(&PostParams::default(), &review))
+        .await?;
+    let status = answer.status.unwrap_or_default();
+    Ok(AccessResult {
+        access,
+        allowed: status.allowed,
+        reason: status.reason.unwrap_or_default(),
+    })
 }
 
 /// Progress of an execution, for the CLI's output or the console's events.
@@ -459,6 +468,30 @@ pub async fn in_flight_via_proxy(
     let payload = crate::sources::kube::scrape_via_proxy(&cluster.client, &path, &settings)
         .await
         .ok()?;
+    running_plus_waiting(&payload)
+}
+
+/// The running + waiting requests of a pod's engines, scraped straight from the pod's metrics
+/// endpoint (`None` when it has no address yet, cannot be read, or names neither gauge).
+/// `target` is the fleet target the pod is scraped as.
+pub async fn in_flight_direct(
+    http: &reqwest::Client,
+    target: crate::fleet::TargetId,
+    pod: &PodInfo,
+    settings: &crate::sources::ScrapeSettings,
+) -> Option<f64> {
+    let target = crate::sources::ScrapeTarget {
+        id: target,
+        url: pod.endpoint.direct_url()?,
+        bearer_token: None,
+    };
+    let payload = crate::sources::scrape_once(http, &target, settings)
+        .await
+        .ok()?;
+    running_plus_waiting(&payload)
+}
+
+fn running_plus_waiting(payload: &crate::fleet::ScrapePayload) -> Option<f64> {
     let mut total = None;
     for engine in &payload.engines {
         for value in [engine.running, engine.waiting].into_iter().flatten() {

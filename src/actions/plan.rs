@@ -335,7 +335,8 @@ impl Plan {
     }
 }
 
-fn access_text(a: &Access) -> String {
+/// `patch pods llm/vllm-0`, `create pods/eviction llm/vllm-0`, `patch nodes gpu-node-00`.
+pub fn access_text(a: &Access) -> String {
     let resource = match &a.subresource {
         Some(sub) => format!("{}/{sub}", a.resource),
         None => a.resource.clone(),

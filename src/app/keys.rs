@@ -18,17 +18,42 @@ pub enum Context {
     Help,
     /// Everywhere, before the context's own bindings.
     Anywhere,
+    /// The fleet and diagnostics views when the selected engine is a discovered Kubernetes pod
+    /// whose context allows changes. Absent in read-only mode: neither in effect nor in help.
+    Pod,
+    /// The action menu (`a`) is open.
+    ActionMenu,
+    /// The plan screen of an action is open.
+    ActionPlan,
+    /// The progress panel of the running (or last) action is shown.
+    ActionProgress,
 }
 
 impl Context {
-    /// Contexts in the order the help overlay lists them.
-    pub const HELP_ORDER: [Context; 5] = [
+    /// Contexts in the order the help overlay lists them from the views.
+    pub const HELP_ORDER: [Context; 6] = [
         Context::Fleet,
+        Context::Pod,
         Context::Views,
         Context::Filter,
         Context::Help,
         Context::Anywhere,
     ];
+    /// Contexts the help overlay lists when opened over an action's menu, plan or progress.
+    pub const ACTION_HELP_ORDER: [Context; 4] = [
+        Context::ActionMenu,
+        Context::ActionPlan,
+        Context::ActionProgress,
+        Context::Anywhere,
+    ];
+
+    /// The contexts of the action menu, the plan screen and the progress panel.
+    pub fn is_action_modal(self) -> bool {
+        matches!(
+            self,
+            Context::ActionMenu | Context::ActionPlan | Context::ActionProgress
+        )
+    }
 }
 
 /// What a key does.
@@ -68,6 +93,33 @@ pub enum Action {
     JumpToEngine,
     /// Switch between the fleet and the GPU node view.
     ToggleNodes,
+    /// Open the action menu of the selected engine's pod.
+    OpenActionMenu,
+    /// Straight to the plan screen: drain the selected engine's pod.
+    PlanDrainPod,
+    /// Straight to the plan screen: restart the selected engine's pod.
+    PlanRestartPod,
+    MenuDown,
+    MenuUp,
+    /// Open the plan screen of the menu's selected entry.
+    MenuChoose,
+    MenuClose,
+    /// Move the plan screen's focus to the next / previous button.
+    PlanFocusNext,
+    PlanFocusPrev,
+    /// Press the focused button.
+    PlanActivate,
+    /// Close the plan screen; nothing is sent.
+    PlanCancel,
+    /// Switch the plan between a real and a server-side dry run.
+    PlanToggleDryRun,
+    PlanScrollDown,
+    PlanScrollUp,
+    /// A character of the target's name typed to confirm.
+    PlanInput,
+    PlanBackspace,
+    /// Hide the progress panel (the action goes on) or close it once finished.
+    HideProgress,
 }
 
 /// One key of a binding.
@@ -254,6 +306,25 @@ pub const KEYMAP: &[Binding] = &[
         Action::ToggleNodes,
         "GPUs per node",
     ),
+    // On a Kubernetes pod, in the fleet and diagnostics views.
+    bind(
+        &[plain('a')],
+        Context::Pod,
+        Action::OpenActionMenu,
+        "actions: drain, restart, cordon…",
+    ),
+    bind(
+        &[plain('D')],
+        Context::Pod,
+        Action::PlanDrainPod,
+        "drain the pod (plan first)",
+    ),
+    bind(
+        &[plain('R')],
+        Context::Pod,
+        Action::PlanRestartPod,
+        "restart the pod (plan first)",
+    ),
     // Diagnostics, routing and node views (other keys as in the fleet view).
     bind(
         &[Key::Plain(KeyCode::Enter)],
@@ -292,6 +363,111 @@ pub const KEYMAP: &[Binding] = &[
         Action::FilterInput,
         "name, model or status",
     ),
+    // Action menu.
+    bind(
+        &[plain('j'), Key::Plain(KeyCode::Down)],
+        Context::ActionMenu,
+        Action::MenuDown,
+        "next action",
+    ),
+    bind(
+        &[plain('k'), Key::Plain(KeyCode::Up)],
+        Context::ActionMenu,
+        Action::MenuUp,
+        "previous action",
+    ),
+    bind(
+        &[Key::Plain(KeyCode::Enter)],
+        Context::ActionMenu,
+        Action::MenuChoose,
+        "plan the action",
+    ),
+    bind(
+        &[Key::Plain(KeyCode::Esc), plain('a'), plain('q')],
+        Context::ActionMenu,
+        Action::MenuClose,
+        "close the menu",
+    ),
+    bind(
+        &[plain('?')],
+        Context::ActionMenu,
+        Action::ToggleHelp,
+        "these keys",
+    ),
+    // Plan screen.
+    bind(
+        &[Key::Plain(KeyCode::Tab), Key::Plain(KeyCode::Right)],
+        Context::ActionPlan,
+        Action::PlanFocusNext,
+        "next button",
+    ),
+    bind(
+        &[Key::Plain(KeyCode::Left)],
+        Context::ActionPlan,
+        Action::PlanFocusPrev,
+        "previous button",
+    ),
+    bind(
+        &[Key::Plain(KeyCode::Enter)],
+        Context::ActionPlan,
+        Action::PlanActivate,
+        "press the focused button",
+    ),
+    bind(
+        &[Key::Plain(KeyCode::Esc)],
+        Context::ActionPlan,
+        Action::PlanCancel,
+        "cancel: nothing is sent",
+    ),
+    bind(
+        &[Key::Ctrl('d')],
+        Context::ActionPlan,
+        Action::PlanToggleDryRun,
+        "server-side dry run on/off",
+    ),
+    bind(
+        &[Key::Plain(KeyCode::Down), Key::Plain(KeyCode::PageDown)],
+        Context::ActionPlan,
+        Action::PlanScrollDown,
+        "scroll the plan",
+    ),
+    bind(
+        &[Key::Plain(KeyCode::Up), Key::Plain(KeyCode::PageUp)],
+        Context::ActionPlan,
+        Action::PlanScrollUp,
+        "scroll back",
+    ),
+    bind(
+        &[plain('?')],
+        Context::ActionPlan,
+        Action::ToggleHelp,
+        "these keys",
+    ),
+    bind(
+        &[Key::Plain(KeyCode::Backspace)],
+        Context::ActionPlan,
+        Action::PlanBackspace,
+        "delete a character",
+    ),
+    bind(
+        &[Key::AnyChar],
+        Context::ActionPlan,
+        Action::PlanInput,
+        "type the target's name",
+    ),
+    // Progress panel.
+    bind(
+        &[Key::Plain(KeyCode::Esc), Key::Plain(KeyCode::Enter)],
+        Context::ActionProgress,
+        Action::HideProgress,
+        "hide (the action goes on)",
+    ),
+    bind(
+        &[plain('?')],
+        Context::ActionProgress,
+        Action::ToggleHelp,
+        "these keys",
+    ),
     // Help overlay.
     bind(
         &[plain('?'), Key::Plain(KeyCode::Esc), plain('q')],
@@ -302,20 +478,29 @@ pub const KEYMAP: &[Binding] = &[
 ];
 
 /// The context's own bindings and the ones it falls back to, in lookup order: `Anywhere`
-/// first, then the context, then (for the diagnostics and routing views) the fleet view's.
-fn lookup_chain(context: Context) -> impl Iterator<Item = Context> {
+/// first, then the context, then (for the diagnostics and routing views) the fleet view's, then
+/// with `pod_actions` the pod's actions.
+fn lookup_chain(context: Context, pod_actions: bool) -> impl Iterator<Item = Context> {
     let fallback = (context == Context::Views).then_some(Context::Fleet);
-    [Some(Context::Anywhere), Some(context), fallback]
+    let pod =
+        (pod_actions && matches!(context, Context::Fleet | Context::Views)).then_some(Context::Pod);
+    [Some(Context::Anywhere), Some(context), fallback, pod]
         .into_iter()
         .flatten()
 }
 
-/// The action a key event triggers in `context`, if any. Key releases trigger nothing.
+/// The action a key event triggers in `context`, if any, without the pod's actions. Key
+/// releases trigger nothing.
 pub fn lookup(context: Context, event: &KeyEvent) -> Option<Action> {
+    lookup_with(context, event, false)
+}
+
+/// [`lookup`]; with `pod_actions` the [`Context::Pod`] bindings are in effect too.
+pub fn lookup_with(context: Context, event: &KeyEvent, pod_actions: bool) -> Option<Action> {
     if event.kind == KeyEventKind::Release {
         return None;
     }
-    lookup_chain(context).find_map(|ctx| {
+    lookup_chain(context, pod_actions).find_map(|ctx| {
         KEYMAP
             .iter()
             .filter(|b| b.context == ctx)
@@ -344,6 +529,7 @@ pub fn key_label(key: Key) -> String {
             KeyCode::Tab => "Tab".to_string(),
             KeyCode::Esc => "Esc".to_string(),
             KeyCode::Backspace => "Bksp".to_string(),
+            KeyCode::BackTab => "S-Tab".to_string(),
             other => format!("{other:?}"),
         },
     }
@@ -480,6 +666,59 @@ mod tests {
         assert_eq!(
             first_key(Context::Views, Action::Quit),
             Some(Key::Plain(KeyCode::Char('q')))
+        );
+    }
+
+    #[test]
+    fn pod_actions_exist_only_when_offered() {
+        let a = press(KeyCode::Char('a'));
+        let d = press(KeyCode::Char('D'));
+        assert_eq!(lookup(Context::Fleet, &a), None);
+        assert_eq!(lookup_with(Context::Fleet, &a, false), None);
+        assert_eq!(lookup_with(Context::Views, &d, false), None);
+        assert_eq!(
+            lookup_with(Context::Fleet, &a, true),
+            Some(Action::OpenActionMenu)
+        );
+        assert_eq!(
+            lookup_with(Context::Views, &d, true),
+            Some(Action::PlanDrainPod)
+        );
+        assert_eq!(
+            lookup_with(Context::Fleet, &press(KeyCode::Char('R')), true),
+            Some(Action::PlanRestartPod)
+        );
+        // The filter prompt and the help never see them.
+        assert_eq!(
+            lookup_with(Context::Filter, &a, true),
+            Some(Action::FilterInput)
+        );
+        assert_eq!(lookup_with(Context::Help, &d, true), None);
+    }
+
+    #[test]
+    fn the_plan_screen_types_letters_but_keeps_its_keys() {
+        assert_eq!(
+            lookup(Context::ActionPlan, &press(KeyCode::Char('q'))),
+            Some(Action::PlanInput)
+        );
+        assert_eq!(
+            lookup(Context::ActionPlan, &press(KeyCode::Enter)),
+            Some(Action::PlanActivate)
+        );
+        assert_eq!(
+            lookup(Context::ActionPlan, &press(KeyCode::Esc)),
+            Some(Action::PlanCancel)
+        );
+        let ctrl_d = KeyEvent::new(KeyCode::Char('d'), KeyModifiers::CONTROL);
+        assert_eq!(
+            lookup(Context::ActionPlan, &ctrl_d),
+            Some(Action::PlanToggleDryRun)
+        );
+        assert_eq!(
+            lookup(Context::ActionMenu, &press(KeyCode::Char('x'))),
+            None,
+            "the menu is modal"
         );
     }
 

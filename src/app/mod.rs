@@ -1,6 +1,8 @@
 //! The console's state machine: `update(&mut App, Event, now) -> Vec<Command>`; the event loop
 //! that feeds it lives in `run`.
 
+pub mod action_update;
+pub mod actions;
 pub mod diagnostics;
 pub mod keys;
 pub mod kube;
@@ -18,9 +20,11 @@ pub use state::{
 };
 pub use update::update;
 
+use crate::actions::Plan;
 use crate::fleet::{ScrapeReport, SourceReport, TargetId, Ts};
 use crate::kube_model::PodKey;
 use crate::sources::kube::{KubeUpdate, PodScrape};
+pub use actions::{ActionRequest, ActionUpdate, ActionsView, EntryChecks};
 
 /// Everything that can happen to the console.
 #[derive(Debug, Clone)]
@@ -41,6 +45,8 @@ pub enum Event {
     Shutdown,
     /// The Kubernetes source learned something (pods, events, logs, Deployments, problems).
     Kube(KubeUpdate),
+    /// The action executor answered: access reviews, a plan, a run's progress or end.
+    Action(ActionUpdate),
 }
 
 /// What the state machine asks the event loop to do.
@@ -53,6 +59,32 @@ pub enum Command {
     StopScrape(TargetId),
     /// Read this pod's log often: the detail view shows it (`None`: no pod selected).
     FollowLogs(Option<PodKey>),
+    /// Review (SelfSubjectAccessReview) the requests of a menu's entries; answered with
+    /// [`ActionUpdate::Access`] per entry.
+    ReviewAccess {
+        menu: u64,
+        context: String,
+        checks: Vec<EntryChecks>,
+    },
+    /// Read the cluster and plan an action, with its access reviewed; answered with
+    /// [`ActionUpdate::Planned`].
+    PlanAction {
+        id: u64,
+        request: Box<ActionRequest>,
+        dry_run: bool,
+    },
+    /// Run a plan the operator confirmed; answered with [`ActionUpdate::Progress`] events,
+    /// then [`ActionUpdate::Finished`] once its audit line is written.
+    RunAction {
+        id: u64,
+        plan: Box<Plan>,
+        request: Box<ActionRequest>,
+    },
+    /// Record an attempt a guard refused in the audit log.
+    AuditRefused {
+        plan: Box<Plan>,
+        reason: String,
+    },
 }
 
 /// Time used by `update` and `draw`.

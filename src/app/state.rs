@@ -3,6 +3,7 @@
 use std::cell::Cell;
 use std::time::Duration;
 
+use super::actions::ActionsView;
 use super::diagnostics::Diagnostics;
 use super::keys::Context;
 use super::kube::KubeView;
@@ -128,6 +129,10 @@ pub enum NoticeKind {
     Unfrozen,
     /// A problem worked around at start-up (a broken config file, a theme that did not load).
     Problem(String),
+    /// About an action: it is done, or something the operator must know.
+    Action(String),
+    /// An action failed, or was refused.
+    ActionFailed(String),
 }
 
 /// A transient footer notice and when it expires.
@@ -191,6 +196,8 @@ pub struct App {
     pub nodes_offset: usize,
     /// Lines of the node view and rows it had, as of the last draw (for scrolling).
     pub(crate) nodes_extent: Cell<NodesExtent>,
+    /// Kubernetes actions: the menu, the plan screen, the running action.
+    pub actions: ActionsView,
 }
 
 impl App {
@@ -228,6 +235,7 @@ impl App {
             kube: KubeView::default(),
             nodes_offset: 0,
             nodes_extent: Cell::new(NodesExtent::default()),
+            actions: ActionsView::default(),
         }
     }
 
@@ -294,6 +302,19 @@ impl App {
     pub fn context(&self) -> Context {
         if self.help_visible {
             Context::Help
+        } else {
+            self.context_under_help()
+        }
+    }
+
+    /// The context the help overlay was opened over (or would be).
+    pub fn context_under_help(&self) -> Context {
+        if self.actions.plan.is_some() {
+            Context::ActionPlan
+        } else if self.actions.menu.is_some() {
+            Context::ActionMenu
+        } else if self.actions.run_visible && self.actions.run.is_some() {
+            Context::ActionProgress
         } else if self.filter_editing {
             Context::Filter
         } else if self.view == View::Fleet {
@@ -301,6 +322,19 @@ impl App {
         } else {
             Context::Views
         }
+    }
+
+    /// The contexts the help overlay lists now: the action keys over an action's menu, plan
+    /// or progress; else the views' keys, with the pod's actions only when they are offered.
+    pub fn help_contexts(&self, now: Ts) -> Vec<Context> {
+        if self.context_under_help().is_action_modal() {
+            return Context::ACTION_HELP_ORDER.to_vec();
+        }
+        let offered = self.pod_actions_offered(now);
+        Context::HELP_ORDER
+            .into_iter()
+            .filter(|c| offered || *c != Context::Pod)
+            .collect()
     }
 
     /// Show a notice in the footer for [`NOTICE_SECS`] from `now`.

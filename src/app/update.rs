@@ -2,7 +2,7 @@
 
 use crossterm::event::{KeyCode, KeyEvent};
 
-use super::keys::{Action, lookup};
+use super::keys::{Action, lookup_with};
 use super::state::{App, Frozen, NoticeKind, View};
 use super::{Command, Event};
 use crate::fleet::Ts;
@@ -52,6 +52,7 @@ pub fn update(app: &mut App, event: Event, now: Ts) -> Vec<Command> {
             select_first_if_none(app, now);
             commands
         }
+        Event::Action(update) => super::action_update::apply(app, update, now),
     };
     commands.extend(super::kube::follow_selection(app));
     commands
@@ -87,9 +88,12 @@ fn select_first_if_none(app: &mut App, now: Ts) {
 }
 
 fn on_key(app: &mut App, key: &KeyEvent, now: Ts) -> Vec<Command> {
-    let Some(action) = lookup(app.context(), key) else {
+    let Some(action) = lookup_with(app.context(), key, app.pod_actions_offered(now)) else {
         return Vec::new();
     };
+    if let Some(commands) = super::action_update::on_key(app, action, key, now) {
+        return commands;
+    }
     if let Some(changed) = super::views::on_key(app, action, now) {
         app.dirty |= changed;
         return Vec::new();
@@ -225,11 +229,28 @@ fn on_key(app: &mut App, key: &KeyEvent, now: Ts) -> Vec<Command> {
             app.detail_expanded = !app.detail_expanded;
             true
         }
-        // Switching views is handled by `views::on_key` above.
+        // Switching views is handled by `views::on_key` above, actions by `action_update`.
         Action::OpenDiagnostics
         | Action::OpenRouting
         | Action::ShowFleet
-        | Action::JumpToEngine => false,
+        | Action::JumpToEngine
+        | Action::OpenActionMenu
+        | Action::PlanDrainPod
+        | Action::PlanRestartPod
+        | Action::MenuDown
+        | Action::MenuUp
+        | Action::MenuChoose
+        | Action::MenuClose
+        | Action::PlanFocusNext
+        | Action::PlanFocusPrev
+        | Action::PlanActivate
+        | Action::PlanCancel
+        | Action::PlanToggleDryRun
+        | Action::PlanScrollDown
+        | Action::PlanScrollUp
+        | Action::PlanInput
+        | Action::PlanBackspace
+        | Action::HideProgress => false,
     };
     app.dirty |= changed;
     Vec::new()

@@ -8,6 +8,7 @@ use std::time::Duration;
 use crate::actions::audit::{AuditLog, AuditRecord, AuditResult};
 use crate::actions::execute::{self, ExecSettings, Progress, in_flight_via_proxy};
 use crate::actions::plan::{ActionKind, Plan, Policy};
+use crate::actions::policy::{PolicyChoices, policy_for};
 use crate::cli::{ActionArgs, GlobalArgs};
 use crate::config::units::parse_duration;
 use crate::sources::kube::{ClusterClient, connect};
@@ -85,15 +86,12 @@ async fn run_async(kind: ActionKind, args: ActionArgs, global: &GlobalArgs) -> u
         eprintln!("kvtop: no Kubernetes context to act on");
         return EXIT_API_ERROR;
     };
-    let context_policy = kube.policy_of(&cluster.context);
-    let policy = Policy {
-        routing_label: kube.routing_label.clone(),
-        min_ready: args.min_ready.unwrap_or(kube.min_ready),
-        read_only: args.read_only || context_policy.read_only,
-        protected: context_policy.protected,
-        drain_timeout_s: drain_timeout.as_secs_f64(),
+    let choices = PolicyChoices {
+        min_ready: args.min_ready,
+        drain_timeout_s: Some(drain_timeout.as_secs_f64()),
         dry_run: args.dry_run,
     };
+    let policy = policy_for(&kube, &cluster.context, &choices);
     let settings = ExecSettings {
         api_timeout: kube.api_timeout,
         poll: Duration::from_millis(500),

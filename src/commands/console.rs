@@ -7,6 +7,7 @@ use std::collections::HashMap;
 
 use tokio::sync::{mpsc, watch};
 
+use super::console_actions::ActionRunner;
 use crate::app::kube::KubeView;
 use crate::app::run::{Executor, ExitReason, run_with};
 use crate::app::state::App;
@@ -55,15 +56,24 @@ pub async fn run_console(
 }
 
 /// The workers the event loop commands: static targets' scrapers, and with Kubernetes the
-/// pod scrapers and the discovery (for log following).
+/// pod scrapers, the discovery (for log following) and the action executor.
 struct Workers {
     scrapers: Scrapers,
     pods: Option<PodScrapers>,
     discovery: Option<Discovery>,
+    actions: Option<ActionRunner>,
 }
 
 impl Executor for Workers {
     fn execute(&mut self, command: Command) {
+        // Action commands are the runner's; the rest come back.
+        let command = match &mut self.actions {
+            Some(actions) => match actions.handle(command) {
+                Some(other) => other,
+                None => return,
+            },
+            None => command,
+        };
         match command {
             Command::Quit => {}
             Command::ScrapePod(scrape) => {
@@ -82,6 +92,11 @@ impl Executor for Workers {
                     discovery.follow(key);
                 }
             }
+            // Without Kubernetes no action is offered, so none is asked for.
+            Command::ReviewAccess { .. }
+            | Command::PlanAction { .. }
+            | Command::RunAction { .. }
+            | Command::AuditRefused { .. } => {}
         }
     }
 }
@@ -148,10 +163,24 @@ pub async fn run_console_with(
         scrapers: Scrapers::start(client.clone(), settings.clone(), scrape_targets, tx.clone()),
         pods: None,
         discovery: None,
+        actions: None,
     };
     if !clusters.is_empty() {
         let k = &config.kubernetes;
         app.kube = KubeView::new(k.scrape_via, clusters.len(), k.all_namespaces);
+        let runner = ActionRunner::new(
+            &clusters,
+            k,
+            None,
+            client.clone(),
+            settings.clone(),
+            tx.clone(),
+        );
+        app.actions = runner.view();
+        if let Some(problem) = &app.actions.audit_problem {
+            app.warn(format!("{problem}: actions are refused"), now);
+        }
+        workers.actions = Some(runner);
         let by_context: HashMap<String, kube::Client> = clusters
             .iter()
             .map(|c| (c.context.clone(), c.client.clone()))
@@ -178,6 +207,10 @@ pub async fn run_console_with(
         &mut workers,
     )
     .await;
+    // An action still running is stopped and its interrupted line written before leaving.
+    if let Some(actions) = workers.actions.as_mut() {
+        actions.shutdown();
+    }
     drop(workers);
     drop(terminal);
     crate::terminal::restore();

@@ -4,6 +4,7 @@ pub mod action_cmd;
 pub mod check;
 pub mod config_cmd;
 pub mod console;
+pub mod console_actions;
 pub mod console_cmd;
 pub mod demo;
 pub mod rules_cmd;

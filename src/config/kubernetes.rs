@@ -88,6 +88,8 @@ pub struct KubernetesConfig {
     pub min_ready: u32,
     /// Per-context action policy, by context name (absent: neither read-only nor protected).
     pub context_policies: std::collections::BTreeMap<String, ContextPolicy>,
+    /// `--read-only`: no mutation is sent through any context.
+    pub read_only: bool,
 }
 
 impl KubernetesConfig {
@@ -119,6 +121,7 @@ impl Default for KubernetesConfig {
             event_lines: 20,
             min_ready: 1,
             context_policies: std::collections::BTreeMap::new(),
+            read_only: false,
         }
     }
 }
@@ -137,6 +140,8 @@ pub struct KubeOverrides {
     pub all_namespaces: bool,
     /// `-l/--selector`, repeatable; replaces the configured selectors.
     pub selectors: Vec<String>,
+    /// `--read-only`: every mutation refused (does not by itself turn discovery on).
+    pub read_only: bool,
 }
 
 impl KubeOverrides {
@@ -322,6 +327,7 @@ impl KubernetesConfig {
             next.namespace = Some(check_namespace(ns).map_err(|m| flag("--namespace", m))?);
         }
         next.all_namespaces |= o.all_namespaces;
+        next.read_only |= o.read_only;
         if !o.selectors.is_empty() {
             next.selectors =
                 check_selectors(o.selectors.clone()).map_err(|m| flag("--selector", m))?;

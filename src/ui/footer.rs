@@ -39,6 +39,16 @@ pub fn render(buf: &mut Buffer, area: Rect, app: &App, shown: usize, now: Ts) {
         ));
         segments.extend(hints(theme, Context::Filter, &text::FILTER_HINTS, 2, true));
     } else {
+        // A running action whose panel is hidden stays in sight.
+        if let Some(run) = app.actions.running().filter(|_| !app.actions.run_visible) {
+            segments.push(Segment::left(
+                0,
+                vec![Span::styled(
+                    run.status_line(),
+                    theme.info.add_modifier(Modifier::BOLD),
+                )],
+            ));
+        }
         match app.notice.as_ref().filter(|n| now < n.until) {
             Some(notice) => segments.push(Segment::left(
                 0,
@@ -46,16 +56,29 @@ pub fn render(buf: &mut Buffer, area: Rect, app: &App, shown: usize, now: Ts) {
                     text::notice(&notice.kind),
                     match notice.kind {
                         NoticeKind::Problem(_) => theme.warn,
+                        NoticeKind::ActionFailed(_) => theme.error,
                         _ => theme.info,
                     },
                 )],
             )),
             None => segments.extend(match app.view {
                 View::Fleet | View::Nodes => {
-                    hints(theme, Context::Fleet, &text::FOOTER_HINTS, 2, false)
+                    let mut fleet = hints(theme, Context::Fleet, &text::FOOTER_HINTS, 2, false);
+                    if app.pod_actions_offered(now) {
+                        let pod = hints(theme, Context::Pod, &text::POD_HINTS, 3, false);
+                        let at = fleet.len().min(1);
+                        fleet.splice(at..at, pod);
+                    }
+                    fleet
                 }
                 View::Diagnostics => {
-                    hints(theme, Context::Views, &text::DIAGNOSTICS_HINTS, 2, false)
+                    let mut diag = hints(theme, Context::Views, &text::DIAGNOSTICS_HINTS, 2, false);
+                    if app.pod_actions_offered(now) {
+                        let pod = hints(theme, Context::Pod, &text::POD_HINTS, 3, false);
+                        let at = diag.len().min(1);
+                        diag.splice(at..at, pod);
+                    }
+                    diag
                 }
                 View::Routing => hints(theme, Context::Views, &text::ROUTING_HINTS, 2, false),
             }),

@@ -13,14 +13,14 @@ use crate::theme::Theme;
 const KEY_GAP: usize = 2;
 const COLUMN_GAP: u16 = 3;
 
-/// The overlay's sections: a heading and one line per binding, per context.
-pub fn sections(theme: &Theme) -> Vec<Vec<Line<'static>>> {
+/// The overlay's sections: a heading and one line per binding, for each of `contexts`.
+pub fn sections(theme: &Theme, contexts: &[Context]) -> Vec<Vec<Line<'static>>> {
     let key_width = KEYMAP
         .iter()
         .map(|b| binding_label(b).chars().count())
         .max()
         .unwrap_or(0);
-    Context::HELP_ORDER
+    contexts
         .iter()
         .map(|ctx| {
             let mut lines = vec![Line::styled(text::context_heading(*ctx), theme.title)];
@@ -73,13 +73,14 @@ fn width_of(lines: &[Line<'_>]) -> u16 {
     u16::try_from(w).unwrap_or(u16::MAX)
 }
 
-/// Draw the overlay centred in `area`.
-pub fn render(buf: &mut Buffer, area: Rect, theme: &Theme) {
+/// Draw the overlay centred in `area`, listing the keys of `contexts` (see
+/// [`crate::app::App::help_contexts`]).
+pub fn render(buf: &mut Buffer, area: Rect, theme: &Theme, contexts: &[Context]) {
     if area.width < 4 || area.height < 3 {
         return;
     }
     let max_inner_height = usize::from(area.height - 2);
-    let sections = sections(theme);
+    let sections = sections(theme, contexts);
     let one_column_height: usize =
         sections.iter().map(Vec::len).sum::<usize>() + sections.len().saturating_sub(1);
     let cols = if one_column_height <= max_inner_height {
@@ -132,9 +133,13 @@ mod tests {
     #[test]
     fn every_binding_appears_once_under_its_context() {
         let theme = Theme::fallback_mono();
-        let sections = sections(&theme);
-        assert_eq!(sections.len(), Context::HELP_ORDER.len());
-        for (ctx, section) in Context::HELP_ORDER.iter().zip(&sections) {
+        let all: Vec<Context> = Context::HELP_ORDER
+            .into_iter()
+            .chain(Context::ACTION_HELP_ORDER)
+            .collect();
+        let sections = sections(&theme, &all);
+        assert_eq!(sections.len(), all.len());
+        for (ctx, section) in all.iter().zip(&sections) {
             let lines = text_of(section);
             assert_eq!(
                 lines.first().map(String::as_str),
@@ -155,13 +160,18 @@ mod tests {
     #[test]
     fn sections_flow_into_a_second_column_when_too_tall() {
         let theme = Theme::fallback_mono();
-        // Fleet: heading + 21 bindings = 22 lines; in the 22 rows of an 80×24 screen the
-        // other views (3), Filter (5), Help (2) and Anywhere (2) go to a second column with a
-        // blank line between sections: 15.
-        let screen = columns(sections(&theme), 22);
+        // Fleet: heading + 21 bindings = 22 lines; in the 22 rows of an 80×24 screen the pod's
+        // actions (4), the other views (3), Filter (5), Help (2) and Anywhere (2) go to a
+        // second column with a blank line between sections: 20.
+        let screen = columns(sections(&theme, &Context::HELP_ORDER), 22);
         let heights: Vec<usize> = screen.iter().map(Vec::len).collect();
-        assert_eq!(heights, [22, 15]);
-        let tall = columns(sections(&theme), usize::MAX);
+        assert_eq!(heights, [22, 20]);
+        let tall = columns(sections(&theme, &Context::HELP_ORDER), usize::MAX);
         assert_eq!(tall.len(), 1);
+        // Over the plan screen: the menu (6), the plan screen (11) and progress (3) with a
+        // blank line between them fill the 22 rows; Anywhere (2) starts a second column.
+        let modal = columns(sections(&theme, &Context::ACTION_HELP_ORDER), 22);
+        let heights: Vec<usize> = modal.iter().map(Vec::len).collect();
+        assert_eq!(heights, [22, 2]);
     }
 }

@@ -7,6 +7,8 @@
 //! summary, unless the operator asked for the larger detail (Enter/Tab). The diagnostics and
 //! routing views take the whole body between header and footer.
 
+pub mod action_progress;
+pub mod actions;
 pub mod deployments;
 pub mod detail;
 pub mod diag_text;
@@ -140,8 +142,17 @@ pub fn draw_into(buf: &mut Buffer, area: Rect, app: &App, now: Ts) {
         );
         deployments::render(buf, body, app);
     }
+    if let Some(run) = app.actions.run.as_ref().filter(|_| app.actions.run_visible) {
+        action_progress::render(buf, area, app, run, now);
+    }
+    if let Some(menu) = &app.actions.menu {
+        actions::render_menu(buf, area, app, menu);
+    }
+    if let Some(screen) = &app.actions.plan {
+        actions::render_plan(buf, area, app, screen);
+    }
     if app.help_visible {
-        help::render(buf, area, &app.theme);
+        help::render(buf, area, &app.theme, &app.help_contexts(now));
     }
 }
 

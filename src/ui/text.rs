@@ -205,6 +205,8 @@ pub const FOOTER_HINTS: [(Action, &str); 8] = [
     (Action::ToggleFreeze, "freeze"),
     (Action::Quit, "quit"),
 ];
+/// The footer's key hint on a Kubernetes pod whose context allows actions.
+pub const POD_HINTS: [(Action, &str); 1] = [(Action::OpenActionMenu, "actions")];
 /// The footer's key hints in the diagnostics view.
 pub const DIAGNOSTICS_HINTS: [(Action, &str); 5] = [
     (Action::JumpToEngine, "show its engine"),
@@ -252,7 +254,9 @@ pub fn notice(kind: &NoticeKind) -> String {
             "view frozen: data keeps arriving in the background (f resumes)".into()
         }
         NoticeKind::Unfrozen => "view live again".into(),
-        NoticeKind::Problem(message) => message.clone(),
+        NoticeKind::Problem(message)
+        | NoticeKind::Action(message)
+        | NoticeKind::ActionFailed(message) => message.clone(),
     }
 }
 
@@ -277,5 +281,9 @@ pub fn context_heading(context: Context) -> &'static str {
         Context::Filter => "Filter prompt",
         Context::Help => "This help",
         Context::Anywhere => "Anywhere",
+        Context::Pod => "On a Kubernetes pod",
+        Context::ActionMenu => "Action menu",
+        Context::ActionPlan => "Plan screen",
+        Context::ActionProgress => "Action progress",
     }
 }

@@ -3,7 +3,9 @@
 #![allow(dead_code)]
 
 pub mod bad_server;
+pub mod kube_sim;
 pub mod prometheus;
+pub mod screen;
 
 use std::path::PathBuf;
 

@@ -1,0 +1,542 @@
+//! How keys and the executor's answers change the actions' state: opening the menu (with its
+//! RBAC preflight), the plan screen (Cancel focused, the typed name, the dry-run toggle),
+//! starting a run, and folding in its progress and end.
+
+use crossterm::event::{KeyCode, KeyEvent};
+
+use super::Command;
+use super::actions::{
+    ActionMenu, ActionRequest, ActionRun, ActionUpdate, EntryAccess, EntryChecks, MenuEntry,
+    PlanButton, PlanScreen, PlanState, RunOutcome,
+};
+use super::keys::Action;
+use super::state::{App, Notice, NoticeKind, PROBLEM_SECS, View};
+use crate::actions::plan::{plan_cordon, plan_drain_node, plan_pod, plan_rollout_restart};
+use crate::actions::{ActionKind, Plan, Policy};
+use crate::fleet::{TargetId, Ts};
+use crate::kube_model::{PodInfo, ScrapeRoute};
+use crate::rules::Subject;
+
+/// Why Run cannot be pressed yet, or that it can.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RunGate {
+    Ready,
+    /// The plan is being read, or could not be made.
+    NotReady(String),
+    /// Guards refuse it and typing the name cannot override them.
+    Refused(Vec<String>),
+    /// Something outside the plan stops it (no audit log, another action running).
+    Blocked(String),
+    /// The target's name must be typed first.
+    NeedsName,
+}
+
+/// Whether the plan screen may run its plan now.
+pub fn run_gate(screen: &PlanScreen, app: &App) -> RunGate {
+    let plan = match &screen.plan {
+        PlanState::Loading => return RunGate::NotReady("reading the cluster…".into()),
+        PlanState::Failed(why) => return RunGate::NotReady(why.clone()),
+        PlanState::Ready(plan) => plan,
+    };
+    let hard: Vec<String> = plan
+        .blocking_guards(true)
+        .iter()
+        .map(|g| format!("{}: {}", g.name, g.reason))
+        .collect();
+    if !hard.is_empty() {
+        return RunGate::Refused(hard);
+    }
+    if let Some(problem) = &app.actions.audit_problem {
+        return RunGate::Blocked(format!("{problem}; refusing to act without an audit log"));
+    }
+    if let Some(run) = app.actions.running() {
+        return RunGate::Blocked(format!(
+            "one action at a time: {} is running",
+            run.status_line()
+        ));
+    }
+    let named = screen.typed == plan.target;
+    if plan.requires_typed_name && !named {
+        return RunGate::NeedsName;
+    }
+    if !plan.blocking_guards(named).is_empty() {
+        return RunGate::NeedsName;
+    }
+    RunGate::Ready
+}
+
+impl App {
+    /// The engine the actions would act on, and its pod: in the fleet view the selected
+    /// engine; in the diagnostics view the selected finding's engine (else the fleet's
+    /// selection). `None` when that engine is not a discovered Kubernetes pod.
+    pub fn action_subject(&self, now: Ts) -> Option<(TargetId, &PodInfo)> {
+        let fleet_target = || {
+            let rows = self.rows(now);
+            self.selected_engine(&rows).map(|e| e.target)
+        };
+        let target = match self.view {
+            View::Fleet => fleet_target(),
+            View::Diagnostics => {
+                let findings = self.diag.view().findings();
+                let finding_target = self
+                    .diag
+                    .selection(findings)
+                    .and_then(|i| findings.get(i))
+                    .and_then(|f| match f.subject.as_ref() {
+                        Subject::Engine { target, .. } => Some(*target),
+                        _ => None,
+                    });
+                finding_target.or_else(fleet_target)
+            }
+            View::Routing | View::Nodes => None,
+        }?;
+        let pod = self.fleet.pod_info(target)?;
+        Some((target, pod))
+    }
+
+    /// Whether the pod's action keys (`a`, `D`, `R`) exist now: actions are enabled, the view
+    /// is the fleet or diagnostics, and the engine acted on is a pod of a context that allows
+    /// changes.
+    pub fn pod_actions_offered(&self, now: Ts) -> bool {
+        self.kube.enabled
+            && self.actions.enabled
+            && self
+                .action_subject(now)
+                .is_some_and(|(_, pod)| self.actions.allows(&pod.key.context))
+    }
+}
+
+/// Handle an action-related key: `Some(commands)`, or `None` when `action` is not one.
+pub(super) fn on_key(
+    app: &mut App,
+    action: Action,
+    key: &KeyEvent,
+    now: Ts,
+) -> Option<Vec<Command>> {
+    let commands = match action {
+        Action::OpenActionMenu => open_menu(app, now),
+        Action::PlanDrainPod => plan_for_pod(app, ActionKind::DrainPod, now),
+        Action::PlanRestartPod => plan_for_pod(app, ActionKind::RestartPod, now),
+        Action::MenuDown | Action::MenuUp => {
+            if let Some(menu) = app.actions.menu.as_mut() {
+                let last = menu.entries.len().saturating_sub(1);
+                menu.selected = if action == Action::MenuDown {
+                    (menu.selected + 1).min(last)
+                } else {
+                    menu.selected.saturating_sub(1)
+                };
+            }
+            Vec::new()
+        }
+        Action::MenuChoose => choose(app, now),
+        Action::MenuClose => {
+            app.actions.menu = None;
+            Vec::new()
+        }
+        Action::PlanFocusNext | Action::PlanFocusPrev => {
+            if let Some(screen) = app.actions.plan.as_mut() {
+                screen.focus = match screen.focus {
+                    PlanButton::Cancel => PlanButton::Run,
+                    PlanButton::Run => PlanButton::Cancel,
+                };
+            }
+            Vec::new()
+        }
+        Action::PlanActivate => activate(app, now),
+        Action::PlanCancel => {
+            app.actions.plan = None;
+            Vec::new()
+        }
+        Action::PlanToggleDryRun => toggle_dry_run(app),
+        Action::PlanScrollDown | Action::PlanScrollUp => {
+            if let Some(screen) = app.actions.plan.as_mut() {
+                screen.scroll = if action == Action::PlanScrollDown {
+                    screen.scroll.saturating_add(1)
+                } else {
+                    screen.scroll.saturating_sub(1)
+                };
+            }
+            Vec::new()
+        }
+        Action::PlanInput => {
+            if let (Some(screen), KeyCode::Char(c)) = (app.actions.plan.as_mut(), key.code) {
+                let wants_name =
+                    matches!(&screen.plan, PlanState::Ready(p) if p.requires_typed_name);
+                if wants_name {
+                    screen.typed.push(c);
+                    screen.message = None;
+                }
+            }
+            Vec::new()
+        }
+        Action::PlanBackspace => {
+            if let Some(screen) = app.actions.plan.as_mut() {
+                screen.typed.pop();
+            }
+            Vec::new()
+        }
+        Action::HideProgress => {
+            app.actions.run_visible = false;
+            if app.actions.run.as_ref().is_some_and(|r| !r.running()) {
+                app.actions.run = None;
+            }
+            Vec::new()
+        }
+        _ => return None,
+    };
+    app.dirty = true;
+    Some(commands)
+}
+
+/// Fold an answer of the executor in.
+pub(super) fn apply(app: &mut App, update: ActionUpdate, now: Ts) -> Vec<Command> {
+    let actions = &mut app.actions;
+    match update {
+        ActionUpdate::Access {
+            menu,
+            entry,
+            result,
+        } => {
+            let entry = actions
+                .menu
+                .as_mut()
+                .filter(|m| m.id == menu)
+                .and_then(|m| m.entries.get_mut(entry));
+            if let Some(entry) = entry {
+                entry.access = match result {
+                    Ok(denials) if denials.is_empty() => EntryAccess::Allowed,
+                    Ok(denials) => EntryAccess::Denied(denials.join("; ")),
+                    Err(why) => EntryAccess::Unknown(why),
+                };
+            }
+        }
+        ActionUpdate::Planned { id, plan } => {
+            if let Some(screen) = actions.plan.as_mut().filter(|s| s.id == id) {
+                screen.plan = match plan {
+                    Ok(plan) => PlanState::Ready(plan),
+                    Err(why) => PlanState::Failed(why),
+                };
+            }
+        }
+        ActionUpdate::Progress { id, progress } => {
+            if let Some(run) = actions.run.as_mut().filter(|r| r.id == id) {
+                run.record(progress, now);
+            }
+        }
+        ActionUpdate::Finished { id, outcome } => {
+            if let Some(run) = actions.run.as_mut().filter(|r| r.id == id) {
+                let name = format!("{} {}", run.plan.kind.name(), run.plan.target);
+                let kind = match &outcome {
+                    Ok(_) if run.plan.dry_run => {
+                        NoticeKind::Action(format!("{name}: dry run done, nothing changed"))
+                    }
+                    Ok(_) => NoticeKind::Action(format!("{name}: done")),
+                    Err(failure) => NoticeKind::ActionFailed(failure.message.clone()),
+                };
+                run.outcome = Some(match outcome {
+                    Ok(done) => RunOutcome::Done(done),
+                    Err(failure) => RunOutcome::Failed(failure),
+                });
+                long_notice(app, kind, now);
+            }
+        }
+        ActionUpdate::AuditFailed(message) => {
+            long_notice(app, NoticeKind::ActionFailed(message), now);
+        }
+    }
+    app.dirty = true;
+    Vec::new()
+}
+
+fn long_notice(app: &mut App, kind: NoticeKind, now: Ts) {
+    app.notice = Some(Notice {
+        kind,
+        until: now + PROBLEM_SECS,
+    });
+}
+
+/// While an action runs no other starts: say so and show its progress. True when one runs.
+fn busy(app: &mut App, now: Ts) -> bool {
+    let Some(status) = app.actions.running().map(|r| r.status_line()) else {
+        return false;
+    };
+    app.actions.run_visible = true;
+    long_notice(
+        app,
+        NoticeKind::Action(format!("one action at a time: {status}")),
+        now,
+    );
+    true
+}
+
+/// The subject pod with everything a request needs, or a notice when there is none.
+fn subject(app: &mut App, now: Ts) -> Option<(TargetId, PodInfo, bool)> {
+    let found = app.action_subject(now).map(|(t, p)| (t, p.clone()));
+    let Some((target, pod)) = found else {
+        app.set_notice(
+            NoticeKind::Action("the selected engine is not a discovered Kubernetes pod".into()),
+            now,
+        );
+        return None;
+    };
+    let via_proxy = app.kube.routes.get(&target) == Some(&ScrapeRoute::Proxy);
+    Some((target, pod, via_proxy))
+}
+
+fn request(
+    kind: ActionKind,
+    target_name: &str,
+    row: TargetId,
+    pod: &PodInfo,
+    via_proxy: bool,
+) -> ActionRequest {
+    ActionRequest {
+        kind,
+        context: pod.key.context.clone(),
+        namespace: pod.key.namespace.clone(),
+        target: target_name.to_owned(),
+        row: Some(row),
+        pod: Some(pod.clone()),
+        via_proxy,
+    }
+}
+
+/// Every watched pod of `context`.
+fn pods_of_context(app: &App, context: &str) -> Vec<PodInfo> {
+    app.kube
+        .targets
+        .iter()
+        .filter(|(key, _)| key.context == context)
+        .filter_map(|(_, id)| app.fleet.pod_info(*id).cloned())
+        .collect()
+}
+
+/// The plan an entry's access checks come from, built from what the console knows (the
+/// executor reads the cluster again for the plan screen).
+fn sketch(app: &App, request: &ActionRequest, pod: &PodInfo) -> Plan {
+    let mut policy = Policy::default();
+    if !app.actions.routing_label.is_empty() {
+        policy.routing_label = app.actions.routing_label.clone();
+    }
+    let all = pods_of_context(app, &request.context);
+    match request.kind {
+        ActionKind::DrainPod | ActionKind::RestartPod => {
+            plan_pod(request.kind, pod, &all, None, &policy)
+        }
+        ActionKind::RolloutRestart => plan_rollout_restart(
+            &request.context,
+            &request.namespace,
+            &request.target,
+            "",
+            &policy,
+        ),
+        ActionKind::Cordon | ActionKind::Uncordon => plan_cordon(
+            &request.context,
+            &request.target,
+            request.kind == ActionKind::Cordon,
+            &policy,
+        ),
+        ActionKind::DrainNode => {
+            let on_node: Vec<PodInfo> = all
+                .iter()
+                .filter(|p| p.node.as_deref() == Some(request.target.as_str()))
+                .cloned()
+                .collect();
+            plan_drain_node(&request.context, &request.target, &on_node, &all, &policy)
+        }
+    }
+}
+
+fn open_menu(app: &mut App, now: Ts) -> Vec<Command> {
+    if busy(app, now) {
+        return Vec::new();
+    }
+    let Some((row, pod, via_proxy)) = subject(app, now) else {
+        return Vec::new();
+    };
+    let mut notes = Vec::new();
+    let mut requests = vec![
+        request(ActionKind::DrainPod, &pod.key.name, row, &pod, via_proxy),
+        request(ActionKind::RestartPod, &pod.key.name, row, &pod, via_proxy),
+    ];
+    match pod.owner.as_ref().and_then(|o| o.deployment.as_deref()) {
+        Some(deployment) => requests.push(request(
+            ActionKind::RolloutRestart,
+            deployment,
+            row,
+            &pod,
+            via_proxy,
+        )),
+        None => notes.push("no Deployment owns the pod: no rollout restart".to_owned()),
+    }
+    match pod.node.as_deref() {
+        Some(node) => {
+            for kind in [
+                ActionKind::Cordon,
+                ActionKind::Uncordon,
+                ActionKind::DrainNode,
+            ] {
+                requests.push(request(kind, node, row, &pod, via_proxy));
+            }
+        }
+        None => notes.push("the pod is on no node yet: no node action".to_owned()),
+    }
+    let checks: Vec<EntryChecks> = requests
+        .iter()
+        .enumerate()
+        .map(|(entry, r)| EntryChecks {
+            entry,
+            accesses: sketch(app, r, &pod).accesses(),
+        })
+        .collect();
+    let id = app.actions.next_id();
+    app.actions.menu = Some(ActionMenu {
+        id,
+        subject: format!("{}/{}", pod.key.namespace, pod.key.name),
+        entries: requests
+            .into_iter()
+            .map(|request| MenuEntry {
+                request,
+                access: EntryAccess::Checking,
+            })
+            .collect(),
+        selected: 0,
+        notes,
+    });
+    vec![Command::ReviewAccess {
+        menu: id,
+        context: pod.key.context.clone(),
+        checks,
+    }]
+}
+
+fn plan_for_pod(app: &mut App, kind: ActionKind, now: Ts) -> Vec<Command> {
+    if busy(app, now) {
+        return Vec::new();
+    }
+    let Some((row, pod, via_proxy)) = subject(app, now) else {
+        return Vec::new();
+    };
+    open_plan(app, request(kind, &pod.key.name, row, &pod, via_proxy))
+}
+
+/// Show the plan screen of `request` (Cancel focused) and ask the executor for its plan.
+fn open_plan(app: &mut App, request: ActionRequest) -> Vec<Command> {
+    let id = app.actions.next_id();
+    app.actions.menu = None;
+    app.actions.plan = Some(PlanScreen {
+        id,
+        request: request.clone(),
+        dry_run: false,
+        plan: PlanState::Loading,
+        focus: PlanButton::Cancel,
+        typed: String::new(),
+        scroll: 0,
+        message: None,
+    });
+    vec![Command::PlanAction {
+        id,
+        request: Box::new(request),
+        dry_run: false,
+    }]
+}
+
+fn choose(app: &mut App, now: Ts) -> Vec<Command> {
+    let Some(menu) = app.actions.menu.as_ref() else {
+        return Vec::new();
+    };
+    let Some(entry) = menu.entries.get(menu.selected) else {
+        return Vec::new();
+    };
+    match &entry.access {
+        EntryAccess::Denied(why) => {
+            let text = format!("{}: denied: {why}", entry.request.label());
+            app.set_notice(NoticeKind::ActionFailed(text), now);
+            Vec::new()
+        }
+        _ => {
+            let request = entry.request.clone();
+            open_plan(app, request)
+        }
+    }
+}
+
+fn toggle_dry_run(app: &mut App) -> Vec<Command> {
+    let id = app.actions.next_id();
+    let Some(screen) = app.actions.plan.as_mut() else {
+        return Vec::new();
+    };
+    screen.id = id;
+    screen.dry_run = !screen.dry_run;
+    screen.plan = PlanState::Loading;
+    screen.focus = PlanButton::Cancel;
+    screen.scroll = 0;
+    screen.message = None;
+    vec![Command::PlanAction {
+        id,
+        request: Box::new(screen.request.clone()),
+        dry_run: screen.dry_run,
+    }]
+}
+
+fn activate(app: &mut App, now: Ts) -> Vec<Command> {
+    let Some(screen) = app.actions.plan.as_ref() else {
+        return Vec::new();
+    };
+    if screen.focus == PlanButton::Cancel {
+        app.actions.plan = None;
+        return Vec::new();
+    }
+    let gate = run_gate(screen, app);
+    let (id, request) = (screen.id, screen.request.clone());
+    let plan = match &screen.plan {
+        PlanState::Ready(plan) => Some(plan.clone()),
+        _ => None,
+    };
+    let target = request.target.clone();
+    let mut commands = Vec::new();
+    let message = match (gate, plan) {
+        (RunGate::Ready, Some(plan)) => {
+            app.actions.plan = None;
+            app.actions.run = Some(ActionRun {
+                id,
+                plan: (*plan).clone(),
+                row: request.row,
+                started: now,
+                step: None,
+                step_started: now,
+                in_flight_first: None,
+                in_flight_last: None,
+                readings: 0,
+                notes: Vec::new(),
+                outcome: None,
+            });
+            app.actions.run_visible = true;
+            return vec![Command::RunAction {
+                id,
+                plan,
+                request: Box::new(request),
+            }];
+        }
+        (RunGate::Refused(reasons), Some(plan)) => {
+            let message = format!("refused: {}", reasons.join("; "));
+            commands.push(Command::AuditRefused {
+                plan,
+                reason: message.clone(),
+            });
+            app.set_notice(NoticeKind::ActionFailed(message.clone()), now);
+            message
+        }
+        (RunGate::NeedsName, _) => format!("type {target} to enable Run"),
+        (RunGate::NotReady(why) | RunGate::Blocked(why), _) => why,
+        (_, None) => "the plan is not ready".to_owned(),
+    };
+    if let Some(screen) = app.actions.plan.as_mut() {
+        screen.message = Some(message);
+    }
+    commands
+}
+
+#[cfg(test)]
+#[path = "action_update_tests.rs"]
+mod tests;

@@ -1,0 +1,188 @@
+//! The progress panel of the running (or last) action: each step marked done (`✓`), under way
+//! (`▶`), failed (`✗`) or pending (`·`); during a drain's wait, the engine's running + waiting
+//! from the first reading to the latest, the time waited against the limit, and the fleet
+//! row's own running/waiting; then the result or the API's error.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::Modifier;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Clear, Paragraph, Widget};
+
+use super::diagnostics::wrap;
+use super::format::truncate;
+use crate::app::App;
+use crate::app::actions::{ActionRun, RunOutcome};
+use crate::app::keys::{Action, Context, first_key, key_label};
+use crate::fleet::Ts;
+
+pub const MARK_DONE: &str = "✓";
+pub const MARK_NOW: &str = "▶";
+pub const MARK_FAILED: &str = "✗";
+pub const MARK_PENDING: &str = "·";
+pub const IN_FLIGHT: &str = "running + waiting:";
+pub const UNKNOWN: &str = "–";
+
+fn count(value: Option<f64>) -> String {
+    value.map_or_else(|| UNKNOWN.to_owned(), |v| format!("{v:.0}"))
+}
+
+fn step_mark(run: &ActionRun, index: usize) -> &'static str {
+    match &run.outcome {
+        Some(RunOutcome::Done(_)) => MARK_DONE,
+        Some(RunOutcome::Failed(f)) if index < f.step => MARK_DONE,
+        Some(RunOutcome::Failed(f)) if index == f.step => MARK_FAILED,
+        Some(RunOutcome::Failed(_)) => MARK_PENDING,
+        None => match run.step {
+            Some(step) if index < step => MARK_DONE,
+            Some(step) if index == step => MARK_NOW,
+            _ => MARK_PENDING,
+        },
+    }
+}
+
+/// The panel's lines, wrapped to `width`.
+pub fn lines(app: &App, run: &ActionRun, width: usize, now: Ts) -> Vec<Line<'static>> {
+    let theme = &app.theme;
+    let mut lines = Vec::new();
+    for (i, text) in run.plan.step_texts().iter().enumerate() {
+        let mark = step_mark(run, i);
+        let style = match mark {
+            MARK_NOW => theme.info.add_modifier(Modifier::BOLD),
+            MARK_FAILED => theme.crit.add_modifier(Modifier::BOLD),
+            MARK_DONE => theme.ok,
+            _ => theme.dim,
+        };
+        let lead = format!("{mark} {:>2}. ", i + 1);
+        lines.push(Line::from(vec![
+            Span::styled(lead.clone(), style),
+            Span::styled(
+                truncate(text, width.saturating_sub(lead.chars().count())),
+                theme.base,
+            ),
+        ]));
+    }
+    if run.readings > 0 || run.wait_timeout().is_some() {
+        let mut text = format!(
+            "{IN_FLIGHT} {} → {}",
+            count(run.in_flight_first),
+            count(run.in_flight_last)
+        );
+        if let (Some(limit), true) = (run.wait_timeout(), run.running()) {
+            let waited = (now - run.step_started).max(0.0);
+            text.push_str(&format!(" · waited {waited:.0}s of {limit:.0}s"));
+        }
+        lines.push(Line::styled(text, theme.base.add_modifier(Modifier::BOLD)));
+    }
+    if let Some(row) = run.row {
+        let engines = app.fleet.engines();
+        let mine: Vec<_> = engines.iter().filter(|e| e.target == row).collect();
+        if !mine.is_empty() {
+            let sum = |f: fn(&crate::fleet::EngineState) -> Option<f64>| {
+                mine.iter().filter_map(|e| f(e)).reduce(|a, b| a + b)
+            };
+            lines.push(Line::styled(
+                format!(
+                    "fleet row: running {} · waiting {}",
+                    count(sum(|e| e.signals.running)),
+                    count(sum(|e| e.signals.waiting))
+                ),
+                theme.dim,
+            ));
+        }
+    }
+    for note in &run.notes {
+        for l in wrap(note, width) {
+            lines.push(Line::styled(l, theme.dim));
+        }
+    }
+    let elapsed = (now - run.started).max(0.0);
+    match &run.outcome {
+        None => lines.push(Line::styled(
+            format!("under way for {elapsed:.0}s"),
+            theme.dim,
+        )),
+        Some(RunOutcome::Done(done)) => {
+            let what = if run.plan.dry_run {
+                "dry run done: nothing was changed"
+            } else {
+                "done"
+            };
+            lines.push(Line::styled(what, theme.ok.add_modifier(Modifier::BOLD)));
+            for line in done {
+                for l in wrap(line, width) {
+                    lines.push(Line::styled(l, theme.dim));
+                }
+            }
+        }
+        Some(RunOutcome::Failed(failure)) => {
+            for l in wrap(&failure.message, width) {
+                lines.push(Line::styled(l, theme.error.add_modifier(Modifier::BOLD)));
+            }
+        }
+    }
+    lines
+}
+
+/// Draw the panel over `area`.
+pub fn render(buf: &mut Buffer, area: Rect, app: &App, run: &ActionRun, now: Ts) {
+    let theme = &app.theme;
+    let width = area.width.saturating_sub(2).min(100);
+    let text_width = usize::from(width.saturating_sub(4));
+    let body = lines(app, run, text_width, now);
+    let height = u16::try_from(body.len() + 2)
+        .unwrap_or(u16::MAX)
+        .min(area.height.saturating_sub(2));
+    let popup = Rect::new(
+        area.x + (area.width.saturating_sub(width)) / 2,
+        area.y + (area.height.saturating_sub(height)) / 2,
+        width,
+        height,
+    );
+    Clear.render(popup, buf);
+    let mut title = vec![Span::styled(
+        format!(
+            " {} {} {} · context {} ",
+            run.plan.kind.name(),
+            run.plan.kind.target_kind(),
+            run.plan.target,
+            run.plan.context
+        ),
+        theme.title,
+    )];
+    if run.plan.dry_run {
+        title.push(Span::styled(
+            format!("{} ", super::actions::DRY_RUN),
+            theme.warn.add_modifier(Modifier::BOLD),
+        ));
+    }
+    let hint = first_key(Context::ActionProgress, Action::HideProgress)
+        .map(|k| {
+            let word = if run.running() {
+                " hide (the action goes on)"
+            } else {
+                " close"
+            };
+            Line::from(vec![
+                Span::styled(key_label(k), theme.key),
+                Span::styled(word, theme.dim),
+            ])
+        })
+        .unwrap_or_default();
+    let block = Block::bordered()
+        .border_style(theme.border)
+        .style(theme.base)
+        .title(Line::from(title))
+        .title_bottom(hint.right_aligned());
+    let inner = block.inner(popup);
+    block.render(popup, buf);
+    let inner = Rect::new(
+        inner.x + 1,
+        inner.y,
+        inner.width.saturating_sub(2),
+        inner.height,
+    );
+    // The end (the result) matters most: keep it when the list is too long.
+    let skip = body.len().saturating_sub(usize::from(inner.height));
+    Paragraph::new(body.into_iter().skip(skip).collect::<Vec<_>>()).render(inner, buf);
+}
