@@ -20,6 +20,8 @@ pub enum AuditResult {
     Refused,
     /// A step failed.
     Error,
+    /// The console quit while it ran; `detail` has the steps done so far.
+    Interrupted,
 }
 
 /// One line of the audit log.

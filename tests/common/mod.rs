@@ -1,9 +1,10 @@
-//! Shared test helpers: an adversarial HTTP server on 127.0.0.1, a real Prometheus, and tool
+//! Shared test helpers: an adversarial HTTP server on 127.0.0.1, a real Prometheus, tmux, and tool
 //! detection.
 #![allow(dead_code)]
 
 pub mod bad_server;
 pub mod prometheus;
+pub mod tmux;
 
 use std::path::PathBuf;
 
