@@ -680,3 +680,142 @@ fn answer_keys(app: &mut App) {
     assert!(app.filter.is_empty(), "Esc clears the filter");
     assert!(app.rows(now).len() > 1);
 }
+
+/// The sorted column's header as drawn (`STATUS▼`, `KV▲`), from a captured screen.
+fn sorted_header(screen: &str) -> Option<String> {
+    screen
+        .lines()
+        .find(|l| l.contains("STATUS") && l.contains("RUN"))?
+        .split_whitespace()
+        .find(|w| w.ends_with('▲') || w.ends_with('▼'))
+        .map(str::to_owned)
+}
+
+/// The gauntlet once through the real binary in a real terminal: a healthy endpoint and some
+/// of the bad ones, configured by name. Every reason appears on its row, and `s` (next sort
+/// column) is answered while endpoints hang; the key-to-screen latency seen through tmux is
+/// printed (not asserted: `benches/key_latency.sh` measures it).
+#[test]
+fn the_binary_shows_each_reason_and_answers_keys_in_tmux() {
+    if !common::have_program("tmux") {
+        return;
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let bad: Vec<(&str, Plan, &str)> = vec![
+        ("hang", Plan::GoesBad(Behaviour::Hang), "STALE timeout"),
+        (
+            "slowloris",
+            Plan::GoesBad(Behaviour::Slowloris(Duration::from_secs(1))),
+            "STALE timeout",
+        ),
+        (
+            "http500",
+            Plan::GoesBad(Behaviour::Status(500)),
+            "STALE HTTP 500",
+        ),
+        ("refused", Plan::StopsListening, "STALE refused"),
+        (
+            "gzipbomb",
+            Plan::GoesBad(Behaviour::GzipBytes(gzip_bomb(64 * 1024 * 1024))),
+            "STALE too big",
+        ),
+        (
+            "htmlpage",
+            Plan::GoesBad(Behaviour::Ok(b"<html><body>down</body></html>".to_vec())),
+            "STALE bad data",
+        ),
+        (
+            "redirects",
+            Plan::GoesBad(Behaviour::RedirectLoop),
+            "STALE redirect",
+        ),
+    ];
+    let servers: Vec<BadServer> = runtime.block_on(async {
+        let mut servers = Vec::new();
+        for _ in 0..=bad.len() {
+            servers.push(BadServer::start(Behaviour::Ok(good())).await);
+        }
+        servers
+    });
+    let home = tempfile::tempdir().expect("home");
+    let mut config = String::new();
+    for (name, server) in std::iter::once("healthy")
+        .chain(bad.iter().map(|(n, _, _)| *n))
+        .zip(&servers)
+    {
+        config.push_str(&format!(
+            "[[targets]]\nname = \"{name}\"\nurl = \"{}\"\n\n",
+            server.url
+        ));
+    }
+    let config_path = home.path().join("kvtop.toml");
+    std::fs::write(&config_path, config).expect("config");
+
+    let tmux = common::tmux::Tmux::new("gauntlet");
+    let command = format!(
+        "{} --config {} --interval 500ms --body-limit 2MiB",
+        env!("CARGO_BIN_EXE_kvtop"),
+        config_path.display()
+    );
+    tmux.start(&command, 140, 30, home.path(), &[]);
+    let patience = Duration::from_secs(20);
+    tmux.wait_for("every engine up", patience, |s| {
+        s.matches(" UP ").count() == servers.len()
+    });
+
+    for ((_, plan, _), server) in bad.iter().zip(servers.iter().skip(1)) {
+        match plan {
+            Plan::GoesBad(behaviour) => server.set(behaviour.clone()),
+            Plan::StopsListening => server.stop_listening(),
+            Plan::Serves(_) => {}
+        }
+    }
+    let row_of = |screen: &str, name: &str| {
+        screen
+            .lines()
+            .find(|l| {
+                l.get(3..)
+                    .is_some_and(|r| r.starts_with(&format!("{name} ")))
+            })
+            .map(str::to_owned)
+            .unwrap_or_default()
+    };
+    let screen = tmux.wait_for("every reason on its row", patience, |s| {
+        bad.iter()
+            .all(|(name, _, reason)| row_of(s, name).contains(reason))
+    });
+    assert!(row_of(&screen, "healthy").contains(" UP "), "{screen}");
+
+    // Key to screen while endpoints hang: `s` moves the sort marker to the next column.
+    let mut latencies = Vec::new();
+    for _ in 0..10 {
+        let before = sorted_header(&tmux.capture());
+        tmux.send("s");
+        let (_, took) = tmux.wait_every(
+            "the sort marker to move",
+            Duration::from_secs(5),
+            Duration::from_millis(2),
+            |s| sorted_header(s).is_some() && sorted_header(s) != before,
+        );
+        latencies.push(took);
+    }
+    latencies.sort();
+    println!(
+        "key to screen through tmux while endpoints hang: median {:?}, max {:?} (10 presses)",
+        latencies[latencies.len() / 2],
+        latencies[latencies.len() - 1]
+    );
+    let screen = tmux.capture();
+    assert!(
+        row_of(&screen, "hang").contains("STALE timeout"),
+        "{screen}"
+    );
+
+    tmux.send("q");
+    assert_eq!(tmux.wait_exit(patience), "0");
+    tmux.assert_terminal_restored();
+}
