@@ -681,14 +681,15 @@ fn answer_keys(app: &mut App) {
     assert!(app.rows(now).len() > 1);
 }
 
-/// The sorted column's header as drawn (`STATUS▼`, `KV▲`), from a captured screen.
-fn sorted_header(screen: &str) -> Option<String> {
-    screen
-        .lines()
-        .find(|l| l.contains("STATUS") && l.contains("RUN"))?
-        .split_whitespace()
-        .find(|w| w.ends_with('▲') || w.ends_with('▼'))
-        .map(str::to_owned)
+/// The sort in force as the footer states it (`sort status ▼`, or the notice a key leaves:
+/// `sorted by KV usage ▲`), from a captured screen. Some sort columns are hidden on narrow
+/// screens; the footer always names the sort.
+fn sort_shown(screen: &str) -> Option<String> {
+    let footer = screen.lines().rev().find(|l| l.contains("sort"))?;
+    let from = footer.find("sort")?;
+    let rest = footer.get(from..)?;
+    let end = rest.find(['▲', '▼'])? + '▲'.len_utf8();
+    rest.get(..end).map(str::to_owned)
 }
 
 /// The gauntlet once through the real binary in a real terminal: a healthy endpoint and some
@@ -790,16 +791,16 @@ fn the_binary_shows_each_reason_and_answers_keys_in_tmux() {
     });
     assert!(row_of(&screen, "healthy").contains(" UP "), "{screen}");
 
-    // Key to screen while endpoints hang: `s` moves the sort marker to the next column.
+    // Key to screen while endpoints hang: `s` sorts by the next column, and the footer says so.
     let mut latencies = Vec::new();
     for _ in 0..10 {
-        let before = sorted_header(&tmux.capture());
+        let before = sort_shown(&tmux.capture());
         tmux.send("s");
         let (_, took) = tmux.wait_every(
-            "the sort marker to move",
+            "the footer to name the next sort",
             Duration::from_secs(5),
             Duration::from_millis(2),
-            |s| sorted_header(s).is_some() && sorted_header(s) != before,
+            |s| sort_shown(s).is_some() && sort_shown(s) != before,
         );
         latencies.push(took);
     }
