@@ -41,14 +41,15 @@ pub struct Sequence {
     served: AtomicUsize,
 }
 
-impl Sequence {
-    pub fn new(bodies: Vec<Vec<u8>>) -> Behaviour {
-        Behaviour::Sequence(Arc::new(Sequence {
-            bodies,
-            served: AtomicUsize::new(0),
-        }))
-    }
+/// Serve `bodies` one per request, the last one repeated.
+pub fn sequence(bodies: Vec<Vec<u8>>) -> Behaviour {
+    Behaviour::Sequence(Arc::new(Sequence {
+        bodies,
+        served: AtomicUsize::new(0),
+    }))
+}
 
+impl Sequence {
     /// How many requests were answered so far.
     pub fn served(&self) -> usize {
         self.served.load(Ordering::SeqCst)
