@@ -160,7 +160,7 @@ async fn redirect_loop_is_cut() {
     let err = scrape(Behaviour::RedirectLoop, &settings(2000))
         .await
         .unwrap_err();
-    assert_eq!(err, ScrapeError::Other("too many redirects".into()));
+    assert_eq!(err, ScrapeError::TooManyRedirects);
 }
 
 #[tokio::test]

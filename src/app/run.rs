@@ -2,7 +2,8 @@
 //!
 //! It owns the [`App`] and is the only place that calls `update` and `draw`. A frame is drawn
 //! only when the state is dirty, and at most `max_fps` times a second, so an idle console
-//! writes nothing and a busy one stays within a small byte budget.
+//! writes nothing and a busy one stays within a small byte budget. A key is the exception: the
+//! frame that answers it is drawn at once, so the frame cap never delays the operator.
 
 use std::io;
 use std::time::Duration;
@@ -96,6 +97,7 @@ pub async fn run_with(
     let mut events_open = true;
 
     loop {
+        let mut key_pressed = false;
         let frame_due = last_frame + frame_interval;
         let exit = tokio::select! {
             biased;
@@ -103,7 +105,10 @@ pub async fn run_with(
             _ = sigint.recv() => Some(ExitReason::Terminated),
             _ = sighup.recv() => Some(ExitReason::HangUp),
             term = input.next() => match term {
-                Some(Ok(ev)) => handle_terminal_event(app, ev, workers),
+                Some(Ok(ev)) => {
+                    key_pressed = matches!(ev, TermEvent::Key(_));
+                    handle_terminal_event(app, ev, workers)
+                }
                 Some(Err(err)) => {
                     tracing::warn!(%err, "terminal input failed");
                     Some(ExitReason::InputClosed)
@@ -144,11 +149,22 @@ pub async fn run_with(
                 changed
             });
         }
-        if app.dirty && Instant::now() >= last_frame + frame_interval {
+        if should_draw(app.dirty, key_pressed, last_frame.elapsed(), frame_interval) {
             draw(app, terminal)?;
             last_frame = Instant::now();
         }
     }
+}
+
+/// Whether to draw now: only a dirty state is drawn; a key's answer at once, anything else
+/// once `frame_interval` has passed since the last frame.
+fn should_draw(
+    dirty: bool,
+    key_pressed: bool,
+    since_last_frame: Duration,
+    frame_interval: Duration,
+) -> bool {
+    dirty && (key_pressed || since_last_frame >= frame_interval)
 }
 
 fn handle_terminal_event(
@@ -186,4 +202,22 @@ fn draw(app: &mut App, terminal: &mut ConsoleTerminal) -> io::Result<()> {
     // An evaluation deferred by the rules' spacing needs one more frame once it has run.
     app.dirty = app.diag.is_stale();
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_key_is_answered_without_waiting_for_the_frame_cap() {
+        let cap = Duration::from_millis(100);
+        let just_drawn = Duration::from_millis(3);
+        // Data arriving right after a frame waits for the cap; a key does not.
+        assert!(!should_draw(true, false, just_drawn, cap));
+        assert!(should_draw(true, true, just_drawn, cap));
+        assert!(should_draw(true, false, cap, cap));
+        // Nothing changed: nothing is drawn, key or not.
+        assert!(!should_draw(false, true, just_drawn, cap));
+        assert!(!should_draw(false, false, cap, cap));
+    }
 }

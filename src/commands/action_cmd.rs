@@ -5,6 +5,8 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
+use tokio::signal::unix::{Signal, SignalKind, signal};
+
 use crate::actions::audit::{AuditLog, AuditRecord, AuditResult};
 use crate::actions::execute::{self, ExecSettings, Progress, in_flight_via_proxy};
 use crate::actions::plan::{ActionKind, Plan, Policy};
@@ -198,6 +200,8 @@ async fn run_plan(
     settings: &ExecSettings,
     audit: Option<&mut AuditLog>,
 ) -> u8 {
+    // Registered before the first mutation, so a signal during the run is always caught here.
+    let mut stop = Interruption::listen();
     let probe = || {
         let pod = pod.clone();
         let limit = settings.api_timeout;
@@ -208,18 +212,25 @@ async fn run_plan(
             }
         }
     };
+    let mut started: Vec<String> = Vec::new();
     let mut report = |p: Progress| match p {
-        Progress::Step { index, text } => eprintln!("step {}: {text}", index + 1),
+        Progress::Step { index, text } => {
+            eprintln!("step {}: {text}", index + 1);
+            started.push(format!("started step {}: {text}", index + 1));
+        }
         Progress::InFlight { in_flight } => match in_flight {
             Some(n) => eprintln!("  in flight: {n:.0}"),
             None => eprintln!("  in flight: unknown (metrics unreadable)"),
         },
         Progress::Note(text) => eprintln!("  {text}"),
     };
-    let outcome = execute::execute(cluster, plan, settings, probe, &mut report).await;
+    let outcome = tokio::select! {
+        outcome = execute::execute(cluster, plan, settings, probe, &mut report) => Ok(outcome),
+        signal = stop.recv() => Err(signal),
+    };
     let time = execute::now_rfc3339();
     match outcome {
-        Ok(done) => {
+        Ok(Ok(done)) => {
             for line in &done {
                 println!("{line}");
             }
@@ -228,7 +239,7 @@ async fn run_plan(
             record(audit, &line);
             EXIT_DONE
         }
-        Err(e) => {
+        Ok(Err(e)) => {
             eprintln!("kvtop: {e}");
             let mut line = AuditRecord::new(plan, time, AuditResult::Error);
             line.detail = e.done.clone();
@@ -236,5 +247,55 @@ async fn run_plan(
             record(audit, &line);
             EXIT_API_ERROR
         }
+        Err((name, code)) => {
+            let last = started
+                .last()
+                .map_or("before the first step", String::as_str);
+            eprintln!("kvtop: {name}: stopped ({last}); check the target's state");
+            let mut line = AuditRecord::new(plan, time, AuditResult::Interrupted);
+            line.detail = started;
+            line.error = Some(format!("interrupted by {name}"));
+            record(audit, &line);
+            code
+        }
+    }
+}
+
+/// SIGTERM, SIGINT and SIGHUP while an action runs: it stops, and the attempt is audited as
+/// interrupted instead of vanishing with the process.
+struct Interruption {
+    signals: Vec<(Signal, &'static str, u8)>,
+}
+
+impl Interruption {
+    fn listen() -> Interruption {
+        let wanted = [
+            (SignalKind::terminate(), "SIGTERM", 143),
+            (SignalKind::interrupt(), "SIGINT", 130),
+            (SignalKind::hangup(), "SIGHUP", 129),
+        ];
+        let signals = wanted
+            .into_iter()
+            .filter_map(|(kind, name, code)| Some((signal(kind).ok()?, name, code)))
+            .collect();
+        Interruption { signals }
+    }
+
+    /// The first signal received: its name and the exit code it gives (128 + its number).
+    async fn recv(&mut self) -> (&'static str, u8) {
+        let waits = self.signals.iter_mut().map(|(signal, name, code)| {
+            Box::pin(async move {
+                if signal.recv().await.is_none() {
+                    // The signal driver is gone: this signal can no longer arrive.
+                    std::future::pending::<()>().await;
+                }
+                (*name, *code)
+            })
+        });
+        let waits: Vec<_> = waits.collect();
+        if waits.is_empty() {
+            return std::future::pending().await;
+        }
+        futures_util::future::select_all(waits).await.0
     }
 }

@@ -1,7 +1,9 @@
 //! `kvtop` / `kvtop console`: watch the configured targets, and with `--kube` (or
 //! `[kubernetes] enabled = true`) the vLLM pods discovered in the cluster(s).
 
+use std::convert::Infallible;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use super::setup::{Session, load_config};
 use crate::cli::GlobalArgs;
@@ -36,6 +38,7 @@ pub fn run(global: &GlobalArgs) -> ExitCode {
         Ok(session) => session,
         Err(code) => return code,
     };
+    let panic_after = test_panic_delay();
     runtime.block_on(async move {
         let clusters = if kube {
             match crate::sources::kube::connect(&config.kubernetes).await {
@@ -54,8 +57,34 @@ pub fn run(global: &GlobalArgs) -> ExitCode {
             clusters,
             sim: None,
         };
-        super::console::run_console_with(&config, theme, sources, source, problems).await
+        let console = super::console::run_console_with(&config, theme, sources, source, problems);
+        tokio::select! {
+            code = console => code,
+            never = panic_later(panic_after) => match never {},
+        }
     })
+}
+
+/// Test hook, for checking that a panic gives the terminal back: with
+/// `KVTOP_TEST_PANIC_AFTER_MS=N` in the environment the console panics N ms after it starts,
+/// in the task that runs its event loop. Read once at start; unset (always, in real use) it
+/// does nothing.
+pub const TEST_PANIC_ENV: &str = "KVTOP_TEST_PANIC_AFTER_MS";
+
+fn test_panic_delay() -> Option<Duration> {
+    let ms: u64 = std::env::var(TEST_PANIC_ENV).ok()?.trim().parse().ok()?;
+    Some(Duration::from_millis(ms))
+}
+
+/// Never finishes without `delay`; panics once `delay` has passed.
+async fn panic_later(delay: Option<Duration>) -> Infallible {
+    match delay {
+        Some(delay) => {
+            tokio::time::sleep(delay).await;
+            panic!("{TEST_PANIC_ENV} asked for a panic after {delay:?}");
+        }
+        None => std::future::pending().await,
+    }
 }
 
 /// What the header says is watched: `3 targets`, `prometheus host:9090`,

@@ -68,7 +68,36 @@ pub(crate) fn derive(
     }
 }
 
-/// A gauge reading that is a number; `NaN` is as unknown as a missing metric.
+/// A gauge reading that is a finite number. `NaN` is as unknown as a missing metric, and so is
+/// ±Inf: no gauge read here (KV usage, requests, hit and acceptance rates) can be infinite, and
+/// an infinite reading must not reach the rules as "above every threshold".
 fn known(value: Option<f64>) -> Option<f64> {
-    value.filter(|v| !v.is_nan())
+    value.filter(|v| v.is_finite())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::EngineId;
+    use crate::fleet::window::SnapshotWindow;
+
+    #[test]
+    fn nan_and_infinite_gauges_are_unknown() {
+        let sample = EngineSample {
+            id: EngineId::default(),
+            kv_usage: Some(f64::NAN),
+            running: Some(f64::INFINITY),
+            waiting: Some(f64::NEG_INFINITY),
+            swapped: Some(3.0),
+            prefix_hit_rate_gauge: Some(f64::INFINITY),
+            ..EngineSample::default()
+        };
+        let window = SnapshotWindow::new(1.0);
+        let signals = derive(&sample, &window, 60.0, &mut Vec::new());
+        assert_eq!(signals.kv_usage, None);
+        assert_eq!(signals.running, None);
+        assert_eq!(signals.waiting, None);
+        assert_eq!(signals.prefix_hit, None);
+        assert_eq!(signals.swapped, Some(3.0));
+    }
 }

@@ -12,7 +12,7 @@ pub enum ScrapeError {
     Connect(String),
     #[error("HTTP {status}{}", reason.as_deref().map(|r| format!(" {r}")).unwrap_or_default())]
     Http { status: u16, reason: Option<String> },
-    #[error("body larger than {limit} bytes")]
+    #[error("body larger than the {} limit", size(*limit))]
     TooLarge { limit: usize },
     #[error("reading body failed: {0}")]
     Body(String),
@@ -20,6 +20,9 @@ pub enum ScrapeError {
     Empty,
     #[error("not metrics: {0}")]
     NotMetrics(String),
+    /// The endpoint redirected more often than the client follows (a redirect loop).
+    #[error("too many redirects")]
+    TooManyRedirects,
     #[error("{0}")]
     Other(String),
 }
@@ -36,9 +39,22 @@ impl ScrapeError {
             ScrapeError::Body(_) => "body err".into(),
             ScrapeError::Empty => "empty".into(),
             ScrapeError::NotMetrics(_) => "bad data".into(),
+            ScrapeError::TooManyRedirects => "redirect".into(),
             ScrapeError::Other(_) => "error".into(),
         }
     }
+}
+
+/// A byte count as the body limit is configured: `8 MiB`, `512 KiB`, `1000 B`.
+fn size(bytes: usize) -> String {
+    const UNITS: [(usize, &str); 3] = [(1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")];
+    UNITS
+        .iter()
+        .find(|(unit, _)| bytes >= *unit && bytes % unit == 0)
+        .map_or_else(
+            || format!("{bytes} B"),
+            |(unit, name)| format!("{} {name}", bytes / unit),
+        )
 }
 
 #[cfg(test)]
@@ -59,7 +75,8 @@ mod tests {
             ScrapeError::Body("reset".into()),
             ScrapeError::Empty,
             ScrapeError::NotMetrics("an HTML page".into()),
-            ScrapeError::Other("too many redirects".into()),
+            ScrapeError::TooManyRedirects,
+            ScrapeError::Other("bearer token is not a valid header value".into()),
         ];
         for err in all {
             assert!(
@@ -77,5 +94,21 @@ mod tests {
             .to_string(),
             "HTTP 503 Service Unavailable"
         );
+    }
+
+    #[test]
+    fn body_limit_reads_as_configured() {
+        let limit = |limit| ScrapeError::TooLarge { limit }.to_string();
+        assert_eq!(limit(8 * 1024 * 1024), "body larger than the 8 MiB limit");
+        assert_eq!(limit(512 * 1024), "body larger than the 512 KiB limit");
+        assert_eq!(limit(1_000_000), "body larger than the 1000000 B limit");
+        assert_eq!(limit(3 << 30), "body larger than the 3 GiB limit");
+    }
+
+    #[test]
+    fn a_redirect_loop_is_named() {
+        let err = ScrapeError::TooManyRedirects;
+        assert_eq!(err.short(), "redirect");
+        assert_eq!(err.to_string(), "too many redirects");
     }
 }

@@ -14,7 +14,12 @@ pub fn decode_payload(body: &[u8]) -> Result<ScrapePayload, ScrapeError> {
     let text = String::from_utf8_lossy(body);
     let expo = parse(&text);
     if expo.samples.is_empty() && expo.malformed > 0 {
-        return Err(ScrapeError::NotMetrics(describe_non_metrics(&text)));
+        let what = if std::str::from_utf8(body).is_err() {
+            "not UTF-8 text".to_owned()
+        } else {
+            describe_non_metrics(&text)
+        };
+        return Err(ScrapeError::NotMetrics(what));
     }
     Ok(ScrapePayload {
         engines: extract_engines(&expo),
@@ -84,6 +89,15 @@ this is not a metric line\n";
         assert_eq!(payload.engines.len(), 1);
         assert_eq!(payload.engines[0].running, Some(3.0));
         assert_eq!(payload.bytes, body.len());
+    }
+
+    #[test]
+    fn binary_or_latin1_bytes_without_samples_are_named_not_utf8() {
+        let err = decode_payload(b"\xff\xfe\x80 caf\xe9 \xc3\x28\n\x80\x81\n");
+        assert_eq!(err, Err(ScrapeError::NotMetrics("not UTF-8 text".into())));
+        // HTML in Latin-1 is still not UTF-8: the encoding is what the operator must fix.
+        let err = decode_payload(b"<html>caf\xe9</html>\n");
+        assert_eq!(err, Err(ScrapeError::NotMetrics("not UTF-8 text".into())));
     }
 
     #[test]

@@ -134,7 +134,7 @@ pub(crate) fn classify(err: reqwest::Error) -> ScrapeError {
         return ScrapeError::Timeout { after_ms: 0 };
     }
     if err.is_redirect() {
-        return ScrapeError::Other("too many redirects".into());
+        return ScrapeError::TooManyRedirects;
     }
     if let Some(io) = find_io_error(&err) {
         return match io.kind() {

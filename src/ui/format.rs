@@ -157,10 +157,25 @@ pub fn clock(now: f64, utc_offset_secs: i32) -> String {
     format!("{:02}:{:02}:{:02}", day / 3600, (day % 3600) / 60, day % 60)
 }
 
+/// `s` with every control character (a newline or escape in a label value) shown as `�`: the
+/// terminal must never receive one inside a cell, and each must still take one column so the
+/// row stays aligned.
+fn printable(s: &str) -> std::borrow::Cow<'_, str> {
+    if s.chars().any(char::is_control) {
+        s.chars()
+            .map(|c| if c.is_control() { '\u{FFFD}' } else { c })
+            .collect::<String>()
+            .into()
+    } else {
+        s.into()
+    }
+}
+
 /// Cut `s` to at most `width` characters, ending in `…` when cut.
 pub fn truncate(s: &str, width: usize) -> String {
+    let s = printable(s);
     if s.chars().count() <= width {
-        return s.to_string();
+        return s.into_owned();
     }
     if width == 0 {
         return String::new();
@@ -173,12 +188,13 @@ pub fn truncate(s: &str, width: usize) -> String {
 /// `s` cut in the middle to at most `width` columns: pod and host names differ at their ends
 /// (`vllm-llama-8b-98ztx-pfwbm`), so both ends stay visible: `vllm-llama-…-pfwbm`.
 pub fn truncate_middle(s: &str, width: usize) -> String {
+    let s = printable(s);
     let len = s.chars().count();
     if len <= width {
-        return s.to_string();
+        return s.into_owned();
     }
     if width < 8 {
-        return truncate(s, width);
+        return truncate(&s, width);
     }
     let tail = (width - 1) / 2;
     let head = width - 1 - tail;
@@ -233,6 +249,14 @@ mod tests {
         );
         assert_eq!(truncate_middle("abcdefghij", 5), "abcd…");
         assert_eq!(left_middle("abc", 5), "abc  ");
+    }
+
+    #[test]
+    fn control_characters_take_one_visible_column() {
+        // A model label `a\nb` (escaped in the exposition) unescapes to a real newline.
+        assert_eq!(left("a\nb\u{1b}[2J", 8), "a\u{FFFD}b\u{FFFD}[2J ");
+        assert_eq!(left_middle("x\ty", 4), "x\u{FFFD}y ");
+        assert_eq!(truncate("\r\r\r\r", 3), "\u{FFFD}\u{FFFD}…");
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! An HTTP/1.1 server on 127.0.0.1 that misbehaves on purpose, one behaviour per listener.
 
 use std::io::Write;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -23,6 +25,41 @@ pub enum Behaviour {
     ResetMidBody,
     /// Redirect to itself forever.
     RedirectLoop,
+    /// 200 with a body of `len` bytes (Content-Length `len`) made of `line` repeated, written in
+    /// chunks as the client reads, so a 50 MB body never sits in memory.
+    Stream { line: Arc<[u8]>, len: usize },
+    /// 200 with these bytes as a gzip-encoded body (already compressed, e.g. [`gzip_bomb`]).
+    GzipBytes(Arc<[u8]>),
+    /// 200 with the bodies in turn, one per request; the last one is repeated.
+    Sequence(Arc<Sequence>),
+}
+
+/// Bodies served one per request by [`Behaviour::Sequence`].
+#[derive(Debug)]
+pub struct Sequence {
+    bodies: Vec<Vec<u8>>,
+    served: AtomicUsize,
+}
+
+/// Serve `bodies` one per request, the last one repeated.
+pub fn sequence(bodies: Vec<Vec<u8>>) -> Behaviour {
+    Behaviour::Sequence(Arc::new(Sequence {
+        bodies,
+        served: AtomicUsize::new(0),
+    }))
+}
+
+impl Sequence {
+    /// How many requests were answered so far.
+    pub fn served(&self) -> usize {
+        self.served.load(Ordering::SeqCst)
+    }
+
+    fn next(&self) -> Vec<u8> {
+        let n = self.served.fetch_add(1, Ordering::SeqCst);
+        let last = self.bodies.len().saturating_sub(1);
+        self.bodies.get(n.min(last)).cloned().unwrap_or_default()
+    }
 }
 
 /// A running misbehaving server. Dropping it stops accepting.
@@ -69,6 +106,12 @@ impl BadServer {
     pub fn set(&self, behaviour: Behaviour) {
         *self.behaviour.lock().expect("behaviour lock") = behaviour;
     }
+
+    /// Stop listening: from now on connections to the URL are refused (answers in progress
+    /// finish).
+    pub fn stop_listening(&self) {
+        self.task.abort();
+    }
 }
 
 /// A URL on which nothing listens (connection refused).
@@ -84,6 +127,19 @@ pub fn gzip(data: &[u8]) -> Vec<u8> {
     let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
     enc.write_all(data).expect("gzip");
     enc.finish().expect("gzip")
+}
+
+/// A gzip stream that inflates to `len` zero bytes (about a thousandth of that on the wire).
+pub fn gzip_bomb(len: usize) -> Arc<[u8]> {
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    let chunk = vec![0u8; 1 << 20];
+    let mut left = len;
+    while left > 0 {
+        let n = left.min(chunk.len());
+        enc.write_all(&chunk[..n]).expect("gzip");
+        left -= n;
+    }
+    enc.finish().expect("gzip").into()
 }
 
 async fn read_request(stream: &mut TcpStream) -> std::io::Result<()> {
@@ -142,7 +198,36 @@ async fn serve(mut stream: TcpStream, behaviour: Behaviour) -> std::io::Result<(
         Behaviour::RedirectLoop => {
             respond(&mut stream, 302, &[("Location", "/metrics")], b"").await
         }
+        Behaviour::Stream { line, len } => stream_body(&mut stream, &line, len).await,
+        Behaviour::GzipBytes(bytes) => {
+            respond(&mut stream, 200, &[("Content-Encoding", "gzip")], &bytes).await
+        }
+        Behaviour::Sequence(sequence) => respond(&mut stream, 200, &[], &sequence.next()).await,
     }
+}
+
+/// Write `len` bytes of `line` repeated, 64 KiB at a time; stops when the client goes away.
+async fn stream_body(stream: &mut TcpStream, line: &[u8], len: usize) -> std::io::Result<()> {
+    let head = format!(
+        "HTTP/1.1 200 OK\r\nContent-Type: text/plain; version=0.0.4\r\nContent-Length: {len}\r\nConnection: close\r\n\r\n"
+    );
+    stream.write_all(head.as_bytes()).await?;
+    let line = if line.is_empty() {
+        b"\n".as_slice()
+    } else {
+        line
+    };
+    let mut chunk = Vec::with_capacity(64 * 1024 + line.len());
+    while chunk.len() < 64 * 1024 {
+        chunk.extend_from_slice(line);
+    }
+    let mut left = len;
+    while left > 0 {
+        let n = left.min(chunk.len());
+        stream.write_all(&chunk[..n]).await?;
+        left -= n;
+    }
+    stream.shutdown().await
 }
 
 fn socket2_linger_zero(stream: &std::net::TcpStream) -> std::io::Result<()> {

@@ -1,4 +1,4 @@
-//! Shared test helpers: an adversarial HTTP server on 127.0.0.1, a real Prometheus, and tool
+//! Shared test helpers: an adversarial HTTP server on 127.0.0.1, a real Prometheus, tmux, and tool
 //! detection.
 #![allow(dead_code)]
 
@@ -6,6 +6,7 @@ pub mod bad_server;
 pub mod kube_sim;
 pub mod prometheus;
 pub mod screen;
+pub mod tmux;
 
 use std::path::PathBuf;
 
