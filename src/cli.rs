@@ -151,6 +151,10 @@ pub struct DemoArgs {
     /// Replaces the demo's scripted story (see `kvtop demo --help`).
     #[arg(long = "scenario", value_name = "NAME@ENGINE[+DELAY]", long_help = SCENARIO_HELP)]
     pub scenarios: Vec<TimedScenario>,
+    /// Scrape the simulated engines directly, without the simulated Kubernetes API (no pod
+    /// state, Deployments or actions).
+    #[arg(long)]
+    pub no_kube: bool,
 }
 
 #[derive(Debug, Args, Clone)]
