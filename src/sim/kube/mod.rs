@@ -30,7 +30,6 @@ pub mod objects;
 pub mod patch;
 mod routes;
 pub mod status;
-pub mod vllm_log;
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::{Arc, Mutex};

@@ -4,7 +4,7 @@
 
 use serde_json::{Value, json};
 
-use super::vllm_log::vllm_release;
+use crate::sim::logs::vllm_release;
 use crate::kube_model::DEFAULT_ROUTING_LABEL;
 use crate::sim::SimVersion;
 use crate::sim::fleet::{CONTAINER, EngineSpec, ModelSpec, Scenario};
