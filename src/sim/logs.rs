@@ -606,6 +606,37 @@ mod tests {
     }
 
     #[test]
+    fn a_start_that_runs_out_of_memory_stops_at_the_profiling_run() {
+        let fleet = super::super::fleet::plan(2, 8, SimVersion::V1, 3);
+        let spec = fleet.engines.first().cloned().expect("an engine");
+        let gpu = super::super::gpu::H100_SXM;
+        // 2024-08-12 10:15:32 UTC; the run crashes 20 s after it starts.
+        let start = 1_723_457_732.0;
+        let lines = failed_startup(&spec, &gpu, SimVersion::V1, start, start + 20.0, 16_384);
+        let texts: Vec<&str> = lines.iter().map(|(_, l)| l.as_str()).collect();
+        // Loaded, never profiled: no KV cache size, no server.
+        assert!(texts.iter().any(|l| l.contains("Model loading took")));
+        assert!(!texts.iter().any(|l| l.contains("GPU KV cache size")));
+        assert!(!texts.iter().any(|l| l.contains("Application startup complete")));
+        // The whole start (29 s at full size before profiling) fits the 20 s run: the first
+        // line at the start, the traceback at the crash, stamped with its own time.
+        assert_eq!(lines.first().map(|(at, _)| *at), Some(start));
+        assert!(lines.windows(2).all(|w| w[0].0 <= w[1].0), "in time order");
+        // 16384 tokens × the model's KV bytes per token.
+        let tried = 16_384.0 * spec.model.kv_bytes_per_token as f64 / f64::from(1u32 << 30);
+        let oom = texts
+            .iter()
+            .find(|l| l.contains("torch.cuda.OutOfMemoryError"))
+            .expect("the traceback");
+        assert!(
+            oom.contains(&format!("Tried to allocate {tried:.2} GiB")),
+            "{oom}"
+        );
+        assert!(oom.starts_with("ERROR 08-12 10:15:52 [core.py:700] "), "{oom}");
+        assert!(texts.first().is_some_and(|l| l.starts_with("INFO 08-12 10:15:32 ")));
+    }
+
+    #[test]
     fn the_buffer_pages_with_a_cursor_and_forgets_the_oldest() {
         let mut log = PodLog::default();
         for i in 0..5 {
