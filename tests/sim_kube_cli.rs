@@ -47,7 +47,10 @@ fn sim_kube_writes_a_kubeconfig_that_drain_can_use() {
         }
     });
     let mut lines = Vec::new();
-    while !lines.iter().any(|l: &String| l.starts_with("Ctrl-C to stop")) {
+    while !lines
+        .iter()
+        .any(|l: &String| l.starts_with("Ctrl-C to stop"))
+    {
         let line = rx
             .recv_timeout(Duration::from_secs(30))
             .unwrap_or_else(|_| panic!("kvtop sim said only: {lines:#?}"));
@@ -57,7 +60,10 @@ fn sim_kube_writes_a_kubeconfig_that_drain_can_use() {
     assert!(lines.contains(&announced), "{lines:#?}");
     let text = std::fs::read_to_string(&kubeconfig)
         .unwrap_or_else(|e| panic!("{}: {e}", kubeconfig.display()));
-    assert!(text.contains("\"current-context\": \"kvtop-sim\""), "{text}");
+    assert!(
+        text.contains("\"current-context\": \"kvtop-sim\""),
+        "{text}"
+    );
     // The first engine line names its pod: `vllm-llama-8b-HASH-SUFFIX  model  node  url`.
     let pod = lines
         .iter()

@@ -199,7 +199,10 @@ fn demo_shows_pods_with_their_kubernetes_state_and_the_deployments() {
     assert!(qwen.contains("3/4"), "{qwen}");
     for line in [&llama, &qwen] {
         assert!(line.contains("[4–4]"), "HPA min–max: {line}");
-        assert!(line.contains("vllm:num_requests_waiting"), "HPA metric: {line}");
+        assert!(
+            line.contains("vllm:num_requests_waiting"),
+            "HPA metric: {line}"
+        );
         assert!(line.contains("minAvailable 2"), "PDB: {line}");
     }
     tmux.run(&["send-keys", "-t", "kvtop", "Escape"]);

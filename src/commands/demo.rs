@@ -28,9 +28,9 @@ pub fn run(args: DemoArgs, global: &GlobalArgs) -> ExitCode {
             .push("demo ignores --target: it watches its own simulated fleet".into());
     }
     if global.kube.overrides() != crate::config::KubeOverrides::default() {
-        loaded.problems.push(
-            "demo ignores the Kubernetes flags: it watches its own simulated cluster".into(),
-        );
+        loaded
+            .problems
+            .push("demo ignores the Kubernetes flags: it watches its own simulated cluster".into());
     }
     let Session {
         config,

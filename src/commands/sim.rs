@@ -73,7 +73,10 @@ pub fn run(args: SimArgs, global: &GlobalArgs) -> ExitCode {
             println!("scheduled: {timed}");
         }
         let api = if kube {
-            let path = args.kubeconfig_out.clone().unwrap_or_else(default_kubeconfig_path);
+            let path = args
+                .kubeconfig_out
+                .clone()
+                .unwrap_or_else(default_kubeconfig_path);
             match serve_kube(&sim, &path).await {
                 Ok(api) => Some(api),
                 Err(message) => {

@@ -617,7 +617,11 @@ mod tests {
         // Loaded, never profiled: no KV cache size, no server.
         assert!(texts.iter().any(|l| l.contains("Model loading took")));
         assert!(!texts.iter().any(|l| l.contains("GPU KV cache size")));
-        assert!(!texts.iter().any(|l| l.contains("Application startup complete")));
+        assert!(
+            !texts
+                .iter()
+                .any(|l| l.contains("Application startup complete"))
+        );
         // The whole start (29 s at full size before profiling) fits the 20 s run: the first
         // line at the start, the traceback at the crash, stamped with its own time.
         assert_eq!(lines.first().map(|(at, _)| *at), Some(start));
@@ -632,8 +636,15 @@ mod tests {
             oom.contains(&format!("Tried to allocate {tried:.2} GiB")),
             "{oom}"
         );
-        assert!(oom.starts_with("ERROR 08-12 10:15:52 [core.py:700] "), "{oom}");
-        assert!(texts.first().is_some_and(|l| l.starts_with("INFO 08-12 10:15:32 ")));
+        assert!(
+            oom.starts_with("ERROR 08-12 10:15:52 [core.py:700] "),
+            "{oom}"
+        );
+        assert!(
+            texts
+                .first()
+                .is_some_and(|l| l.starts_with("INFO 08-12 10:15:32 "))
+        );
     }
 
     #[test]

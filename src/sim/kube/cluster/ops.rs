@@ -581,6 +581,9 @@ impl Cluster {
     }
 }
 
+/// Log lines with the time each was written.
+type TimedLines = Vec<(f64, String)>;
+
 /// A pod's current and previous container logs from its engine's lines (`lines`, read from
 /// `span.from`): the lines of the engine's latest process up to `span.until`, with the pod's
 /// own lines merged in by time, and the lines of the process before it, or the pod's own
@@ -589,12 +592,16 @@ fn engine_runs(
     pod: &super::PodRec,
     span: super::EngineLog,
     lines: Vec<crate::sim::logs::LogLine>,
-) -> (Vec<(f64, String)>, Vec<(f64, String)>) {
+) -> (TimedLines, TimedLines) {
     let lines: Vec<_> = lines
         .into_iter()
         .filter(|l| span.until.is_none_or(|until| l.seq < until))
         .collect();
-    let latest = lines.iter().map(|l| l.container).max().unwrap_or(span.instance);
+    let latest = lines
+        .iter()
+        .map(|l| l.container)
+        .max()
+        .unwrap_or(span.instance);
     let of = |instance: u32| -> Vec<(f64, String)> {
         lines
             .iter()
