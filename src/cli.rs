@@ -157,6 +157,10 @@ pub struct DemoArgs {
     /// Replaces the demo's scripted story (see `kvtop demo --help`).
     #[arg(long = "scenario", value_name = "NAME@ENGINE[+DELAY]", long_help = SCENARIO_HELP)]
     pub scenarios: Vec<TimedScenario>,
+    /// Scrape the simulated engines directly, without the simulated Kubernetes API (no pod
+    /// state, Deployments or actions).
+    #[arg(long)]
+    pub no_kube: bool,
 }
 
 #[derive(Debug, Args, Clone)]
@@ -177,6 +181,10 @@ pub struct SimArgs {
     pub time_scale: f64,
     #[arg(long = "scenario", value_name = "NAME@ENGINE[+DELAY]", long_help = SCENARIO_HELP)]
     pub scenarios: Vec<TimedScenario>,
+    /// With --kube (serve a simulated Kubernetes API for the fleet): where to write its
+    /// kubeconfig (default: sim-kubeconfig.yaml in kvtop's state directory).
+    #[arg(long, value_name = "PATH")]
+    pub kubeconfig_out: Option<PathBuf>,
 }
 
 /// Output format of `kvtop check`.

@@ -12,7 +12,7 @@ fn main() -> ExitCode {
     match cli.command.unwrap_or(CliCommand::Console) {
         CliCommand::Console => commands::console_cmd::run(&cli.global),
         CliCommand::Demo(args) => commands::demo::run(args, &cli.global),
-        CliCommand::Sim(args) => commands::sim::run(args),
+        CliCommand::Sim(args) => commands::sim::run(args, &cli.global),
         CliCommand::Check(args) => commands::check::run(args, &cli.global),
         CliCommand::Rules { action } => commands::rules_cmd::run(action, &cli.global),
         CliCommand::Drain(args) => {

@@ -95,7 +95,6 @@ async fn setup() -> Setup {
                 crash_after: 0.5,
                 terminating: 0.2,
             },
-            log_interval: 1e9,
             hpa_period: 1e9,
             ..ClusterConfig::default()
         },

@@ -61,7 +61,6 @@ async fn console(setup: Setup) -> Console {
                     crash_after: 0.5,
                     terminating: 0.2,
                 },
-                log_interval: 1e9,
                 hpa_period: 1e9,
                 ..ClusterConfig::default()
             },

@@ -29,17 +29,19 @@ const NS: &str = "llm";
 const PATIENCE: Duration = Duration::from_secs(20);
 
 /// Six engines: llama on 0, 2, 4 (0 under KV pressure); qwen on 1, 3, 5 (5 down, crash-looping).
-/// No stats lines and no HPA evaluations after the first, so engines only advance when a test
-/// reads them (16 simulated fleets share the test machine).
+/// No HPA evaluations after the first, so engines only advance when a test reads them (16
+/// simulated fleets share the test machine).
 async fn cluster() -> (SimHandle, KubeSimHandle, Client) {
-    cluster_with(1e9, 1e9).await
+    cluster_with(1.0, 1e9).await
 }
 
-/// [`cluster`] with stats lines every `log_interval` and HPA evaluations every `hpa_period`.
-async fn cluster_with(log_interval: f64, hpa_period: f64) -> (SimHandle, KubeSimHandle, Client) {
+/// [`cluster`] with simulated time running `time_scale` times faster than the wall clock and
+/// HPA evaluations every `hpa_period`.
+async fn cluster_with(time_scale: f64, hpa_period: f64) -> (SimHandle, KubeSimHandle, Client) {
     let sim = kvtop::sim::start(SimConfig {
         engines: 6,
         seed: 7,
+        time_scale,
         ..SimConfig::default()
     })
     .await
@@ -52,7 +54,6 @@ async fn cluster_with(log_interval: f64, hpa_period: f64) -> (SimHandle, KubeSim
                 crash_after: 0.5,
                 terminating: 0.2,
             },
-            log_interval,
             hpa_period,
             ..ClusterConfig::default()
         },
@@ -445,7 +446,7 @@ async fn evictions_honour_the_pod_disruption_budget() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn logs_have_vllm_startup_and_stats_lines_and_the_crash_has_its_oom() {
-    let (_sim, kube, client) = cluster_with(0.3, 1e9).await;
+    let (_sim, kube, client) = cluster_with(10.0, 1e9).await;
     let api = pods(&client);
     let pod = name(&pod_of(&kube, &client, 2).await);
     let log = api
@@ -818,7 +819,7 @@ async fn access_reviews_and_requests_follow_the_configured_denials() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn deployments_services_hpas_and_pdbs_describe_each_model() {
-    let (_sim, _kube, client) = cluster_with(1e9, 0.3).await;
+    let (_sim, _kube, client) = cluster_with(1.0, 0.3).await;
     let deployments: Api<Deployment> = Api::namespaced(client.clone(), NS);
     let hpas: Api<HorizontalPodAutoscaler> = Api::namespaced(client.clone(), NS);
     let pdbs: Api<PodDisruptionBudget> = Api::namespaced(client.clone(), NS);

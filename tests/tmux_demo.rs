@@ -1,5 +1,7 @@
 //! End to end through a real terminal: tmux runs `kvtop demo`, we read the screen, press keys
-//! and check that `q` gives the terminal back with exit status 0.
+//! and check that `q` gives the terminal back with exit status 0. The demo discovers its
+//! engines as pods through the simulated Kubernetes API (rows are pod names); `--no-kube`
+//! scrapes them directly.
 
 mod common;
 
@@ -145,6 +147,76 @@ fn demo_shows_the_fleet_and_quits_cleanly() {
 }
 
 #[test]
+fn demo_shows_pods_with_their_kubernetes_state_and_the_deployments() {
+    if !common::have_program("tmux") {
+        return;
+    }
+    let tmux = Tmux::new("kube");
+    let _home = start_demo(&tmux, 160, 45, "");
+    let screen = tmux.wait_for("the pods, scraped", Duration::from_secs(20), |s| {
+        s.matches(" UP").count() >= 3
+    });
+    assert!(
+        screen.contains("demo (8 simulated engines, simulated Kubernetes API)"),
+        "{screen}"
+    );
+    // Rows are pods of the simulated Deployments; the down engine's pod crash-loops.
+    assert!(screen.contains("vllm-llama-8b-"), "{screen}");
+    assert!(screen.contains("vllm-qwen-7b-"), "{screen}");
+    let crash_row = screen
+        .lines()
+        .find(|l| l.contains("CrashLoop↻"))
+        .unwrap_or_else(|| panic!("no crash-looping pod:\n{screen}"));
+    assert!(crash_row.contains("vllm-"), "{crash_row}");
+    // The selected pod's Kubernetes panel: node, restarts, owner, routing.
+    let screen = tmux.wait_for("the pod panel", Duration::from_secs(10), |s| {
+        s.contains("Running · ready · gpu-node-00") && s.contains("restarts 0")
+    });
+    assert!(
+        screen.contains("owner    Deployment vllm-llama-8b (ReplicaSet "),
+        "{screen}"
+    );
+    assert!(screen.contains("routing  in rotation"), "{screen}");
+    // Its findings come from the pod too: the crash loop (pod state) is critical.
+    assert!(screen.contains("CRIT Container crash-looping"), "{screen}");
+
+    // `d`: the two Deployments, 4 replicas each, with their HPA and PDB.
+    tmux.run(&["send-keys", "-t", "kvtop", "d"]);
+    let screen = tmux.wait_for("the Deployments view", Duration::from_secs(15), |s| {
+        s.contains(" Deployments ") && s.contains("llm/vllm-qwen-7b")
+    });
+    let row = |name: &str| {
+        screen
+            .lines()
+            .find(|l| l.contains(&format!("llm/{name} ")))
+            .unwrap_or_else(|| panic!("no row for {name}:\n{screen}"))
+            .to_owned()
+    };
+    let llama = row("vllm-llama-8b");
+    assert!(llama.contains("4/4"), "{llama}");
+    let qwen = row("vllm-qwen-7b");
+    // Its crash-looping pod is not ready.
+    assert!(qwen.contains("3/4"), "{qwen}");
+    for line in [&llama, &qwen] {
+        assert!(line.contains("[4–4]"), "HPA min–max: {line}");
+        assert!(
+            line.contains("vllm:num_requests_waiting"),
+            "HPA metric: {line}"
+        );
+        assert!(line.contains("minAvailable 2"), "PDB: {line}");
+    }
+    tmux.run(&["send-keys", "-t", "kvtop", "Escape"]);
+    tmux.wait_for("the fleet again", Duration::from_secs(5), |s| {
+        !s.contains(" Deployments ")
+    });
+    tmux.run(&["send-keys", "-t", "kvtop", "q"]);
+    let screen = tmux.wait_for("a clean exit", Duration::from_secs(10), |s| {
+        s.contains("kvtop exited with status")
+    });
+    assert!(screen.contains("kvtop exited with status 0"), "{screen}");
+}
+
+#[test]
 fn demo_fits_80x24_in_mono() {
     if !common::have_program("tmux") {
         return;
@@ -160,6 +232,30 @@ fn demo_fits_80x24_in_mono() {
             "line wider than 80 columns: {line:?}"
         );
     }
+    // Pod names are too long for the column: each row keeps its Deployment's name up to the
+    // model and the pod's whole random suffix (`vllm-llama…g9dhk`), so rows stay tellable
+    // apart and the model readable.
+    let names: Vec<&str> = screen
+        .lines()
+        .filter(|l| l.contains(" UP "))
+        .filter_map(|l| l.trim_start_matches(['!', ' ']).split_whitespace().next())
+        .collect();
+    assert!(names.len() >= 2, "{screen}");
+    for name in &names {
+        let (head, suffix) = name
+            .rsplit_once(['…', '-'])
+            .unwrap_or_else(|| panic!("{name:?} lost its suffix\n{screen}"));
+        assert!(
+            suffix.len() == 5 && suffix.chars().all(|c| c.is_ascii_alphanumeric()),
+            "{name:?} lost part of its suffix\n{screen}"
+        );
+        assert!(
+            head.starts_with("vllm-llama") || head.starts_with("vllm-qwen"),
+            "{name:?} lost its model\n{screen}"
+        );
+    }
+    let unique: std::collections::BTreeSet<&&str> = names.iter().collect();
+    assert_eq!(unique.len(), names.len(), "rows read alike: {names:?}");
     tmux.run(&["send-keys", "-t", "kvtop", "C-c"]);
     tmux.wait_for("exit on Ctrl-C", Duration::from_secs(10), |s| {
         s.contains("kvtop exited with status 0")
@@ -195,12 +291,12 @@ fn kvtop_pid(tmux: &Tmux) -> u32 {
     panic!("no kvtop process under the pane's shell {shell}");
 }
 
-fn signal_exit(signal: &str, expected_status: &str) {
+fn signal_exit(signal: &str, expected_status: &str, demo_args: &str) {
     if !common::have_program("tmux") {
         return;
     }
     let tmux = Tmux::new(signal);
-    let _home = start_demo(&tmux, 100, 30, "--engines 3");
+    let _home = start_demo(&tmux, 100, 30, demo_args);
     tmux.wait_for("the fleet", Duration::from_secs(20), |s| s.contains(" UP"));
     let pid = kvtop_pid(&tmux);
     let status = Command::new("kill")
@@ -241,11 +337,12 @@ fn assert_terminal_restored(tmux: &Tmux) {
 
 #[test]
 fn sigterm_restores_the_terminal() {
-    signal_exit("TERM", "0");
+    // Without the simulated Kubernetes API: the engines scraped directly.
+    signal_exit("TERM", "0", "--engines 3 --no-kube");
 }
 
 #[test]
 fn sighup_restores_the_terminal() {
     // SIGHUP is what a dropped SSH session delivers; 129 = 128 + SIGHUP.
-    signal_exit("HUP", "129");
+    signal_exit("HUP", "129", "--engines 3");
 }

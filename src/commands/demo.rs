@@ -1,11 +1,24 @@
 //! `kvtop demo`: the simulated fleet in-process plus the console pointed at it.
+//!
+//! By default the simulated Kubernetes API runs too, and the console discovers the engines as
+//! pods through it, exactly as `kvtop --kube` does on a real cluster: pod state, events, logs,
+//! Deployments with their HPA and PDB, and actions that act on the simulated fleet. Only the
+//! dcgm-exporters are static targets. `--no-kube` scrapes the engines directly instead.
 
 use std::process::ExitCode;
 
+use super::console::Sources;
 use super::setup::{Session, load_config};
 use crate::cli::{DemoArgs, GlobalArgs};
-use crate::config::TargetConfig;
-use crate::sim::{Baseline, SimConfig, demo_story};
+use crate::config::{Config, KubernetesConfig, TargetConfig};
+use crate::kube_model::ScrapeVia;
+use crate::sim::kube::{KubeSimConfig, KubeSimHandle};
+use crate::sim::{Baseline, SimConfig, SimEndpoint, SimHandle, demo_story};
+use crate::sources::kube::ClusterClient;
+use crate::theme::Theme;
+
+/// The kubeconfig context name of the simulated cluster.
+pub const SIM_CONTEXT: &str = "kvtop-sim";
 
 pub fn run(args: DemoArgs, global: &GlobalArgs) -> ExitCode {
     let mut loaded = load_config(global);
@@ -13,6 +26,11 @@ pub fn run(args: DemoArgs, global: &GlobalArgs) -> ExitCode {
         loaded
             .problems
             .push("demo ignores --target: it watches its own simulated fleet".into());
+    }
+    if global.kube.overrides() != crate::config::KubeOverrides::default() {
+        loaded
+            .problems
+            .push("demo ignores the Kubernetes flags: it watches its own simulated cluster".into());
     }
     let Session {
         config,
@@ -46,27 +64,109 @@ pub fn run(args: DemoArgs, global: &GlobalArgs) -> ExitCode {
                 return ExitCode::from(1);
             }
         };
-        // Engines, then each node's dcgm-exporter (GPU panel, GPU columns, node view).
-        let targets: Vec<TargetConfig> = sim
-            .engines
-            .iter()
-            .chain(&sim.dcgm)
-            .map(|e| TargetConfig {
-                name: e.name.clone(),
-                url: e.url.clone(),
-                bearer_token: None,
-            })
-            .collect();
-        let source = format!("demo ({} simulated engines)", sim.engines.len());
-        // The simulator's engine logs feed the rules that match text (e.g. CUDA out of memory).
-        let sources = super::console::Sources {
-            targets: &targets,
-            clusters: Vec::new(),
-            sim: Some(&sim),
+        let code = if args.no_kube {
+            run_direct(&config, theme, &sim, problems).await
+        } else {
+            run_with_kube(config, theme, &sim, problems).await
         };
-        let code =
-            super::console::run_console_with(&config, theme, sources, source, problems).await;
         sim.shutdown().await;
         code
     })
+}
+
+/// The console scraping every engine and dcgm-exporter directly; the engines' logs reach the
+/// rules through the in-process log feed.
+async fn run_direct(
+    config: &Config,
+    theme: Theme,
+    sim: &SimHandle,
+    problems: Vec<String>,
+) -> ExitCode {
+    let targets = static_targets(sim.engines.iter().chain(&sim.dcgm));
+    let source = format!("demo ({} simulated engines)", sim.engines.len());
+    let sources = Sources {
+        targets: &targets,
+        clusters: Vec::new(),
+        sim: Some(sim),
+    };
+    super::console::run_console_with(config, theme, sources, source, problems).await
+}
+
+/// The console discovering the engines as pods through the simulated Kubernetes API.
+///
+/// The logs come through the API too (`pods/log`, which serves the engines' own lines plus
+/// what only the cluster knows: the crash-looping pod's runs, previous containers), so the
+/// in-process log feed stays off and no line reaches the rules twice.
+async fn run_with_kube(
+    mut config: Config,
+    theme: Theme,
+    sim: &SimHandle,
+    problems: Vec<String>,
+) -> ExitCode {
+    let api = match crate::sim::kube::start(sim, KubeSimConfig::default()).await {
+        Ok(api) => api,
+        Err(err) => {
+            eprintln!("kvtop demo: the simulated Kubernetes API did not start: {err}");
+            return ExitCode::from(1);
+        }
+    };
+    config.kubernetes = demo_kubernetes(&config.kubernetes, &api);
+    let cluster = api
+        .client_config()
+        .map_err(|e| e.to_string())
+        .and_then(|c| {
+            ClusterClient::from_config(SIM_CONTEXT, c, config.kubernetes.api_timeout)
+                .map_err(|e| e.to_string())
+        });
+    let cluster = match cluster {
+        Ok(cluster) => cluster,
+        Err(err) => {
+            eprintln!("kvtop demo: cannot reach the simulated Kubernetes API: {err}");
+            api.shutdown().await;
+            return ExitCode::from(1);
+        }
+    };
+    // The engines are discovered as pods; only the GPU exporters are static targets.
+    let targets = static_targets(&sim.dcgm);
+    let source = format!(
+        "demo ({} simulated engines, simulated Kubernetes API)",
+        sim.engines.len()
+    );
+    let sources = Sources {
+        targets: &targets,
+        clusters: vec![cluster],
+        sim: None,
+    };
+    let code = super::console::run_console_with(&config, theme, sources, source, problems).await;
+    api.shutdown().await;
+    code
+}
+
+/// The configured Kubernetes settings pointed at the simulated cluster: its context,
+/// namespace and pod selector, pods reached directly with the API server's proxy as fallback.
+/// Timings, log and event depths and action policies stay as configured.
+fn demo_kubernetes(configured: &KubernetesConfig, api: &KubeSimHandle) -> KubernetesConfig {
+    let (key, value) = crate::sim::kube::objects::APP_LABEL;
+    KubernetesConfig {
+        enabled: true,
+        kubeconfig: None,
+        contexts: vec![SIM_CONTEXT.to_owned()],
+        namespace: Some(api.namespace.clone()),
+        all_namespaces: false,
+        selectors: vec![format!("{key}={value}")],
+        scrape_via: ScrapeVia::Auto,
+        routing_label: crate::kube_model::DEFAULT_ROUTING_LABEL.to_owned(),
+        ..configured.clone()
+    }
+}
+
+fn static_targets<'a>(endpoints: impl IntoIterator<Item = &'a SimEndpoint>) -> Vec<TargetConfig> {
+    endpoints
+        .into_iter()
+        .map(|e| TargetConfig {
+            name: e.name.clone(),
+            url: e.url.clone(),
+            bearer_token: None,
+        })
+        .collect()
 }

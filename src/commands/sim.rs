@@ -1,11 +1,19 @@
-//! `kvtop sim`: serve a simulated fleet on 127.0.0.1 until interrupted.
+//! `kvtop sim`: serve a simulated fleet on 127.0.0.1 until interrupted; with `--kube`, also
+//! the simulated Kubernetes API, with a kubeconfig written for it so that `kvtop --kube` and
+//! the actions can be pointed at it from another shell.
 
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use tokio::signal::unix::{SignalKind, signal};
 
-use crate::cli::{SimArgs, VllmVersion};
+use super::demo::SIM_CONTEXT;
+use crate::cli::{GlobalArgs, SimArgs, VllmVersion};
+use crate::sim::kube::{KubeSimConfig, KubeSimHandle};
 use crate::sim::{Baseline, SimConfig, SimVersion};
+
+/// File name of the simulated cluster's kubeconfig in kvtop's state directory.
+const KUBECONFIG_FILE: &str = "sim-kubeconfig.yaml";
 
 impl From<VllmVersion> for SimVersion {
     fn from(v: VllmVersion) -> Self {
@@ -16,7 +24,12 @@ impl From<VllmVersion> for SimVersion {
     }
 }
 
-pub fn run(args: SimArgs) -> ExitCode {
+pub fn run(args: SimArgs, global: &GlobalArgs) -> ExitCode {
+    let kube = global.kube.kube;
+    if args.kubeconfig_out.is_some() && !kube {
+        eprintln!("kvtop sim: --kubeconfig-out needs --kube");
+        return ExitCode::from(2);
+    }
     let _ = crate::logging::init(crate::logging::LogSink::Stderr, "warn");
     let runtime = match super::setup::runtime() {
         Ok(rt) => rt,
@@ -59,11 +72,60 @@ pub fn run(args: SimArgs) -> ExitCode {
         for timed in args.scenarios.iter().filter(|t| t.after_s > 0.0) {
             println!("scheduled: {timed}");
         }
+        let api = if kube {
+            let path = args
+                .kubeconfig_out
+                .clone()
+                .unwrap_or_else(default_kubeconfig_path);
+            match serve_kube(&sim, &path).await {
+                Ok(api) => Some(api),
+                Err(message) => {
+                    eprintln!("kvtop sim: {message}");
+                    sim.shutdown().await;
+                    return ExitCode::from(2);
+                }
+            }
+        } else {
+            None
+        };
         println!("Ctrl-C to stop.");
         wait_for_stop_signal().await;
+        if let Some(api) = api {
+            api.shutdown().await;
+        }
         sim.shutdown().await;
         ExitCode::SUCCESS
     })
+}
+
+/// Start the simulated Kubernetes API for `sim`, write its kubeconfig to `path` and say how to
+/// use it.
+async fn serve_kube(sim: &crate::sim::SimHandle, path: &Path) -> Result<KubeSimHandle, String> {
+    let api = crate::sim::kube::start(sim, KubeSimConfig::default())
+        .await
+        .map_err(|e| format!("the simulated Kubernetes API did not start: {e}"))?;
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    }
+    std::fs::write(path, api.kubeconfig_yaml(SIM_CONTEXT))
+        .map_err(|e| format!("cannot write the kubeconfig {}: {e}", path.display()))?;
+    println!(
+        "Kubernetes API {} (context {SIM_CONTEXT}, namespace {})",
+        api.url, api.namespace
+    );
+    println!("kubeconfig: {}", path.display());
+    println!(
+        "  try: kvtop --kube --kubeconfig {0}    kvtop drain POD --kubeconfig {0}",
+        path.display()
+    );
+    Ok(api)
+}
+
+/// `sim-kubeconfig.yaml` in kvtop's state directory, else in the temporary directory.
+fn default_kubeconfig_path() -> PathBuf {
+    crate::config::state_dir()
+        .unwrap_or_else(std::env::temp_dir)
+        .join(KUBECONFIG_FILE)
 }
 
 async fn wait_for_stop_signal() {

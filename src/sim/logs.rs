@@ -1,6 +1,11 @@
 //! PURE. The simulated engines' logs: vLLM's own line formats (start-up, the periodic
-//! throughput line, speculative decoding statistics, the out-of-memory traceback and shutdown)
+//! throughput line, speculative decoding statistics, the out-of-memory tracebacks and shutdown)
 //! and a bounded per-pod buffer that readers page through with a cursor.
+//!
+//! This is the one implementation of vLLM's lines: the engines write them ([`super::pod`]), and
+//! the simulated Kubernetes API serves those same lines as `pods/log`, adding from here only
+//! what the engine process cannot write itself (the runs of a container that crashes during
+//! start-up, the start-up of a container whose engine is not up yet).
 //!
 //! Lines carry the simulated time they were written at and the container instance (restart
 //! count) that wrote them, so a Kubernetes API can serve `previous=true` and `sinceSeconds`.
@@ -267,12 +272,29 @@ pub fn spec_decode(version: SimVersion, at: f64, s: &SpecLine) -> String {
     }
 }
 
-/// The lines a starting engine writes, with the time each is written: the API server is up
-/// (the last line) at `ready_at`, model loading and profiling take the ~40 s before.
+/// vLLM release the simulated image carries, per metrics dialect.
+pub fn vllm_release(version: SimVersion) -> &'static str {
+    match version {
+        SimVersion::V1 => "0.10.1.1",
+        SimVersion::V0 => "0.6.3.post1",
+    }
+}
+
+/// How long a start takes at full size, seconds: the offsets of [`startup`]'s lines before
+/// the API server is up, which a shorter start scales down.
+pub const STARTUP_S: f64 = 41.0;
+/// Offset (before ready, at full size) of the first line written after the model is loaded
+/// and the profiling run begins: a start that runs out of memory stops before it.
+const PROFILING_OFFSET: f64 = -12.0;
+
+/// The lines a starting engine writes, with the time each is written: the process starts at
+/// `starting_at` and its API server is up (the last line) at `ready_at`; model loading and
+/// profiling take the time between ([`STARTUP_S`] for a normal start).
 pub fn startup(
     spec: &EngineSpec,
     gpu: &GpuSpec,
     version: SimVersion,
+    starting_at: f64,
     ready_at: f64,
 ) -> Vec<(f64, String)> {
     let p = &spec.params;
@@ -294,14 +316,13 @@ pub fn startup(
         );
     }
     args.push('}');
-    let (server, core, worker, runner, kv, release) = match version {
+    let (server, core, worker, runner, kv) = match version {
         SimVersion::V1 => (
             "api_server.py:1805",
             "core.py:193",
             "gpu_worker.py:276",
             "gpu_model_runner.py:1892",
             "kv_cache_utils.py:849",
-            "0.10.1.1",
         ),
         SimVersion::V0 => (
             "api_server.py:585",
@@ -309,14 +330,17 @@ pub fn startup(
             "worker.py:263",
             "model_runner.py:1071",
             "executor_base.py:112",
-            "0.6.3.post1",
         ),
     };
+    let release = vllm_release(version);
+    // Offsets are those of a full-length start; a shorter one is squeezed into its span.
+    let scale = ((ready_at - starting_at) / STARTUP_S).clamp(0.0, 1.0);
+    let time = |offset: f64| ready_at + offset * scale;
     let info = |offset: f64, source: &str, message: &str| {
-        let at = ready_at + offset;
+        let at = time(offset);
         (at, line("INFO", at, version, source, message))
     };
-    let plain = |offset: f64, text: &str| (ready_at + offset, text.to_owned());
+    let plain = |offset: f64, text: &str| (time(offset), text.to_owned());
     vec![
         info(-41.0, server, &format!("vLLM API server version {release}")),
         info(-41.0, "utils.py:326", &format!("non-default args: {args}")),
@@ -327,7 +351,7 @@ pub fn startup(
             &format!("Model loading took {weights_gib:.2} GiB and 8.41 seconds"),
         ),
         info(
-            -12.0,
+            PROFILING_OFFSET,
             worker,
             &format!("Available KV cache memory: {kv_gib:.2} GiB ({})", gpu.name),
         ),
@@ -360,11 +384,69 @@ pub fn startup(
     ]
 }
 
-/// What an engine killed by an out-of-memory error writes, in order.
-pub fn out_of_memory(at: f64, version: SimVersion, gpu: &GpuSpec) -> Vec<String> {
+/// PyTorch's out-of-memory message: an allocation of `tried_gib` that did not fit on `gpu`.
+fn cuda_oom(tried_gib: f64, gpu: &GpuSpec) -> String {
     let total_gib = gpu.fb_total_mib as f64 / 1024.0;
-    let free_gib = 1.06;
+    let free_gib = (tried_gib * 0.53).min(total_gib);
     let in_use_gib = total_gib - free_gib;
+    format!(
+        "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate {tried_gib:.2} GiB. \
+         GPU 0 has a total capacity of {total_gib:.2} GiB of which {free_gib:.2} GiB is free. \
+         Process 1 has {in_use_gib:.2} GiB memory in use. Of the allocated memory {:.2} GiB is \
+         allocated by PyTorch, and 1.27 GiB is reserved by PyTorch but unallocated.",
+        (in_use_gib - 1.27).max(0.0)
+    )
+}
+
+/// A start that fails in the profiling run: the lines written before it, squeezed into
+/// `[starting_at, crashed_at]`, then the traceback of the first forward pass over a step's
+/// worth of tokens (`batched_tokens` × the model's KV bytes per token) that does not fit.
+pub fn failed_startup(
+    spec: &EngineSpec,
+    gpu: &GpuSpec,
+    version: SimVersion,
+    starting_at: f64,
+    crashed_at: f64,
+    batched_tokens: u64,
+) -> Vec<(f64, String)> {
+    // Lay the start out so that the profiling run begins when it crashed.
+    let before_profiling = STARTUP_S + PROFILING_OFFSET;
+    let scale = ((crashed_at - starting_at) / before_profiling).clamp(0.0, 1.0);
+    let ready_at = crashed_at - PROFILING_OFFSET * scale;
+    let starting = ready_at - STARTUP_S * scale;
+    let mut lines: Vec<(f64, String)> = startup(spec, gpu, version, starting, ready_at)
+        .into_iter()
+        .filter(|(at, _)| *at < crashed_at)
+        .collect();
+    let tried_gib =
+        batched_tokens as f64 * spec.model.kv_bytes_per_token as f64 / (1u64 << 30) as f64;
+    let (core, server) = match version {
+        SimVersion::V1 => ("core.py:700", "api_server.py:1530"),
+        SimVersion::V0 => ("engine.py:135", "api_server.py:585"),
+    };
+    let at = crashed_at;
+    let err = |source: &str, message: &str| (at, line("ERROR", at, version, source, message));
+    lines.extend([
+        err(core, "EngineCore failed to start."),
+        err(core, "Traceback (most recent call last):"),
+        err(
+            core,
+            "  File \"/usr/local/lib/python3.12/dist-packages/vllm/v1/worker/gpu_model_runner.py\", \
+             line 2501, in profile_run",
+        ),
+        err(core, "    hidden_states = self._dummy_run(self.max_num_tokens)"),
+        err(core, &cuda_oom(tried_gib, gpu)),
+        err(
+            server,
+            "RuntimeError: Engine core initialization failed. See root cause above. Failed core \
+             proc(s): {}",
+        ),
+    ]);
+    lines
+}
+
+/// What an engine killed by an out-of-memory error while serving writes, in order.
+pub fn out_of_memory(at: f64, version: SimVersion, gpu: &GpuSpec) -> Vec<String> {
     let core = match version {
         SimVersion::V1 => "core.py:710",
         SimVersion::V0 => "engine.py:135",
@@ -383,14 +465,7 @@ pub fn out_of_memory(at: f64, version: SimVersion, gpu: &GpuSpec) -> Vec<String>
              line 1620, in execute_model",
         ),
         err("    hidden_states = self.model(input_ids=input_ids, positions=positions)"),
-        err(&format!(
-            "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 \
-             has a total capacity of {total_gib:.2} GiB of which {free_gib:.2} GiB is free. \
-             Process 1 has {in_use_gib:.2} GiB memory in use. Of the allocated memory \
-             {:.2} GiB is allocated by PyTorch, and 1.27 GiB is reserved by PyTorch but \
-             unallocated.",
-            in_use_gib - 1.27
-        )),
+        err(&cuda_oom(2.0, gpu)),
         line(
             "ERROR",
             at,
@@ -527,6 +602,48 @@ mod tests {
             lines
                 .first()
                 .is_some_and(|l| l.starts_with("ERROR 08-12 10:15:32 [core.py"))
+        );
+    }
+
+    #[test]
+    fn a_start_that_runs_out_of_memory_stops_at_the_profiling_run() {
+        let fleet = super::super::fleet::plan(2, 8, SimVersion::V1, 3);
+        let spec = fleet.engines.first().cloned().expect("an engine");
+        let gpu = super::super::gpu::H100_SXM;
+        // 2024-08-12 10:15:32 UTC; the run crashes 20 s after it starts.
+        let start = 1_723_457_732.0;
+        let lines = failed_startup(&spec, &gpu, SimVersion::V1, start, start + 20.0, 16_384);
+        let texts: Vec<&str> = lines.iter().map(|(_, l)| l.as_str()).collect();
+        // Loaded, never profiled: no KV cache size, no server.
+        assert!(texts.iter().any(|l| l.contains("Model loading took")));
+        assert!(!texts.iter().any(|l| l.contains("GPU KV cache size")));
+        assert!(
+            !texts
+                .iter()
+                .any(|l| l.contains("Application startup complete"))
+        );
+        // The whole start (29 s at full size before profiling) fits the 20 s run: the first
+        // line at the start, the traceback at the crash, stamped with its own time.
+        assert_eq!(lines.first().map(|(at, _)| *at), Some(start));
+        assert!(lines.windows(2).all(|w| w[0].0 <= w[1].0), "in time order");
+        // 16384 tokens × the model's KV bytes per token.
+        let tried = 16_384.0 * spec.model.kv_bytes_per_token as f64 / f64::from(1u32 << 30);
+        let oom = texts
+            .iter()
+            .find(|l| l.contains("torch.cuda.OutOfMemoryError"))
+            .expect("the traceback");
+        assert!(
+            oom.contains(&format!("Tried to allocate {tried:.2} GiB")),
+            "{oom}"
+        );
+        assert!(
+            oom.starts_with("ERROR 08-12 10:15:52 [core.py:700] "),
+            "{oom}"
+        );
+        assert!(
+            texts
+                .first()
+                .is_some_and(|l| l.starts_with("INFO 08-12 10:15:32 "))
         );
     }
 

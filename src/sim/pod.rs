@@ -19,11 +19,13 @@ pub const OOM_UP_S: f64 = 45.0;
 /// ...and its endpoint refuses connections this long after each crash.
 pub const OOM_DOWN_S: f64 = 8.0;
 /// How long a normal start takes before the API server answers (the start-up lines span it).
-const STARTUP_S: f64 = 41.0;
+const STARTUP_S: f64 = logs::STARTUP_S;
 
 /// How the last container instance ended.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ContainerExit {
+    /// When the process that exited had started.
+    pub started: f64,
     /// Simulated time of the exit.
     pub at: f64,
     /// Kubernetes' termination reason (`Error` for a process that exited non-zero).
@@ -167,11 +169,33 @@ impl SimPod {
     /// Restart the process at `now`, as after a crash or a delete: counters and state start
     /// from zero, the log shows a fresh start.
     pub fn restart(&mut self, now: f64) {
+        self.start_process(now, now, now);
+    }
+
+    /// Stop the process at `now` (a pod deleted): it writes its shutdown lines and no longer
+    /// serves until started again; a pending restart is cancelled.
+    pub fn stop(&mut self, now: f64) {
         self.advance_to(now);
         if self.serving {
             self.log_lines(now, SHUTDOWN);
         }
-        self.start(now, now, true, OOM_UP_S);
+        self.serving = false;
+        self.restart_at = None;
+        self.next_crash_at = None;
+    }
+
+    /// A new process that started at `starting_at` and serves from `ready_at` (at most
+    /// `now`), told at `now`: counters and state start from zero at `ready_at`, its start-up
+    /// lines span the two times. A process still serving is shut down first.
+    pub fn start_process(&mut self, starting_at: f64, ready_at: f64, now: f64) {
+        let ready_at = ready_at.min(now);
+        let starting_at = starting_at.min(ready_at);
+        self.advance_to(now);
+        if self.serving {
+            self.log_lines(now, SHUTDOWN);
+        }
+        self.start(starting_at, ready_at, true, OOM_UP_S);
+        self.advance_to(now);
     }
 
     /// The pod's log.
@@ -231,10 +255,8 @@ impl SimPod {
             }
         }
         let version = self.version();
-        // Start-up takes STARTUP_S normally; squeeze its lines into a shorter restart.
-        let squeeze = ((ready_at - starting_at) / STARTUP_S).clamp(0.0, 1.0);
-        for (at, text) in logs::startup(&self.spec, self.gpu.spec(), version, ready_at) {
-            let at = ready_at - (ready_at - at) * squeeze;
+        for (at, text) in logs::startup(&self.spec, self.gpu.spec(), version, starting_at, ready_at)
+        {
             self.log.push(at, self.restarts, text);
         }
         self.serving = true;
@@ -256,6 +278,7 @@ impl SimPod {
         }
         self.serving = false;
         self.last_exit = Some(ContainerExit {
+            started: self.engine.started_at(),
             at,
             reason: "Error",
             exit_code: 1,

@@ -121,10 +121,16 @@ fn header(width: usize, theme: &Theme) -> Line<'static> {
 
 fn row(d: &DeploymentSummary, width: usize, show_context: bool, theme: &Theme) -> Line<'static> {
     let (name_w, shown) = layout(width);
-    let name = if show_context {
+    let qualified = if show_context {
         format!("{}/{}/{}", d.context, d.namespace, d.name)
     } else {
         format!("{}/{}", d.namespace, d.name)
+    };
+    // Where the column is narrow (80 columns), the Deployment's own name before its namespace.
+    let name = if qualified.chars().count() <= name_w {
+        qualified
+    } else {
+        d.name.clone()
     };
     let mut ready = format!("{}/{}", d.ready, d.desired);
     if d.rolling_out {
@@ -207,5 +213,33 @@ mod tests {
             name,
             200 - (READY_W + 1 + HPA_W + 1 + METRIC_W + 1 + PDB_W + 1)
         );
+    }
+
+    #[test]
+    fn a_narrow_name_column_drops_the_namespace_before_cutting_the_name() {
+        let d = DeploymentSummary {
+            context: "kvtop-sim".into(),
+            namespace: "llm".into(),
+            name: "vllm-llama-8b".into(),
+            desired: 4,
+            ready: 4,
+            updated: 4,
+            available: 4,
+            rolling_out: false,
+            hpa: None,
+            pdb: None,
+        };
+        let theme = Theme::fallback_mono();
+        let text = |width: usize| -> String {
+            row(&d, width, false, &theme)
+                .spans
+                .iter()
+                .map(|s| s.content.as_ref())
+                .collect()
+        };
+        // 78 columns (an 80-column terminal) leave 16 for the name: `llm/vllm-llama-8b` is 17.
+        assert_eq!(layout(78).0, 16);
+        assert!(text(78).starts_with("vllm-llama-8b    4/4"), "{}", text(78));
+        assert!(text(120).starts_with("llm/vllm-llama-8b "), "{}", text(120));
     }
 }

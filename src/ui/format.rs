@@ -186,7 +186,9 @@ pub fn truncate(s: &str, width: usize) -> String {
 }
 
 /// `s` cut in the middle to at most `width` columns: pod and host names differ at their ends
-/// (`vllm-llama-8b-98ztx-pfwbm`), so both ends stay visible: `vllm-llama-…-pfwbm`.
+/// (`vllm-llama-8b-98ztx-pfwbm`), so both ends stay visible. A short last `-` segment (a
+/// pod's random suffix) is kept whole and the rest of the room goes to the start, where the
+/// Deployment's name is: `vllm-llama…pfwbm`; other names keep equal parts of both ends.
 pub fn truncate_middle(s: &str, width: usize) -> String {
     let s = printable(s);
     let len = s.chars().count();
@@ -196,7 +198,12 @@ pub fn truncate_middle(s: &str, width: usize) -> String {
     if width < 8 {
         return truncate(&s, width);
     }
-    let tail = (width - 1) / 2;
+    let last_segment = s.rsplit('-').next().map_or(0, |seg| seg.chars().count());
+    let tail = if s.contains('-') && (1..=(width - 1) / 2).contains(&last_segment) {
+        last_segment
+    } else {
+        (width - 1) / 2
+    };
     let head = width - 1 - tail;
     let mut out: String = s.chars().take(head).collect();
     out.push('…');
@@ -237,9 +244,19 @@ mod tests {
             truncate_middle("vllm-llama-8b-98ztx-pfwbm", 25),
             "vllm-llama-8b-98ztx-pfwbm"
         );
+        // The pod's suffix whole, the rest to the Deployment's name.
         assert_eq!(
             truncate_middle("vllm-llama-8b-98ztx-pfwbm", 15),
-            "vllm-ll…x-pfwbm"
+            "vllm-llam…pfwbm"
+        );
+        assert_eq!(
+            truncate_middle("vllm-qwen-7b-sz7s2-gdd2m", 16),
+            "vllm-qwen-…gdd2m"
+        );
+        // No short last segment: equal ends.
+        assert_eq!(
+            truncate_middle("gpu-node-00.cluster.local:9400", 15),
+            "gpu-nod…al:9400"
         );
         assert_eq!(
             truncate_middle("vllm-llama-8b-98ztx-pfwbm", 15)

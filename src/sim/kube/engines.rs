@@ -1,9 +1,11 @@
 //! The simulated cluster's hold on the engines: stop a pod's process, start it again, take it
-//! in or out of routing, read what its stats line reports.
+//! in or out of routing, read its state and its log.
 
 use std::sync::Arc;
 
+use crate::sim::logs::LogLine;
 use crate::sim::model::EngineCounters;
+use crate::sim::pod::PodLifecycle;
 use crate::sim::server::{EngineSite, SimClock};
 
 /// One read of an engine for its periodic stats line.
@@ -37,29 +39,61 @@ impl EngineLink {
         self.clock.time_scale()
     }
 
-    /// Stop the engine's process: it no longer serves and loses its requests at the next start.
-    pub fn stop(&self, engine: usize, now: f64) {
-        if let Some(site) = self.sites.get(engine) {
-            site.with_pod(|pod| {
-                pod.advance_to(now);
-                pod.serving = false;
-            });
-        }
+    /// Stop the engine's process: it writes its shutdown lines, no longer serves and loses its
+    /// requests at the next start. Returns the log cursor after its last line.
+    pub fn stop(&self, engine: usize, now: f64) -> Option<u64> {
+        let site = self.sites.get(engine)?;
+        Some(site.with_pod(|pod| {
+            pod.stop(now);
+            pod.log().cursor()
+        }))
     }
 
-    /// Start the engine's process at `now` (counters from zero), with traffic when `routed`.
-    pub fn start(&self, engine: usize, now: f64, routed: bool) {
-        if let Some(site) = self.sites.get(engine) {
-            site.with_pod(|pod| {
-                pod.restart(now);
-                let rate = if routed {
-                    pod.spec.params.traffic.arrival_rate
-                } else {
-                    0.0
-                };
-                pod.engine.set_arrival_rate(rate);
-            });
-        }
+    /// Start the engine's process (counters from zero), with traffic when `routed`: it started
+    /// at `starting_at` and serves from `ready_at`, told at `now`. Returns where its lines
+    /// begin in the engine's log and its container instance number.
+    pub fn start(
+        &self,
+        engine: usize,
+        starting_at: f64,
+        ready_at: f64,
+        now: f64,
+        routed: bool,
+    ) -> Option<(u64, u32)> {
+        let site = self.sites.get(engine)?;
+        Some(site.with_pod(|pod| {
+            let from = pod.log().cursor();
+            pod.start_process(starting_at, ready_at, now);
+            let rate = if routed {
+                pod.spec.params.traffic.arrival_rate
+            } else {
+                0.0
+            };
+            pod.engine.set_arrival_rate(rate);
+            (from, pod.lifecycle().restarts)
+        }))
+    }
+
+    /// The engine's log lines from `cursor` on, as of `now`.
+    pub fn log_since(&self, engine: usize, cursor: u64, now: f64) -> Vec<LogLine> {
+        self.sites
+            .get(engine)
+            .map(|site| {
+                site.with_pod(|pod| {
+                    pod.advance_to(now);
+                    pod.log().since(cursor).0
+                })
+            })
+            .unwrap_or_default()
+    }
+
+    /// The engine's container state as of `now` (serving, restarts, last exit).
+    pub fn lifecycle(&self, engine: usize, now: f64) -> Option<PodLifecycle> {
+        let site = self.sites.get(engine)?;
+        Some(site.with_pod(|pod| {
+            pod.advance_to(now);
+            pod.lifecycle()
+        }))
     }
 
     /// Take the engine in (its configured arrival rate) or out (no new requests) of routing.

@@ -14,7 +14,10 @@
 //! (its arrival rate goes to 0 and it drains); deleting or evicting a pod stops its engine and
 //! the ReplicaSet starts a replacement (new name) that restarts it with fresh counters; a changed
 //! `kubectl.kubernetes.io/restartedAt` template annotation rolls the Deployment one pod at a
-//! time; `spec.unschedulable` cordons a node (replacements on it stay Pending). Evictions honour
+//! time; `spec.unschedulable` cordons a node (replacements on it stay Pending). A serving pod's
+//! container is its engine's process: `pods/log` serves the engine's own lines
+//! ([`crate::sim::logs`]), and an engine that crashes (the `oom-crashloop` scenario) restarts
+//! the pod's container (restart count, last state, `previous=true` log). Evictions honour
 //! each Deployment's PDB (`minAvailable: 2`, else 429); HPAs (`min = max = replicas`, one GPU
 //! per engine) report average `vllm:num_requests_waiting` against 50.
 //!
@@ -30,7 +33,6 @@ pub mod objects;
 pub mod patch;
 mod routes;
 pub mod status;
-pub mod vllm_log;
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::{Arc, Mutex};

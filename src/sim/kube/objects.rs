@@ -4,10 +4,10 @@
 
 use serde_json::{Value, json};
 
-use super::vllm_log::vllm_release;
 use crate::kube_model::DEFAULT_ROUTING_LABEL;
 use crate::sim::SimVersion;
 use crate::sim::fleet::{CONTAINER, EngineSpec, ModelSpec, Scenario};
+use crate::sim::logs::vllm_release;
 
 /// Label every simulated vLLM pod carries (and the default discovery selectors include).
 pub const APP_LABEL: (&str, &str) = ("app.kubernetes.io/name", "vllm");

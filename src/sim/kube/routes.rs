@@ -321,7 +321,7 @@ async fn pod_log(State(s): St, Path(p): Path<Params>, Query(q): Query<Params>) -
     let result = s.with_cluster(|c, now| {
         c.authorize(&access("get", Kind::Pod, &p, Some("log")))?;
         c.get(Kind::Pod, ns.as_deref(), &name)?;
-        c.log_entries(&name, &query, now)
+        c.log_entries(&name, &query, now, &s.engines)
     });
     let lines = match result {
         Ok(lines) => lines,
@@ -383,7 +383,7 @@ impl Follow {
             };
             let lines = self
                 .shared
-                .with_cluster(|c, now| c.log_entries(&self.name, &query, now))
+                .with_cluster(|c, now| c.log_entries(&self.name, &query, now, &self.shared.engines))
                 .ok()?;
             let fresh: Vec<&(f64, String)> =
                 lines.iter().filter(|(at, _)| *at > self.last).collect();

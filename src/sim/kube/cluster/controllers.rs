@@ -5,15 +5,14 @@
 use serde_json::{Value, json};
 
 use super::pod_status::Phase;
-use super::{Cluster, PodRec, pod_name};
+use super::{Cluster, EngineLog, PodRec, pod_name};
 use crate::kube_model::DEFAULT_ROUTING_LABEL;
 use crate::sim::fleet::CONTAINER;
 use crate::sim::kube::engines::EngineLink;
 use crate::sim::kube::objects::{
     self, HPA_METRIC, HPA_WAITING_TARGET, Involved, PDB_MIN_AVAILABLE,
 };
-use crate::sim::kube::vllm_log::{self, StatsWindow};
-use crate::sim::model::EngineCounters;
+use crate::sim::logs;
 
 /// The HPA algorithm's tolerance: no change while the ratio is within 10 % of 1.
 const HPA_TOLERANCE: f64 = 0.1;
@@ -33,7 +32,7 @@ impl Cluster {
             self.run_pod(index, now, engines);
         }
         self.roll_out(now, engines);
-        self.refresh_pods(now);
+        self.refresh_pods(now, engines);
         self.refresh_controllers(now);
         if now >= self.next_hpa {
             self.evaluate_hpas(now, engines);
@@ -155,14 +154,16 @@ impl Cluster {
             Phase::Unscheduled { .. } | Phase::Creating => {}
             Phase::Starting { since } => self.container_started(index, since),
             Phase::Ready { since } => {
-                self.container_started(index, since - self.cfg.timings.starting);
-                self.serve(index, now, engines);
+                let started = since - self.cfg.timings.starting;
+                self.container_started(index, started);
+                self.serve(index, started, since, now, engines);
             }
             Phase::Crashing(cl) => self.crash_loop(index, &cl, now),
         }
     }
 
-    /// Events and start-up log lines of a container that started at `started`.
+    /// Events of a container that started at `started`, and until its engine is up the
+    /// start-up lines it is writing (the engine writes the same ones once it serves).
     fn container_started(&mut self, index: usize, started: f64) {
         let Some(pod) = self.pods.get(index) else {
             return;
@@ -177,8 +178,13 @@ impl Cluster {
             .unwrap_or("")
             .to_owned();
         let prior_start = pod.prior.as_ref().map(|prior| prior.started);
+        let engine_up = pod.engine_up;
         self.container_events(&involved, host.as_deref(), &image, 1, started);
-        let lines = self.startup_lines(index, started);
+        let lines = if engine_up {
+            Vec::new()
+        } else {
+            self.startup_lines(index, started)
+        };
         // The killed container's log: its start-up, cut off where the kernel killed it.
         let prior_lines = prior_start.map(|at| self.startup_lines(index, at));
         if let Some(pod) = self.pods.get_mut(index) {
@@ -214,67 +220,45 @@ impl Cluster {
         }
     }
 
+    /// The start-up lines of the pod's engine for a container started at `started`.
     fn startup_lines(&self, index: usize, started: f64) -> Vec<(f64, String)> {
-        let Some(pod) = self.pods.get(index) else {
+        let Some(slot) = self.pods.get(index).and_then(|p| self.slots.get(p.engine)) else {
             return Vec::new();
         };
-        let Some(slot) = self.slots.get(pod.engine) else {
-            return Vec::new();
-        };
-        vllm_log::startup(
+        logs::startup(
+            &slot.spec,
+            &slot.gpu,
+            self.version,
             started,
             started + self.cfg.timings.starting,
-            slot.spec.model,
-            &slot.spec.params,
-            slot.port,
-            self.version,
         )
     }
 
-    /// A ready pod: start its engine once, then print a stats line every log interval.
-    fn serve(&mut self, index: usize, now: f64, engines: &EngineLink) {
-        let interval = self.cfg.log_interval;
-        let version = self.version;
-        let capacity = self.cfg.log_capacity;
+    /// A ready pod: start its engine once (it started at `started`, ready at `ready`). From
+    /// then on the engine writes the pod's log, start-up lines included.
+    fn serve(&mut self, index: usize, started: f64, ready: f64, now: f64, engines: &EngineLink) {
+        let Some(pod) = self.pods.get(index) else {
+            return;
+        };
+        if pod.deleting.is_some() || pod.crash || pod.engine_up {
+            return;
+        }
+        let startup = self.startup_lines(index, started);
         let Some(pod) = self.pods.get_mut(index) else {
             return;
         };
-        if pod.deleting.is_some() || pod.crash {
-            return;
+        let routed = pod.obj["metadata"]["labels"][DEFAULT_ROUTING_LABEL] == "true";
+        pod.engine_up = true;
+        if let Some((from, instance)) = engines.start(pod.engine, started, ready, now, routed) {
+            pod.engine_log = Some(EngineLog {
+                from,
+                until: None,
+                instance,
+                since: ready,
+            });
+            // The engine's log has these lines now.
+            pod.log.retain(|line| !startup.contains(line));
         }
-        if !pod.engine_up {
-            let routed = pod.obj["metadata"]["labels"][DEFAULT_ROUTING_LABEL] == "true";
-            engines.start(pod.engine, now, routed);
-            pod.engine_up = true;
-            pod.last_reading = Some((now, EngineCounters::default()));
-            pod.next_stats = now + interval;
-            return;
-        }
-        if now < pod.next_stats {
-            return;
-        }
-        let Some(reading) = engines.read(pod.engine, now) else {
-            return;
-        };
-        let (t0, c0) = pod
-            .last_reading
-            .unwrap_or((now - interval, EngineCounters::default()));
-        let dt = (now - t0).max(1e-3);
-        let c1 = reading.counters;
-        let queries = c1.prefix_queries.saturating_sub(c0.prefix_queries);
-        let window = StatsWindow {
-            prompt_tps: c1.prompt_tokens.saturating_sub(c0.prompt_tokens) as f64 / dt,
-            generation_tps: c1.generation_tokens.saturating_sub(c0.generation_tokens) as f64 / dt,
-            running: reading.running,
-            waiting: reading.waiting,
-            kv_usage: reading.kv_usage,
-            prefix_hit_rate: (queries > 0)
-                .then(|| c1.prefix_hits.saturating_sub(c0.prefix_hits) as f64 / queries as f64),
-        };
-        pod.log.push((now, vllm_log::stats(now, &window, version)));
-        trim(&mut pod.log, capacity);
-        pod.last_reading = Some((now, c1));
-        pod.next_stats = (pod.next_stats + interval).max(now + interval * 0.5);
     }
 
     /// A crash-looping pod: one set of container events per run, a back-off event per failure,
@@ -328,36 +312,24 @@ impl Cluster {
         }
     }
 
-    /// The log of one crashing run that started at `started`.
+    /// The log of one crashing run that started at `started`: it never gets past the
+    /// profiling run, which runs out of memory.
     fn crash_run_lines(&self, index: usize, started: f64) -> Vec<(f64, String)> {
-        let Some(pod) = self.pods.get(index) else {
+        let Some(slot) = self.pods.get(index).and_then(|p| self.slots.get(p.engine)) else {
             return Vec::new();
         };
-        let Some(slot) = self.slots.get(pod.engine) else {
-            return Vec::new();
-        };
-        let run = self.cfg.timings.crash_after;
-        let mut lines = vllm_log::startup(
-            started,
-            started + run,
-            slot.spec.model,
-            &slot.spec.params,
-            slot.port,
-            self.version,
-        );
-        // It never gets as far as serving: keep the lines before the profiling run.
-        lines.truncate(4);
         let budget = match slot.tuning {
             objects::Tuning::OversizedChunkedPrefill => objects::OVERSIZED_BATCHED_TOKENS,
             _ => u64::from(slot.spec.params.max_num_batched_tokens),
         };
-        lines.extend(vllm_log::oom_crash(
-            started + run,
-            slot.spec.model,
+        logs::failed_startup(
+            &slot.spec,
+            &slot.gpu,
+            self.version,
+            started,
+            started + self.cfg.timings.crash_after,
             budget,
-            slot.gpu_total_mib,
-        ));
-        lines
+        )
     }
 
     /// Replace the Deployments' old pods one at a time (maxSurge 0, maxUnavailable 1): the next
@@ -454,12 +426,17 @@ impl Cluster {
     }
 
     /// Rewrite each pod's status; a changed status gets a new resource version.
-    fn refresh_pods(&mut self, now: f64) {
+    fn refresh_pods(&mut self, now: f64, engines: &EngineLink) {
         for index in 0..self.pods.len() {
             let Some(pod) = self.pods.get(index) else {
                 continue;
             };
-            let status = self.pod_status(pod, now);
+            // A serving pod's container is its engine's process: its crashes are the pod's.
+            let process = pod
+                .engine_log
+                .filter(|_| pod.deleting.is_none())
+                .and_then(|span| Some((span, engines.lifecycle(pod.engine, now)?)));
+            let status = self.pod_status(pod, now, process.as_ref());
             if pod.obj["status"] != status {
                 let rv = self.bump();
                 if let Some(pod) = self.pods.get_mut(index) {

@@ -22,7 +22,7 @@ use super::objects::{self, Involved, Tuning};
 use crate::kube_model::{FieldSelector, LabelSelector};
 use crate::sim::SimVersion;
 use crate::sim::fleet::{EngineSpec, FleetPlan, MODELS, ModelSpec, Scenario};
-use crate::sim::model::EngineCounters;
+use crate::sim::gpu::GpuSpec;
 use crate::sim::sampling::Sampler;
 
 pub use access::{AccessRequest, Denial};
@@ -38,11 +38,10 @@ pub struct ClusterConfig {
     /// The user the API authenticates every request as (named in 403 messages).
     pub user: String,
     pub timings: Timings,
-    /// Seconds between vLLM's stats lines (vLLM logs them every 10 s).
-    pub log_interval: f64,
     /// Seconds between HPA evaluations (the controller's default sync period is 15 s).
     pub hpa_period: f64,
-    /// Log lines kept per container run.
+    /// Lines the cluster itself keeps per container run (a crash loop's runs, a starting
+    /// container's start-up, planted lines); a running engine's lines live in its own log.
     pub log_capacity: usize,
     /// Events kept in the cluster.
     pub event_capacity: usize,
@@ -54,7 +53,6 @@ impl Default for ClusterConfig {
             namespace: crate::sim::fleet::NAMESPACE.to_owned(),
             user: "kvtop-sim".to_owned(),
             timings: Timings::default(),
-            log_interval: 10.0,
             hpa_period: 15.0,
             log_capacity: 2_000,
             event_capacity: 5_000,
@@ -167,7 +165,8 @@ struct EngineSlot {
     tuning: Tuning,
     /// The pod IP advertised in pod status (`127.0.0.1` unless a test overrides it).
     pod_ip: String,
-    gpu_total_mib: u64,
+    /// The GPU model of the engine's node.
+    gpu: GpuSpec,
 }
 
 /// How an earlier container run ended, for pods that start with history.
@@ -188,6 +187,19 @@ struct Emitted {
     unschedulable: bool,
 }
 
+/// Where a pod's lines are in its engine's log: the engine process it started, from the
+/// cursor where that process's lines begin to the one where the pod stopped it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct EngineLog {
+    from: u64,
+    until: Option<u64>,
+    /// The engine's container instance number when the pod started it: later instances are
+    /// restarts of the pod's container.
+    instance: u32,
+    /// When that process started serving (an engine exit before it is not the pod's).
+    since: f64,
+}
+
 /// One pod and what its containers have done.
 #[derive(Debug, Clone)]
 struct PodRec {
@@ -203,7 +215,9 @@ struct PodRec {
     /// The engine cannot start (crash loop).
     crash: bool,
     prior: Option<PriorRun>,
-    /// Current container run's log lines (time, text); future-dated lines show up when due.
+    /// Lines of the current container run that only the cluster knows (time, text): a crash
+    /// loop's run, the start-up of a container whose engine is not up yet, planted lines.
+    /// Future-dated lines show up when due.
     log: Vec<(f64, String)>,
     previous_log: Vec<(f64, String)>,
     /// Start of the crash-loop run whose lines are in `log`.
@@ -211,8 +225,8 @@ struct PodRec {
     startup_logged: bool,
     /// The engine's process was started for this pod.
     engine_up: bool,
-    next_stats: f64,
-    last_reading: Option<(f64, EngineCounters)>,
+    /// The pod's lines in its engine's log, once its engine is up.
+    engine_log: Option<EngineLog>,
     emitted: Emitted,
 }
 
@@ -304,13 +318,16 @@ impl Cluster {
             ));
         }
         for spec in &plan.engines {
-            let gpu_total_mib = plan.nodes.get(spec.node).map_or(0, |n| n.gpu.fb_total_mib);
+            let gpu = plan
+                .nodes
+                .get(spec.node)
+                .map_or(crate::sim::gpu::H100_SXM, |n| n.gpu.clone());
             c.slots.push(EngineSlot {
                 spec: spec.clone(),
                 port: ports.get(spec.index).copied().unwrap_or(0),
                 tuning: objects::tuning_for(spec, plan.engines.len()),
                 pod_ip: "127.0.0.1".to_owned(),
-                gpu_total_mib,
+                gpu,
             });
         }
         for model in MODELS {
@@ -383,10 +400,15 @@ impl Cluster {
                 pod.scheduled = Some(pod_created);
                 pod.obj["spec"]["nodeName"] = node.unwrap_or_default().into();
                 if !crash {
-                    // The engine process is already serving: adopt it without a restart.
+                    // The engine process is already serving: adopt it (and its whole log)
+                    // without a restart.
                     pod.engine_up = true;
-                    pod.next_stats = now + self.cfg.log_interval;
-                    pod.last_reading = Some((now, EngineCounters::default()));
+                    pod.engine_log = Some(EngineLog {
+                        from: 0,
+                        until: None,
+                        instance: 0,
+                        since: f64::NEG_INFINITY,
+                    });
                 }
             }
         }
@@ -498,8 +520,7 @@ impl Cluster {
             logged_run: None,
             startup_logged: false,
             engine_up: false,
-            next_stats: 0.0,
-            last_reading: None,
+            engine_log: None,
             emitted: Emitted::default(),
         });
     }

@@ -366,7 +366,10 @@ impl Cluster {
         let (engine, deployment, crash, was_up) =
             (pod.engine, pod.deployment, pod.crash, pod.engine_up);
         if was_up && !crash {
-            engines.stop(engine, now);
+            let until = engines.stop(engine, now);
+            if let Some(log) = pod.engine_log.as_mut() {
+                log.until = until;
+            }
         }
         self.emit(
             &involved,
@@ -434,20 +437,31 @@ impl Cluster {
     }
 
     /// A container's log lines up to `now`, filtered as `pods/log` does.
-    pub fn log(&self, name: &str, q: &LogQuery, now: f64) -> Result<Vec<String>, ApiError> {
+    pub fn log(
+        &self,
+        name: &str,
+        q: &LogQuery,
+        now: f64,
+        engines: &EngineLink,
+    ) -> Result<Vec<String>, ApiError> {
         Ok(self
-            .log_entries(name, q, now)?
+            .log_entries(name, q, now, engines)?
             .into_iter()
             .map(|(_, line)| line)
             .collect())
     }
 
     /// Like [`Cluster::log`], with each line's time (for following).
+    ///
+    /// Once its engine is up, a pod's container log is its engine's own log (the lines of the
+    /// engine's current process, and of the one before as `previous`), with the lines only the
+    /// cluster knows merged in by time.
     pub fn log_entries(
         &self,
         name: &str,
         q: &LogQuery,
         now: f64,
+        engines: &EngineLink,
     ) -> Result<Vec<(f64, String)>, ApiError> {
         let Some(pod) = self.pods.iter().find(|p| pod_name(p) == name) else {
             return Err(ApiError::not_found("pods", name));
@@ -470,15 +484,19 @@ impl Cluster {
                 "container \"{CONTAINER}\" in pod \"{name}\" is waiting to start: {reason}"
             )));
         }
+        let (current, previous) = match pod.engine_log {
+            Some(span) => engine_runs(pod, span, engines.log_since(pod.engine, span.from, now)),
+            None => (pod.log.clone(), pod.previous_log.clone()),
+        };
         let source = if q.previous {
-            if pod.previous_log.is_empty() {
+            if previous.is_empty() {
                 return Err(ApiError::bad_request(format!(
                     "previous terminated container \"{CONTAINER}\" in pod \"{name}\" not found"
                 )));
             }
-            &pod.previous_log
+            previous
         } else {
-            &pod.log
+            current
         };
         let since = match (q.since_time, q.since_seconds) {
             (Some(t), _) => t,
@@ -561,6 +579,45 @@ impl Cluster {
             None => false,
         }
     }
+}
+
+/// Log lines with the time each was written.
+type TimedLines = Vec<(f64, String)>;
+
+/// A pod's current and previous container logs from its engine's lines (`lines`, read from
+/// `span.from`): the lines of the engine's latest process up to `span.until`, with the pod's
+/// own lines merged in by time, and the lines of the process before it, or the pod's own
+/// previous log when the engine has not restarted since the pod started it.
+fn engine_runs(
+    pod: &super::PodRec,
+    span: super::EngineLog,
+    lines: Vec<crate::sim::logs::LogLine>,
+) -> (TimedLines, TimedLines) {
+    let lines: Vec<_> = lines
+        .into_iter()
+        .filter(|l| span.until.is_none_or(|until| l.seq < until))
+        .collect();
+    let latest = lines
+        .iter()
+        .map(|l| l.container)
+        .max()
+        .unwrap_or(span.instance);
+    let of = |instance: u32| -> Vec<(f64, String)> {
+        lines
+            .iter()
+            .filter(|l| l.container == instance)
+            .map(|l| (l.at, l.text.clone()))
+            .collect()
+    };
+    let mut current = of(latest);
+    current.extend(pod.log.iter().cloned());
+    // Stable: lines of the same time keep their order, the engine's first.
+    current.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let previous = match latest.checked_sub(1).filter(|p| *p >= span.instance) {
+        Some(before) => of(before),
+        None => pod.previous_log.clone(),
+    };
+    (current, previous)
 }
 
 /// The kind's singular name for messages (`Pod "x" is invalid`).

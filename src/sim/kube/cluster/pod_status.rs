@@ -2,7 +2,8 @@
 
 use serde_json::{Value, json};
 
-use super::{Cluster, PodRec};
+use super::{Cluster, EngineLog, PodRec};
+use crate::sim::PodLifecycle;
 use crate::sim::fleet::CONTAINER;
 use crate::sim::kube::lifecycle::{self, CrashLoop, Stage};
 use crate::sim::kube::objects::time;
@@ -49,8 +50,14 @@ impl Cluster {
         }
     }
 
-    /// The pod's `status` at `now`.
-    pub(super) fn pod_status(&self, pod: &PodRec, now: f64) -> Value {
+    /// The pod's `status` at `now`; `process` is its engine's process once the engine serves
+    /// for it (its crashes and restarts are the container's).
+    pub(super) fn pod_status(
+        &self,
+        pod: &PodRec,
+        now: f64,
+        process: Option<&(EngineLog, PodLifecycle)>,
+    ) -> Value {
         let phase = self.phase_of(pod, now);
         let slot = self.slots.get(pod.engine);
         let image = pod.obj["spec"]["containers"][0]["image"].clone();
@@ -109,14 +116,28 @@ impl Cluster {
                 restarts_before,
                 true,
             ),
-            Phase::Ready { since } => (
-                "Running",
-                !terminating,
-                since,
-                json!({"running": {"startedAt": time(since - self.cfg.timings.starting)}}),
-                restarts_before,
-                true,
-            ),
+            Phase::Ready { since } => match process {
+                Some((span, life)) => {
+                    let (state, ready, ready_since, restarts, started) =
+                        self.engine_container(pod, span, life, since, &mut last_state);
+                    (
+                        "Running",
+                        ready && !terminating,
+                        ready_since,
+                        state,
+                        restarts_before + restarts,
+                        started,
+                    )
+                }
+                None => (
+                    "Running",
+                    !terminating,
+                    since,
+                    json!({"running": {"startedAt": time(since - self.cfg.timings.starting)}}),
+                    restarts_before,
+                    true,
+                ),
+            },
             Phase::Crashing(cl) => {
                 if let (Some(finished), Some(run_started)) =
                     (cl.last_failed, cl.last_failed_started)
@@ -182,6 +203,64 @@ impl Cluster {
             "containerStatuses": [container],
             "qosClass": "Burstable",
         })
+    }
+
+    /// The container of a ready pod as its engine's process makes it: restarted as often as
+    /// the engine since the pod started it, terminated with the engine's last exit, waiting
+    /// in `CrashLoopBackOff` while a crashed engine waits for its restart, not ready while
+    /// the engine does not serve. Returns (state, ready, ready since, restarts, started) and
+    /// sets `last_state`.
+    fn engine_container(
+        &self,
+        pod: &PodRec,
+        span: &EngineLog,
+        life: &PodLifecycle,
+        ready_at: f64,
+        last_state: &mut Value,
+    ) -> (Value, bool, f64, u32, bool) {
+        let restarts = life.restarts.saturating_sub(span.instance);
+        let exit = life.last_exit.as_ref().filter(|e| e.at >= span.since);
+        if let Some(exit) = exit {
+            *last_state = json!({"terminated": {
+                "exitCode": exit.exit_code, "reason": exit.reason, "message": exit.message,
+                "startedAt": time(exit.started), "finishedAt": time(exit.at),
+                "containerID": format!("containerd://{:064x}", exit.started.to_bits()),
+            }});
+        }
+        let started_at = if restarts > 0 {
+            life.started_at
+        } else {
+            ready_at - self.cfg.timings.starting
+        };
+        if life.serving {
+            let since = if restarts > 0 {
+                life.started_at
+            } else {
+                ready_at
+            };
+            let state = json!({"running": {"startedAt": time(started_at)}});
+            return (state, true, since, restarts, true);
+        }
+        match (exit, life.restart_at) {
+            (Some(exit), Some(restart_at)) => {
+                let state = json!({"waiting": {
+                    "reason": "CrashLoopBackOff",
+                    "message": format!(
+                        "back-off {}s restarting failed container={CONTAINER} pod={}_{}({})",
+                        (restart_at - exit.at).round() as i64,
+                        pod.obj["metadata"]["name"].as_str().unwrap_or(""),
+                        self.cfg.namespace,
+                        pod.obj["metadata"]["uid"].as_str().unwrap_or(""),
+                    ),
+                }});
+                (state, false, exit.at, restarts, false)
+            }
+            // Stopped for good (the engine is down): running, failing its readiness probe.
+            _ => {
+                let state = json!({"running": {"startedAt": time(started_at)}});
+                (state, false, started_at, restarts, true)
+            }
+        }
     }
 
     /// Why a pod cannot be scheduled: its engine's node is cordoned, or the GPU it needs is

@@ -1,0 +1,99 @@
+//! `kvtop sim --kube` serves the simulated Kubernetes API next to the fleet and writes a
+//! kubeconfig for it, which another kvtop uses: `kvtop drain POD --kubeconfig FILE` plans the
+//! drain against the simulated cluster (no `--confirm`: plan only, exit code 4).
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+/// Kills the simulator when the test ends, however it ends.
+struct Running(Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn sim_kube_writes_a_kubeconfig_that_drain_can_use() {
+    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("temp dir: {e}"));
+    let kubeconfig = home.path().join("out").join("sim.kubeconfig");
+    let bin = env!("CARGO_BIN_EXE_kvtop");
+    let mut child = Command::new(bin)
+        .args(["sim", "--kube", "--engines", "4", "--kubeconfig-out"])
+        .arg(&kubeconfig)
+        .env("HOME", home.path())
+        .env("XDG_STATE_HOME", home.path().join("state"))
+        .env("XDG_CONFIG_HOME", home.path().join("config"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| panic!("start kvtop sim: {e}"));
+    let stdout = child.stdout.take();
+    let _sim = Running(child);
+    // Read the simulator's lines on a thread, so a silent simulator fails the test instead of
+    // hanging it.
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        if let Some(out) = stdout {
+            for line in BufReader::new(out).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        }
+    });
+    let mut lines = Vec::new();
+    while !lines
+        .iter()
+        .any(|l: &String| l.starts_with("Ctrl-C to stop"))
+    {
+        let line = rx
+            .recv_timeout(Duration::from_secs(30))
+            .unwrap_or_else(|_| panic!("kvtop sim said only: {lines:#?}"));
+        lines.push(line);
+    }
+    let announced = format!("kubeconfig: {}", kubeconfig.display());
+    assert!(lines.contains(&announced), "{lines:#?}");
+    let text = std::fs::read_to_string(&kubeconfig)
+        .unwrap_or_else(|e| panic!("{}: {e}", kubeconfig.display()));
+    assert!(
+        text.contains("\"current-context\": \"kvtop-sim\""),
+        "{text}"
+    );
+    // The first engine line names its pod: `vllm-llama-8b-HASH-SUFFIX  model  node  url`.
+    let pod = lines
+        .iter()
+        .find(|l| l.starts_with("vllm-"))
+        .and_then(|l| l.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no engine line: {lines:#?}"))
+        .to_owned();
+
+    let drain = Command::new(bin)
+        .args(["drain", &pod, "--kubeconfig"])
+        .arg(&kubeconfig)
+        .env("HOME", home.path())
+        .env("XDG_STATE_HOME", home.path().join("state"))
+        .env("XDG_CONFIG_HOME", home.path().join("config"))
+        .output()
+        .unwrap_or_else(|e| panic!("run kvtop drain: {e}"));
+    let out = String::from_utf8_lossy(&drain.stdout);
+    let err = String::from_utf8_lossy(&drain.stderr);
+    assert_eq!(drain.status.code(), Some(4), "plan only\n{out}\n{err}");
+    // The plan names the simulated cluster's context, the pod in its namespace, and the
+    // routing label it takes away first; the guards read the simulated cluster's RBAC.
+    assert!(
+        out.contains(&format!("drain pod llm/{pod} (context kvtop-sim)")),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!(
+            "PATCH /api/v1/namespaces/llm/pods/{pod} {{\"metadata\":{{\"labels\":{{\"kvtop.dev/serving\":null}}}}}}"
+        )),
+        "{out}"
+    );
+    assert!(out.contains("ok      rbac: may patch pods"), "{out}");
+}
