@@ -181,7 +181,6 @@ async fn sigterm_during_a_drain_wait_exits_and_audits_the_attempt() {
                     crash_after: 0.5,
                     terminating: 0.2,
                 },
-                log_interval: 1e9,
                 hpa_period: 1e9,
                 ..ClusterConfig::default()
             },

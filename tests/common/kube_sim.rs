@@ -24,7 +24,6 @@ pub async fn fast_cluster(engines: usize, seed: u64) -> (SimHandle, KubeSimHandl
                 crash_after: 0.5,
                 terminating: 0.2,
             },
-            log_interval: 1e9,
             hpa_period: 1e9,
             ..ClusterConfig::default()
         },
