@@ -6,90 +6,20 @@
 mod common;
 
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-struct Tmux {
-    socket: String,
-}
-
-impl Tmux {
-    fn new(tag: &str) -> Tmux {
-        Tmux {
-            socket: format!("kvtop-test-{tag}-{}", std::process::id()),
-        }
-    }
-
-    fn run(&self, args: &[&str]) -> String {
-        let out = Command::new("tmux")
-            .arg("-L")
-            .arg(&self.socket)
-            .args(args)
-            .output()
-            .expect("run tmux");
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    fn capture(&self) -> String {
-        self.run(&["capture-pane", "-p", "-t", "kvtop"])
-    }
-
-    /// Poll the screen until `pred` holds or the deadline passes; returns the last screen.
-    fn wait_for(&self, what: &str, deadline: Duration, pred: impl Fn(&str) -> bool) -> String {
-        let start = Instant::now();
-        loop {
-            let screen = self.capture();
-            if pred(&screen) {
-                return screen;
-            }
-            assert!(
-                start.elapsed() < deadline,
-                "waited {deadline:?} for {what}; screen:\n{screen}"
-            );
-            std::thread::sleep(Duration::from_millis(200));
-        }
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = Command::new("tmux")
-            .arg("-L")
-            .arg(&self.socket)
-            .arg("kill-server")
-            .output();
-    }
-}
+use common::tmux::Tmux;
 
 fn start_demo(tmux: &Tmux, width: u16, height: u16, extra: &str) -> tempfile::TempDir {
     let home = tempfile::tempdir().expect("temp home");
     let bin = env!("CARGO_BIN_EXE_kvtop");
-    // After kvtop exits, print the tty's canonical/echo modes so tests can tell raw from cooked.
-    let script = format!(
-        "{bin} demo {extra}; echo \"kvtop exited with status $?\"; \
-         stty -a | tr ' ;' '\\n\\n' | grep -x -e icanon -e -icanon -e echo -e -echo | sed 's/^/tty: /'; \
-         sleep 60"
+    tmux.start(
+        &format!("{bin} demo {extra}"),
+        width,
+        height,
+        home.path(),
+        &[],
     );
-    let home_path = home.path().display().to_string();
-    let (w, h) = (width.to_string(), height.to_string());
-    tmux.run(&[
-        "new-session",
-        "-d",
-        "-s",
-        "kvtop",
-        "-x",
-        &w,
-        "-y",
-        &h,
-        "-e",
-        &format!("HOME={home_path}"),
-        "-e",
-        &format!("XDG_CONFIG_HOME={home_path}/config"),
-        "-e",
-        &format!("XDG_STATE_HOME={home_path}/state"),
-        "-e",
-        "TERM=xterm-256color",
-        &script,
-    ]);
     home
 }
 
@@ -266,34 +196,6 @@ fn demo_fits_80x24_in_mono() {
     assert_terminal_restored(&tmux);
 }
 
-/// The pid of the `kvtop` process started under the pane's shell.
-fn kvtop_pid(tmux: &Tmux) -> u32 {
-    let shell: u32 = tmux
-        .run(&["list-panes", "-t", "kvtop", "-F", "#{pane_pid}"])
-        .trim()
-        .parse()
-        .expect("pane pid");
-    let entries = std::fs::read_dir("/proc").expect("read /proc");
-    for entry in entries.flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-            continue;
-        };
-        // Fields after the parenthesised command: state, ppid, ...
-        let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else {
-            continue;
-        };
-        let mut fields = rest.split_whitespace();
-        let ppid: Option<u32> = fields.nth(1).and_then(|p| p.parse().ok());
-        if ppid == Some(shell) && stat.contains("(kvtop)") {
-            return pid;
-        }
-    }
-    panic!("no kvtop process under the pane's shell {shell}");
-}
-
 fn signal_exit(signal: &str, expected_status: &str, demo_args: &str) {
     if !common::have_program("tmux") {
         return;
@@ -301,7 +203,7 @@ fn signal_exit(signal: &str, expected_status: &str, demo_args: &str) {
     let tmux = Tmux::new(signal);
     let _home = start_demo(&tmux, 100, 30, demo_args);
     tmux.wait_for("the fleet", Duration::from_secs(20), |s| s.contains(" UP"));
-    let pid = kvtop_pid(&tmux);
+    let pid = tmux.kvtop_pid();
     let status = Command::new("kill")
         .arg(format!("-{signal}"))
         .arg(pid.to_string())
@@ -318,20 +220,11 @@ fn signal_exit(signal: &str, expected_status: &str, demo_args: &str) {
     assert_terminal_restored(&tmux);
 }
 
-/// After kvtop exits the tty is back in cooked mode with echo (raw mode turns both off), and
-/// the console's screen is gone (the alternate screen was left).
+/// After kvtop exits the tty is back in cooked mode with echo, the alternate screen was left
+/// and the console's screen is gone.
 fn assert_terminal_restored(tmux: &Tmux) {
-    let screen = tmux.wait_for("the tty modes", Duration::from_secs(5), |s| {
-        s.contains("tty: ")
-    });
-    let modes: Vec<&str> = screen
-        .lines()
-        .filter_map(|l| l.strip_prefix("tty: "))
-        .collect();
-    assert!(
-        modes.contains(&"icanon") && modes.contains(&"echo"),
-        "tty left in raw mode: {modes:?}\n{screen}"
-    );
+    tmux.assert_terminal_restored();
+    let screen = tmux.capture();
     assert!(
         !screen.contains(" UP "),
         "the console's screen was left behind:\n{screen}"
