@@ -3,13 +3,13 @@
 //! the requests the API recorded, the cluster's state afterwards, the exit code, and the audit
 //! log.
 
+mod common;
+
 use std::path::PathBuf;
 use std::time::Duration;
 
-use kvtop::sim::kube::{
-    ClusterConfig, Denial, Fault, FaultRule, KubeSimConfig, KubeSimHandle, RecordedRequest, Timings,
-};
-use kvtop::sim::{SimConfig, SimHandle};
+use kvtop::sim::SimHandle;
+use kvtop::sim::kube::{Denial, Fault, FaultRule, KubeSimHandle, RecordedRequest};
 
 /// Generous bound for waits on the simulation; no test asserts how fast anything happens.
 const PATIENCE: Duration = Duration::from_secs(30);
@@ -80,30 +80,7 @@ impl Setup {
 
 /// Six engines: llama on 0, 2, 4; qwen on 1, 3, 5 (5 down). One node, `gpu-node-00`.
 async fn setup() -> Setup {
-    let sim = kvtop::sim::start(SimConfig {
-        engines: 6,
-        seed: 11,
-        ..SimConfig::default()
-    })
-    .await
-    .unwrap_or_else(|e| panic!("sim: {e}"));
-    let cfg = KubeSimConfig {
-        cluster: ClusterConfig {
-            timings: Timings {
-                creating: 0.2,
-                starting: 0.3,
-                crash_after: 0.5,
-                terminating: 0.2,
-            },
-            hpa_period: 1e9,
-            ..ClusterConfig::default()
-        },
-        tick: Duration::from_millis(50),
-        ..KubeSimConfig::default()
-    };
-    let kube = kvtop::sim::kube::start(&sim, cfg)
-        .await
-        .unwrap_or_else(|e| panic!("kube sim: {e}"));
+    let (sim, kube) = common::kube_sim::fast_cluster(6, 11).await;
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     std::fs::write(dir.path().join("kubeconfig"), kube.kubeconfig_yaml("sim"))
         .unwrap_or_else(|e| panic!("{e}"));

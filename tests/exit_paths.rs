@@ -158,38 +158,17 @@ fn a_panic_restores_the_terminal_and_prints_its_message() {
 /// holds the attempt as one complete JSON line marked interrupted, with the steps it reached.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_during_a_drain_wait_exits_and_audits_the_attempt() {
-    use kvtop::sim::kube::{ClusterConfig, KubeSimConfig, Timings};
     use kvtop::sim::{ScenarioAssignment, SimConfig};
 
     // Engine 2 (a llama pod) hangs: its requests stay running, so the drain waits.
     let stuck: ScenarioAssignment = "stuck-requests@2".parse().expect("scenario");
-    let sim = kvtop::sim::start(SimConfig {
+    let sim = SimConfig {
         engines: 3,
         seed: 11,
         scenarios: vec![stuck],
         ..SimConfig::default()
-    })
-    .await
-    .expect("sim");
-    let kube = kvtop::sim::kube::start(
-        &sim,
-        KubeSimConfig {
-            cluster: ClusterConfig {
-                timings: Timings {
-                    creating: 0.2,
-                    starting: 0.3,
-                    crash_after: 0.5,
-                    terminating: 0.2,
-                },
-                hpa_period: 1e9,
-                ..ClusterConfig::default()
-            },
-            tick: Duration::from_millis(50),
-            ..KubeSimConfig::default()
-        },
-    )
-    .await
-    .expect("kube sim");
+    };
+    let (sim, kube) = common::kube_sim::fast_cluster_of(sim, 1e9).await;
     let dir = tempfile::tempdir().expect("tempdir");
     let kubeconfig = dir.path().join("kubeconfig");
     std::fs::write(&kubeconfig, kube.kubeconfig_yaml("sim")).expect("kubeconfig");

@@ -4,6 +4,8 @@
 //! unreachable are scraped through the API server's proxy; Deployments come with their HPA
 //! and PDB; API failures are reported and survived.
 
+mod common;
+
 use std::collections::HashMap;
 use std::time::Duration;
 
@@ -15,7 +17,7 @@ use kvtop::app::{Command, Event, update};
 use kvtop::config::KubernetesConfig;
 use kvtop::fleet::{EngineStatus, Fleet, FleetSettings, TargetId};
 use kvtop::kube_model::{PodKey, ScrapeRoute, ScrapeVia};
-use kvtop::sim::kube::{ClusterConfig, Fault, FaultRule, KubeSimConfig, KubeSimHandle, Timings};
+use kvtop::sim::kube::{Fault, FaultRule, KubeSimConfig, KubeSimHandle};
 use kvtop::sim::{SimConfig, SimHandle};
 use kvtop::sources::kube::{ClusterClient, Discovery, PodScrapers};
 use kvtop::sources::{ScrapeSettings, build_client};
@@ -44,32 +46,7 @@ struct Setup {
 }
 
 async fn console(setup: Setup) -> Console {
-    let sim = kvtop::sim::start(SimConfig {
-        engines: setup.engines,
-        seed: 3,
-        ..SimConfig::default()
-    })
-    .await
-    .unwrap_or_else(|e| panic!("sim: {e}"));
-    let kube = kvtop::sim::kube::start(
-        &sim,
-        KubeSimConfig {
-            cluster: ClusterConfig {
-                timings: Timings {
-                    creating: 0.2,
-                    starting: 0.3,
-                    crash_after: 0.5,
-                    terminating: 0.2,
-                },
-                hpa_period: 1e9,
-                ..ClusterConfig::default()
-            },
-            tick: Duration::from_millis(50),
-            ..KubeSimConfig::default()
-        },
-    )
-    .await
-    .unwrap_or_else(|e| panic!("kube sim: {e}"));
+    let (sim, kube) = common::kube_sim::fast_cluster(setup.engines, 3).await;
     for engine in &setup.unreachable {
         kube.set_pod_ip(*engine, "127.0.0.2");
     }

@@ -3,6 +3,8 @@
 //! cordons, rollout restarts, access reviews, the pod proxy, and every injected fault giving
 //! the right `KubeError`.
 
+mod common;
+
 use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
@@ -17,9 +19,7 @@ use kube::api::{
 };
 use kube::{Client, ResourceExt};
 use kvtop::kube_model::{self, ConvertOptions, EndpointDefaults, PodInfo};
-use kvtop::sim::kube::{
-    ClusterConfig, Denial, Fault, FaultRule, KubeSimConfig, KubeSimHandle, Timings,
-};
+use kvtop::sim::kube::{Denial, Fault, FaultRule, KubeSimHandle};
 use kvtop::sim::{SimConfig, SimHandle};
 use kvtop::sources::kube::{ApiCall, KubeErrorKind};
 use serde_json::json;
@@ -38,31 +38,13 @@ async fn cluster() -> (SimHandle, KubeSimHandle, Client) {
 /// [`cluster`] with simulated time running `time_scale` times faster than the wall clock and
 /// HPA evaluations every `hpa_period`.
 async fn cluster_with(time_scale: f64, hpa_period: f64) -> (SimHandle, KubeSimHandle, Client) {
-    let sim = kvtop::sim::start(SimConfig {
+    let sim = SimConfig {
         engines: 6,
         seed: 7,
         time_scale,
         ..SimConfig::default()
-    })
-    .await
-    .unwrap_or_else(|e| panic!("sim: {e}"));
-    let cfg = KubeSimConfig {
-        cluster: ClusterConfig {
-            timings: Timings {
-                creating: 0.2,
-                starting: 0.3,
-                crash_after: 0.5,
-                terminating: 0.2,
-            },
-            hpa_period,
-            ..ClusterConfig::default()
-        },
-        tick: Duration::from_millis(50),
-        ..KubeSimConfig::default()
     };
-    let kube = kvtop::sim::kube::start(&sim, cfg)
-        .await
-        .unwrap_or_else(|e| panic!("kube sim: {e}"));
+    let (sim, kube) = common::kube_sim::fast_cluster_of(sim, hpa_period).await;
     let config = kube.client_config().unwrap_or_else(|e| panic!("{e}"));
     let client = Client::try_from(config).unwrap_or_else(|e| panic!("client: {e}"));
     (sim, kube, client)

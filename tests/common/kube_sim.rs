@@ -1,22 +1,16 @@
 //! A simulated fleet with its simulated Kubernetes API, with pod lifecycles short enough for
-//! tests (no stats log lines, no HPA evaluations after the first).
+//! tests (no HPA evaluations after the first unless asked).
 
 use std::time::Duration;
 
 use kvtop::sim::kube::{ClusterConfig, KubeSimConfig, KubeSimHandle, Timings};
 use kvtop::sim::{SimConfig, SimHandle};
 
-/// `engines` simulated engines (llama on even indices, qwen on odd; with six, engine 5 is
-/// down) and their cluster in namespace `llm`, one node `gpu-node-00`.
-pub async fn fast_cluster(engines: usize, seed: u64) -> (SimHandle, KubeSimHandle) {
-    let sim = kvtop::sim::start(SimConfig {
-        engines,
-        seed,
-        ..SimConfig::default()
-    })
-    .await
-    .unwrap_or_else(|e| panic!("sim: {e}"));
-    let cfg = KubeSimConfig {
+/// The simulated API's settings for tests: pods are created, started, crash and terminate in
+/// fractions of a second, controllers tick every 50 ms, HPAs are evaluated every `hpa_period`
+/// simulated seconds.
+pub fn fast_kube_config(hpa_period: f64) -> KubeSimConfig {
+    KubeSimConfig {
         cluster: ClusterConfig {
             timings: Timings {
                 creating: 0.2,
@@ -24,14 +18,32 @@ pub async fn fast_cluster(engines: usize, seed: u64) -> (SimHandle, KubeSimHandl
                 crash_after: 0.5,
                 terminating: 0.2,
             },
-            hpa_period: 1e9,
+            hpa_period,
             ..ClusterConfig::default()
         },
         tick: Duration::from_millis(50),
         ..KubeSimConfig::default()
-    };
-    let kube = kvtop::sim::kube::start(&sim, cfg)
+    }
+}
+
+/// A simulated fleet from `sim` and its fast cluster (see [`fast_kube_config`]).
+pub async fn fast_cluster_of(sim: SimConfig, hpa_period: f64) -> (SimHandle, KubeSimHandle) {
+    let sim = kvtop::sim::start(sim)
+        .await
+        .unwrap_or_else(|e| panic!("sim: {e}"));
+    let kube = kvtop::sim::kube::start(&sim, fast_kube_config(hpa_period))
         .await
         .unwrap_or_else(|e| panic!("kube sim: {e}"));
     (sim, kube)
+}
+
+/// `engines` simulated engines (llama on even indices, qwen on odd; with six, engine 5 is
+/// down) and their cluster in namespace `llm`, one node `gpu-node-00`.
+pub async fn fast_cluster(engines: usize, seed: u64) -> (SimHandle, KubeSimHandle) {
+    let sim = SimConfig {
+        engines,
+        seed,
+        ..SimConfig::default()
+    };
+    fast_cluster_of(sim, 1e9).await
 }
