@@ -115,6 +115,16 @@ fn list(
     }
     // Keep the selection in view without remembering a scroll position.
     let offset = (selected + 1).saturating_sub(height);
+    let below = findings.len().saturating_sub(offset + height);
+    if let Some(marks) = scroll_marks(offset, below) {
+        // At the right end of the FINDING column's header, which is mostly blank.
+        let title_end = 1 + SEVERITY_WIDTH + 2 + subject_w + 2 + title_w;
+        let width = marks.chars().count();
+        if width + 1 + text::LIST_TITLE.chars().count() < title_w {
+            let x = area.x + u16::try_from(title_end - width).unwrap_or(0);
+            buf.set_line(x, area.y, &Line::styled(marks, theme.dim), width as u16);
+        }
+    }
     for (line_no, (index, finding)) in findings
         .iter()
         .enumerate()
@@ -304,9 +314,29 @@ pub fn wrap(text: &str, width: usize) -> Vec<String> {
     lines
 }
 
+/// `↑3 ↓12 ` when findings are above or below the rows shown (`None` when all are shown).
+fn scroll_marks(above: usize, below: usize) -> Option<String> {
+    let mut marks = String::new();
+    if above > 0 {
+        marks.push_str(&format!("↑{above} "));
+    }
+    if below > 0 {
+        marks.push_str(&format!("↓{below} "));
+    }
+    (!marks.is_empty()).then_some(marks)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn scroll_marks_count_the_findings_out_of_view() {
+        assert_eq!(scroll_marks(0, 0), None);
+        assert_eq!(scroll_marks(2, 0).as_deref(), Some("↑2 "));
+        assert_eq!(scroll_marks(0, 7).as_deref(), Some("↓7 "));
+        assert_eq!(scroll_marks(3, 12).as_deref(), Some("↑3 ↓12 "));
+    }
 
     #[test]
     fn wrap_breaks_at_spaces_and_cuts_long_words() {
