@@ -171,10 +171,19 @@ fn group_cond() -> impl Strategy<Value = GroupCond> {
 }
 
 fn engine() -> impl Strategy<Value = Engine> {
-    let hundredths = prop_oneof![Just(None), (0u32..1000).prop_map(|h| Some(f64::from(h) / 100.0))];
+    let hundredths = prop_oneof![
+        Just(None),
+        (0u32..1000).prop_map(|h| Some(f64::from(h) / 100.0))
+    ];
     (
-        prop_oneof![Just(None), (0u32..=100).prop_map(|p| Some(f64::from(p) / 100.0))],
-        prop_oneof![Just(None), (0u32..3000).prop_map(|ms| Some(f64::from(ms) / 1000.0))],
+        prop_oneof![
+            Just(None),
+            (0u32..=100).prop_map(|p| Some(f64::from(p) / 100.0))
+        ],
+        prop_oneof![
+            Just(None),
+            (0u32..3000).prop_map(|ms| Some(f64::from(ms) / 1000.0))
+        ],
         hundredths.clone(),
         hundredths,
         proptest::option::of(proptest::collection::vec(
@@ -307,7 +316,11 @@ fn cond_value(c: &Cond, e: &Engine) -> Option<bool> {
         Cond::Log(i) => {
             let needle = NEEDLES.get(*i)?.to_ascii_lowercase();
             let lines = e.logs.as_ref()?;
-            Some(lines.iter().any(|l| l.to_ascii_lowercase().contains(&needle)))
+            Some(
+                lines
+                    .iter()
+                    .any(|l| l.to_ascii_lowercase().contains(&needle)),
+            )
         }
         Cond::And(a, b) => and3(cond_value(a, e), cond_value(b, e)),
         Cond::Or(a, b) => or3(cond_value(a, e), cond_value(b, e)),

@@ -58,8 +58,16 @@ fn check_quantiles(histogram: &Histogram) {
         if !is_sane(&histogram.buckets) {
             continue;
         }
-        assert!(!value.is_nan(), "NaN quantile {q} of {:?}", histogram.buckets);
-        let finite = histogram.buckets.iter().map(|b| b.le).filter(|le| le.is_finite());
+        assert!(
+            !value.is_nan(),
+            "NaN quantile {q} of {:?}",
+            histogram.buckets
+        );
+        let finite = histogram
+            .buckets
+            .iter()
+            .map(|b| b.le)
+            .filter(|le| le.is_finite());
         let lowest = finite.clone().fold(0.0_f64, f64::min);
         let highest = finite.fold(f64::NEG_INFINITY, f64::max);
         // Interpolation may round one ulp past a bound.

@@ -42,7 +42,8 @@ impl Fixture {
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect()
         };
-        let lines = |items: &[&str]| -> Vec<String> { items.iter().map(|s| s.to_string()).collect() };
+        let lines =
+            |items: &[&str]| -> Vec<String> { items.iter().map(|s| s.to_string()).collect() };
         Fixture {
             ids: [id("0"), id("1")],
             known: Signals {
@@ -67,7 +68,11 @@ impl Fixture {
                     block_size: Some(16),
                     num_gpu_blocks: Some(4096),
                     enable_prefix_caching: Some(true),
-                    fields: pairs(&[("block_size", "16"), ("swap_space", "4"), ("cache_dtype", "auto")]),
+                    fields: pairs(&[
+                        ("block_size", "16"),
+                        ("swap_space", "4"),
+                        ("cache_dtype", "auto"),
+                    ]),
                     ..CacheConfig::default()
                 }),
                 ..EngineSample::default()
@@ -84,7 +89,11 @@ impl Fixture {
                 ("pod.restarts", "3"),
             ]),
             labels: pairs(&[("app", "vllm")]),
-            logs: lines(&["INFO ok", "torch.OutOfMemoryError: CUDA out of memory. Tried", "ÉTAT ✓"]),
+            logs: lines(&[
+                "INFO ok",
+                "torch.OutOfMemoryError: CUDA out of memory. Tried",
+                "ÉTAT ✓",
+            ]),
             events: lines(&["Back-off restarting failed container"]),
             pod_status: lines(&["OOMKilled"]),
         }
