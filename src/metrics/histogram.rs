@@ -23,7 +23,9 @@ const PRECISION_TOLERANCE: f64 = 1e-12;
 /// - fewer than two buckets, or zero observations in the `+Inf` bucket, give `None`;
 /// - the quantile is interpolated linearly inside the bucket holding rank `q × total`, with a
 ///   lower bound of 0 for the first bucket (whose `le` is returned as is when it is ≤ 0);
-///   a rank in the `+Inf` bucket returns the highest finite bound.
+///   a rank in the `+Inf` bucket returns the highest finite bound;
+/// - `q = 0` looks for rank 0 in the first bucket holding observations, so it gives that
+///   bucket's lower bound (Prometheus gives `NaN` when the lowest bucket is empty).
 ///
 /// Where Prometheus has no defined behaviour (a `NaN` bound or count, an empty slice) this
 /// returns `None` rather than an arbitrary number.
@@ -71,9 +73,11 @@ pub fn histogram_quantile(q: f64, buckets: &[Bucket]) -> Option<f64> {
     }
     let rank = q * total;
     let inf_index = sorted.len() - 1;
+    // `count > 0` matters only for rank 0 (q = 0): the lowest observation is in the first
+    // bucket that holds any, not in an empty one (Prometheus divides 0 by 0 there: NaN).
     let found = sorted[..inf_index]
         .iter()
-        .position(|b| b.count >= rank)
+        .position(|b| b.count >= rank && b.count > 0.0)
         .unwrap_or(inf_index);
 
     if found == inf_index {
@@ -199,6 +203,23 @@ mod tests {
         close(histogram_quantile(0.0, &sample()), 0.0);
         // rank 100: first bucket with count >= 100 is le=5 -> 1 + 4 * 20/20 = 5
         close(histogram_quantile(1.0, &sample()), 5.0);
+    }
+
+    #[test]
+    fn q_zero_with_empty_lowest_buckets_is_the_first_observed_bound() {
+        // Found by fuzzing: rank 0 landed in the empty first bucket, 0.001 * 0/0 = NaN.
+        // 12 observations in (0.001, 0.5]: the lowest lies above 0.001.
+        let buckets = [b(0.001, 0.0), b(0.5, 12.0), b(INF, 20.0)];
+        close(histogram_quantile(0.0, &buckets), 0.001);
+        // Two empty buckets first: (0.1, 0.2] holds the lowest observation.
+        let buckets = [b(0.05, 0.0), b(0.1, 0.0), b(0.2, 4.0), b(INF, 4.0)];
+        close(histogram_quantile(0.0, &buckets), 0.1);
+        // Every observation above the highest finite bound: that bound, as for any q.
+        let buckets = [b(1.0, 0.0), b(2.0, 0.0), b(INF, 5.0)];
+        close(histogram_quantile(0.0, &buckets), 2.0);
+        // Unchanged for q > 0: rank 6 of 12 in (0.001, 0.5] -> 0.001 + 0.499 * 6/12.
+        let buckets = [b(0.001, 0.0), b(0.5, 12.0), b(INF, 12.0)];
+        close(histogram_quantile(0.5, &buckets), 0.2505);
     }
 
     #[test]
