@@ -326,14 +326,12 @@ async fn shutdown_frees_the_ports() {
 
 #[tokio::test(flavor = "current_thread")]
 async fn a_port_base_lays_out_ports_in_order() {
-    // Find a free range near an ephemeral port; retry if something grabs a port meanwhile.
-    for _ in 0..5 {
-        let probe = std::net::TcpListener::bind(("127.0.0.1", 0)).expect("probe");
-        let base = probe.local_addr().expect("addr").port();
-        drop(probe);
-        if base > 65_000 {
-            continue;
-        }
+    // A range below Linux's ephemeral ports (32768 and up), so that no connection or
+    // port-0 listener of another process lands on the down engine's unbound port meanwhile;
+    // the next range when one of ours is taken.
+    let start = 20_000 + u16::try_from(std::process::id() % 2_000).unwrap_or(0) * 5;
+    for attempt in 0..5u16 {
+        let base = start + attempt * 5;
         let cfg = SimConfig {
             engines: 3,
             port_base: Some(base),
