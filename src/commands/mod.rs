@@ -6,6 +6,7 @@ pub mod config_cmd;
 pub mod console;
 pub mod console_cmd;
 pub mod demo;
+pub mod file_limit;
 pub mod rules_cmd;
 pub mod setup;
 pub mod sim;
