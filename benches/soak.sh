@@ -18,6 +18,14 @@
 # compares the RSS after the warm-up (the first 6 minutes: the 5-minute rate windows fill) with
 # the RSS at the end (goal: drift ≤ 10 %), and the descriptor counts over the same span (goal:
 # no growth). Prints the CSV's path (kept) and a summary.
+#
+# HISTORY_COMPRESS=C (1 to 4; default 1) builds the console's history C times faster: the scrape
+# interval is 1/C s and every history span is divided by C (full resolution 600/C s, retention
+# 3600/C s, buckets of 10/C s), so each history tier holds exactly as many points as it holds
+# after an hour at the defaults, after 60/C minutes. The rate windows' snapshot rings are not
+# scaled (they keep 5.5 minutes, at C times the density in their 20-second dense part), so a
+# compressed run holds at least as much as an uncompressed one: an upper bound. C times the
+# scrapes also costs C times the CPU, so use it for small fleets.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 minutes=${1:-12}
@@ -67,7 +75,12 @@ done
 [ "${#churn[@]}" -gt 0 ] || churn=(--scenario healthy@0)
 
 start_sim "$engines" --engines "$engines" --time-scale "$scale" "${churn[@]}"
-engine_urls | write_console_config 1s
+compress=${HISTORY_COMPRESS:-1}
+case $compress in 1 | 2 | 4) ;; *) echo "soak: HISTORY_COMPRESS must be 1, 2 or 4" >&2; exit 2 ;; esac
+engine_urls | write_console_config "$((1000 / compress))ms" "[history]
+full_resolution = \"$((600 / compress))s\"
+retention = \"$((3600 / compress))s\"
+coarse_step = \"$((10000 / compress))ms\""
 
 export HOME=$work XDG_STATE_HOME=$work/state XDG_CONFIG_HOME=$work/config
 tmux -L "$sock" new-session -d -s soak -x 200 -y 60 "exec $bin --config $work/kvtop.toml"
@@ -75,7 +88,7 @@ sleep 1
 pid=$(tmux -L "$sock" list-panes -t soak -F '#{pane_pid}')
 
 echo "elapsed_s,rss_kib,hwm_kib,fds,up,stale,down,cpu_ticks,load1" >"$csv"
-echo "soak: $engines engines, $minutes min, time scale $scale ($crashloop crash-looping, $leaving leaving and returning); samples in $csv"
+echo "soak: $engines engines, $minutes min, history compressed ${compress}x, time scale $scale ($crashloop crash-looping, $leaving leaving and returning); samples in $csv"
 start=$SECONDS
 while [ $((SECONDS - start)) -lt "$total_s" ]; do
   sleep "$sample_s"
