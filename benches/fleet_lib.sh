@@ -6,7 +6,10 @@
 start_sim() {
   local expected=$1
   shift
-  "$bin" sim "$@" >"$work/sim.out" 2>"$work/sim.err" &
+  # The simulator runs from its own copy of the binary: sharing the console's file would let the
+  # console map the simulator's code pages (fault-around) and count them in its RSS.
+  cp "$bin" "$work/kvtop-sim"
+  "$work/kvtop-sim" sim "$@" >"$work/sim.out" 2>"$work/sim.err" &
   sim_pid=$!
   for _ in $(seq 600); do
     [ "$(grep -c 'http://127.0.0.1' "$work/sim.out" || true)" -ge "$expected" ] && return 0
@@ -75,10 +78,10 @@ start_prometheus() {
   prom_url="http://127.0.0.1:$port"
 }
 
-# Targets Prometheus last scraped successfully (up == 1).
-prometheus_up() {
-  curl -s "$prom_url/api/v1/query" --data-urlencode 'query=count(up == 1)' |
-    grep -o '"value":\[[^]]*\]' | grep -o '"[0-9]*"\]' | tr -d '"]' || echo 0
+# The value of a scalar-valued PromQL query, now.
+prometheus_value() {
+  curl -s "$prom_url/api/v1/query" --data-urlencode "query=$1" |
+    grep -o '"value":\[[^]]*\]' | grep -o '"[0-9.e+-]*"\]' | tr -d '"]' || echo 0
 }
 
 # utime + stime of PID in clock ticks.

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Run a command on a pseudo-terminal of a given size and count what it writes to it.
 
-    benches/pty_meter.py --size 160x45 --stats FILE [--pid-file FILE] -- COMMAND [ARG ...]
+    benches/pty_meter.py --size 160x45 --stats FILE [--pid-file FILE] [--raw FILE] -- COMMAND [ARG ...]
 
 The command's side of the pty gets the size through TIOCSWINSZ before it starts, so it sees a
 160x45 terminal exactly as it would over SSH. This side reads everything the command writes
@@ -35,6 +35,7 @@ def main() -> int:
     parser.add_argument("--size", default="160x45", help="COLSxROWS")
     parser.add_argument("--stats", required=True, help="file the per-second lines go to")
     parser.add_argument("--pid-file", help="file the command's pid is written to")
+    parser.add_argument("--raw", help="file every byte read is also copied to, for inspection")
     parser.add_argument("command", nargs=argparse.REMAINDER)
     args = parser.parse_args()
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
@@ -70,6 +71,7 @@ def main() -> int:
     last_read = None
     next_report = start + 1.0
     tail = b""
+    raw = open(args.raw, "ab") if args.raw else None
     with open(args.stats, "a", buffering=1) as stats:
         while not stop:
             timeout = max(0.0, next_report - time.monotonic())
@@ -86,6 +88,8 @@ def main() -> int:
                 if not chunk:
                     break
                 total += len(chunk)
+                if raw:
+                    raw.write(chunk)
                 if last_read is None or now - last_read >= BURST_GAP_S:
                     frames += 1
                 last_read = now
@@ -96,6 +100,8 @@ def main() -> int:
                 stats.write(f"{now - start:.3f} {total} {frames}\n")
                 next_report += 1.0
         stats.write(f"{time.monotonic() - start:.3f} {total} {frames}\n")
+    if raw:
+        raw.close()
     try:
         os.kill(pid, signal.SIGTERM)
     except ProcessLookupError:

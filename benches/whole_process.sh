@@ -24,7 +24,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-"$bin" sim --engines "$engines" >"$work/sim.out" 2>"$work/sim.err" &
+# The simulator runs from its own copy, so the console's RSS counts only its own code pages.
+cp "$bin" "$work/kvtop-sim"
+"$work/kvtop-sim" sim --engines "$engines" >"$work/sim.out" 2>"$work/sim.err" &
 sim_pid=$!
 for _ in $(seq 300); do
   [ "$(grep -c 'http://127.0.0.1' "$work/sim.out" || true)" -ge "$engines" ] && break
