@@ -22,6 +22,8 @@ pub fn raise_open_file_limit(needed: u64) -> Option<FileLimit> {
     if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } != 0 {
         return None;
     }
+    // `rlim_t` is u64 on 64-bit Linux but not on every target.
+    #[allow(clippy::useless_conversion)]
     let (soft, hard) = (u64::from(limit.rlim_cur), u64::from(limit.rlim_max));
     if soft >= needed {
         return Some(FileLimit::Enough(soft));

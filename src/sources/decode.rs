@@ -99,7 +99,10 @@ this is not a metric line\n";
 
     #[test]
     fn valid_utf8_is_borrowed_and_invalid_bytes_are_replaced() {
-        assert!(matches!(as_text("µs ok".as_bytes()), Cow::Borrowed("µs ok")));
+        assert!(matches!(
+            as_text("µs ok".as_bytes()),
+            Cow::Borrowed("µs ok")
+        ));
         let replaced = as_text(b"a\xffb");
         assert!(matches!(replaced, Cow::Owned(_)));
         assert_eq!(replaced, "a\u{FFFD}b");
