@@ -4,49 +4,57 @@
 #
 #   benches/whole_process.sh [ENGINES] [SECONDS] [COLSxROWS]
 #
-# Needs tmux. Builds the release binary first. Prints one line of figures.
+# The console runs on a pseudo-terminal of COLSxROWS (benches/pty_meter.py, python3), which counts
+# every byte it writes and its frames (bursts of output). Builds the release binary first.
+# Prints one line of figures.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 engines=${1:-8}
 seconds=${2:-60}
 size=${3:-160x45}
-cols=${size%x*}
-rows=${size#*x}
 
-cargo build --release --quiet
+cargo build --release --quiet --bin kvtop
 bin=$PWD/target/release/kvtop
 work=$(mktemp -d)
-sock="kvtop-bench-$$"
 cleanup() {
-  tmux -L "$sock" kill-server 2>/dev/null || true
+  [ -n "${meter_pid:-}" ] && kill "$meter_pid" 2>/dev/null || true
   [ -n "${sim_pid:-}" ] && kill "$sim_pid" 2>/dev/null || true
+  wait 2>/dev/null || true
   rm -rf "$work"
 }
 trap cleanup EXIT
 
-"$bin" sim --engines "$engines" >"$work/sim.out" 2>"$work/sim.err" &
+# The simulator runs from its own copy, so the console's RSS counts only its own code pages.
+cp "$bin" "$work/kvtop-sim"
+"$work/kvtop-sim" sim --engines "$engines" >"$work/sim.out" 2>"$work/sim.err" &
 sim_pid=$!
-for _ in $(seq 50); do
+for _ in $(seq 300); do
   [ "$(grep -c 'http://127.0.0.1' "$work/sim.out" || true)" -ge "$engines" ] && break
   sleep 0.1
 done
 targets=$(grep -o 'http://127.0.0.1:[0-9]*/metrics' "$work/sim.out" | sed 's/^/--target /' | tr '\n' ' ')
 
 export HOME=$work XDG_STATE_HOME=$work/state XDG_CONFIG_HOME=$work/config
-tmux -L "$sock" new-session -d -s bench -x "$cols" -y "$rows" "exec $bin $targets"
-tmux -L "$sock" pipe-pane -o -t bench "cat >> $work/tty.bytes"
-sleep 1
-pid=$(tmux -L "$sock" list-panes -t bench -F '#{pane_pid}')
+# shellcheck disable=SC2086 # $targets is a list of words
+python3 benches/pty_meter.py --size "$size" --stats "$work/tty.stats" --pid-file "$work/pid" \
+  -- "$bin" $targets &
+meter_pid=$!
+for _ in $(seq 50); do
+  [ -s "$work/pid" ] && break
+  sleep 0.1
+done
+pid=$(cat "$work/pid")
 # Measure the steady state: skip the first seconds (start-up and first full paint).
-sleep 4
+sleep 5
+tty_at() { tail -1 "$work/tty.stats"; }
+read -r _ b0 f0 < <(tty_at)
 read -r u0 s0 < <(awk '{print $14, $15}' "/proc/$pid/stat")
-b0=$(stat -c %s "$work/tty.bytes" 2>/dev/null || echo 0)
 sleep "$seconds"
 read -r u1 s1 < <(awk '{print $14, $15}' "/proc/$pid/stat")
-b1=$(stat -c %s "$work/tty.bytes")
+read -r _ b1 f1 < <(tty_at)
 hwm=$(awk '/VmHWM/ {print $2}' "/proc/$pid/status")
 tck=$(getconf CLK_TCK)
-awk -v u="$((u1 - u0))" -v s="$((s1 - s0))" -v t="$tck" -v secs="$seconds" -v b="$((b1 - b0))" -v hwm="$hwm" -v n="$engines" -v size="$size" 'BEGIN {
+awk -v u="$((u1 - u0))" -v s="$((s1 - s0))" -v t="$tck" -v secs="$seconds" -v b="$((b1 - b0))" -v f="$((f1 - f0))" -v hwm="$hwm" -v n="$engines" -v size="$size" 'BEGIN {
   cpu = (u + s) / t
-  printf "engines=%d size=%s window=%ds cpu_s_per_min=%.3f peak_rss_mib=%.1f tty_bytes_per_s=%.0f\n", n, size, secs, cpu * 60 / secs, hwm / 1024, b / secs
+  printf "engines=%d size=%s window=%ds cpu_s_per_min=%.3f peak_rss_mib=%.1f tty_bytes_per_s=%.0f frames_per_s=%.2f bytes_per_frame=%.0f\n", n, size, secs, cpu * 60 / secs, hwm / 1024, b / secs, f / secs, (f > 0 ? b / f : 0)
 }'

@@ -8,6 +8,7 @@ use std::collections::HashMap;
 use tokio::sync::{mpsc, watch};
 
 use super::console_actions::ActionRunner;
+use super::file_limit::{FileLimit, raise_open_file_limit};
 use crate::app::kube::KubeView;
 use crate::app::run::{Executor, ExitReason, run_with};
 use crate::app::state::App;
@@ -141,6 +142,14 @@ pub async fn run_console_with(
     let now = crate::clock::unix_now();
     for notice in notices {
         app.warn(notice, now);
+    }
+    // One socket per target, plus the terminal, the log and the runtime.
+    let needed = scrape_targets.len() as u64 + 64;
+    if let Some(FileLimit::TooLow { hard }) = raise_open_file_limit(needed) {
+        app.warn(
+            format!("{needed} open files needed for the targets; the hard limit is {hard}"),
+            now,
+        );
     }
     app.load_user_rules(config.user_rules_path().as_deref(), now);
     let (tx, rx) = mpsc::channel(EVENT_QUEUE);

@@ -7,6 +7,7 @@ pub mod console;
 pub mod console_actions;
 pub mod console_cmd;
 pub mod demo;
+pub mod file_limit;
 pub mod rules_cmd;
 pub mod setup;
 pub mod sim;

@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use tokio::signal::unix::{SignalKind, signal};
 
 use super::demo::SIM_CONTEXT;
+use super::file_limit::{FileLimit, raise_open_file_limit};
 use crate::cli::{GlobalArgs, SimArgs, VllmVersion};
 use crate::sim::kube::{KubeSimConfig, KubeSimHandle};
 use crate::sim::{Baseline, SimConfig, SimVersion};
@@ -38,6 +39,7 @@ pub fn run(args: SimArgs, global: &GlobalArgs) -> ExitCode {
             return ExitCode::from(1);
         }
     };
+    ensure_file_limit(u64::from(args.engines));
     runtime.block_on(async move {
         let cfg = SimConfig {
             engines: args.engines as usize,
@@ -127,6 +129,21 @@ fn default_kubeconfig_path() -> PathBuf {
         .unwrap_or_else(std::env::temp_dir)
         .join(KUBECONFIG_FILE)
 }
+/// Raise the soft open-file limit so every listener fits (one per engine and one per node's
+/// dcgm-exporter, plus a margin for connections being served), and say so when even the hard
+/// limit is too low; binding then fails with the simulator's own error naming `ulimit -n`.
+fn ensure_file_limit(engines: u64) {
+    let needed = engines + engines.div_ceil(8) + FILE_LIMIT_MARGIN;
+    if let Some(FileLimit::TooLow { hard }) = raise_open_file_limit(needed) {
+        eprintln!(
+            "kvtop sim: {engines} engines need about {needed} open files but the hard limit is \
+             {hard}; raise it (e.g. `ulimit -Hn {needed}` as root, or LimitNOFILE in systemd)"
+        );
+    }
+}
+
+/// Descriptors beyond the listeners: the runtime, stdio and connections being served.
+const FILE_LIMIT_MARGIN: u64 = 64;
 
 async fn wait_for_stop_signal() {
     let (Ok(mut term), Ok(mut int), Ok(mut hup)) = (
