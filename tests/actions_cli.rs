@@ -54,27 +54,15 @@ impl Setup {
     }
 
     fn audit_lines(&self) -> Vec<serde_json::Value> {
-        std::fs::read_to_string(self.audit())
-            .unwrap_or_default()
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{l}: {e}")))
-            .collect()
+        common::kube_sim::audit_lines(&self.audit())
     }
 
     fn mutations(&self) -> Vec<RecordedRequest> {
-        self.kube
-            .requests()
-            .into_iter()
-            .filter(|r| r.method != "GET" && !r.path.contains("selfsubjectaccessreviews"))
-            .collect()
+        common::kube_sim::mutations(&self.kube)
     }
 
     fn first_pod(&self, engine: usize) -> String {
-        self.kube
-            .pods_of(engine)
-            .first()
-            .cloned()
-            .unwrap_or_else(|| panic!("engine {engine} has no pod"))
+        common::kube_sim::first_pod(&self.kube, engine)
     }
 }
 

@@ -5,7 +5,6 @@
 
 mod common;
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -93,29 +92,15 @@ impl Console {
     }
 
     fn audit_lines(&self) -> Vec<serde_json::Value> {
-        let path: PathBuf = self.dir.path().join("state").join("audit.jsonl");
-        std::fs::read_to_string(path)
-            .unwrap_or_default()
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{l}: {e}")))
-            .collect()
+        common::kube_sim::audit_lines(&self.dir.path().join("state").join("audit.jsonl"))
     }
 
-    /// Every request that is not a read or an access review.
     fn mutations(&self) -> Vec<RecordedRequest> {
-        self.kube
-            .requests()
-            .into_iter()
-            .filter(|r| r.method != "GET" && !r.path.contains("selfsubjectaccessreviews"))
-            .collect()
+        common::kube_sim::mutations(&self.kube)
     }
 
     fn first_pod(&self, engine: usize) -> String {
-        self.kube
-            .pods_of(engine)
-            .first()
-            .cloned()
-            .unwrap_or_else(|| panic!("engine {engine} has no pod"))
+        common::kube_sim::first_pod(&self.kube, engine)
     }
 
     /// Select the row of pod `name`.

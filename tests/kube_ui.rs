@@ -2,6 +2,8 @@
 //! table's status cell, the pod panel of the full detail pane, the marker of the compact
 //! detail, and the Deployments view (`d`).
 
+mod common;
+
 use std::time::Duration;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -14,8 +16,6 @@ use kvtop::kube_model::{
     self, ConvertOptions, DeploymentSummary, EndpointDefaults, HpaSummary, PdbSummary, ScrapeVia,
 };
 use kvtop::theme::Theme;
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
 use serde_json::json;
 
 const NOW: Ts = 1_704_110_584.0;
@@ -145,20 +145,7 @@ fn app() -> App {
 }
 
 fn screen(app: &mut App, width: u16, height: u16) -> String {
-    let mut terminal =
-        Terminal::new(TestBackend::new(width, height)).unwrap_or_else(|e| panic!("{e}"));
-    terminal
-        .draw(|frame| kvtop::ui::draw(frame, app, NOW))
-        .unwrap_or_else(|e| panic!("{e}"));
-    let buffer = terminal.backend().buffer().clone();
-    (0..height)
-        .map(|y| {
-            (0..width)
-                .map(|x| buffer.cell((x, y)).map_or(" ", |c| c.symbol()))
-                .collect::<String>()
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
+    common::screen::text(app, width, height, NOW)
 }
 
 fn key(app: &mut App, c: char) {

@@ -47,3 +47,28 @@ pub async fn fast_cluster(engines: usize, seed: u64) -> (SimHandle, KubeSimHandl
     };
     fast_cluster_of(sim, 1e9).await
 }
+
+/// The audit log's lines, parsed (none when the file does not exist).
+pub fn audit_lines(path: &std::path::Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{l}: {e}")))
+        .collect()
+}
+
+/// Every request the simulated API received that is not a read or an access review.
+pub fn mutations(kube: &KubeSimHandle) -> Vec<kvtop::sim::kube::RecordedRequest> {
+    kube.requests()
+        .into_iter()
+        .filter(|r| r.method != "GET" && !r.path.contains("selfsubjectaccessreviews"))
+        .collect()
+}
+
+/// The name of `engine`'s first current pod.
+pub fn first_pod(kube: &KubeSimHandle, engine: usize) -> String {
+    kube.pods_of(engine)
+        .first()
+        .cloned()
+        .unwrap_or_else(|| panic!("engine {engine} has no pod"))
+}
