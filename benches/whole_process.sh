@@ -5,16 +5,17 @@
 #   benches/whole_process.sh [ENGINES] [SECONDS] [COLSxROWS]
 #
 # The console runs on a pseudo-terminal of COLSxROWS (benches/pty_meter.py, python3), which counts
-# every byte it writes and its frames (bursts of output). Builds the release binary first.
-# Prints one line of figures.
+# every byte it writes and its frames (bursts of output). Builds the release binary first
+# (PROFILE=dist measures the shipping build: fat LTO, one codegen unit). Prints one line of figures.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 engines=${1:-8}
 seconds=${2:-60}
 size=${3:-160x45}
 
-cargo build --release --quiet --bin kvtop
-bin=$PWD/target/release/kvtop
+profile=${PROFILE:-release}
+cargo build --profile "$profile" --quiet --bin kvtop
+bin=$PWD/target/$profile/kvtop
 work=$(mktemp -d)
 cleanup() {
   [ -n "${meter_pid:-}" ] && kill "$meter_pid" 2>/dev/null || true
