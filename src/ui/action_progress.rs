@@ -7,7 +7,7 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Clear, Paragraph, Widget};
+use ratatui::widgets::{Paragraph, Widget};
 
 use super::diagnostics::wrap;
 use super::format::truncate;
@@ -133,13 +133,6 @@ pub fn render(buf: &mut Buffer, area: Rect, app: &App, run: &ActionRun, now: Ts)
     let height = u16::try_from(body.len() + 2)
         .unwrap_or(u16::MAX)
         .min(area.height.saturating_sub(2));
-    let popup = Rect::new(
-        area.x + (area.width.saturating_sub(width)) / 2,
-        area.y + (area.height.saturating_sub(height)) / 2,
-        width,
-        height,
-    );
-    Clear.render(popup, buf);
     let mut title = vec![Span::styled(
         format!(
             " {} {} {} · context {} ",
@@ -169,13 +162,7 @@ pub fn render(buf: &mut Buffer, area: Rect, app: &App, run: &ActionRun, now: Ts)
             ])
         })
         .unwrap_or_default();
-    let block = Block::bordered()
-        .border_style(theme.border)
-        .style(theme.base)
-        .title(Line::from(title))
-        .title_bottom(hint.right_aligned());
-    let inner = block.inner(popup);
-    block.render(popup, buf);
+    let inner = super::overlay::overlay(buf, area, (width, height), theme, Line::from(title), hint);
     let inner = Rect::new(
         inner.x + 1,
         inner.y,

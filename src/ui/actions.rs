@@ -7,10 +7,11 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Clear, Paragraph, Widget};
+use ratatui::widgets::{Paragraph, Widget};
 
 use super::diagnostics::wrap;
 use super::format::truncate;
+use super::overlay::overlay;
 use crate::app::App;
 use crate::app::action_update::{RunGate, run_gate};
 use crate::app::actions::{ActionMenu, EntryAccess, PlanButton, PlanScreen, PlanState};
@@ -30,35 +31,6 @@ pub const DRY_RUN: &str = "DRY RUN";
 pub const LOADING: &str = "reading the cluster and reviewing access…";
 pub const TYPE_NAME: &str = "type the name to confirm:";
 pub const MORE_BELOW: &str = "↓ more";
-
-/// A box of at most `width` × `height` centred in `area`, cleared, with its border and titles
-/// drawn; returns the inside.
-fn overlay(
-    buf: &mut Buffer,
-    area: Rect,
-    size: (u16, u16),
-    theme: &Theme,
-    title: Line<'_>,
-    bottom: Line<'_>,
-) -> Rect {
-    let width = size.0.min(area.width).min(MAX_WIDTH);
-    let height = size.1.min(area.height);
-    let popup = Rect::new(
-        area.x + (area.width - width) / 2,
-        area.y + (area.height - height) / 2,
-        width,
-        height,
-    );
-    Clear.render(popup, buf);
-    let block = Block::bordered()
-        .border_style(theme.border)
-        .style(theme.base)
-        .title(title)
-        .title_bottom(bottom.right_aligned());
-    let inner = block.inner(popup);
-    block.render(popup, buf);
-    inner
-}
 
 /// `Enter plan · Esc close`, from the key map.
 fn hint_line(theme: &Theme, context: Context, hints: &[(Action, &str)]) -> Line<'static> {
@@ -141,7 +113,14 @@ pub fn render_menu(buf: &mut Buffer, area: Rect, app: &App, menu: &ActionMenu) {
         ],
     );
     let height = u16::try_from(lines.len() + 2).unwrap_or(u16::MAX);
-    let inner = overlay(buf, area, (width, height), theme, title, bottom);
+    let inner = overlay(
+        buf,
+        area,
+        (width.min(MAX_WIDTH), height),
+        theme,
+        title,
+        bottom,
+    );
     let inner = Rect::new(
         inner.x + 1,
         inner.y,
@@ -318,7 +297,7 @@ pub fn render_plan(buf: &mut Buffer, area: Rect, app: &App, screen: &PlanScreen)
     let inner = overlay(
         buf,
         area,
-        (width, height),
+        (width.min(MAX_WIDTH), height),
         theme,
         plan_title(screen, theme),
         bottom,

@@ -3,7 +3,7 @@
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Clear, Paragraph, Widget};
+use ratatui::widgets::{Paragraph, Widget};
 
 use super::text;
 use crate::app::keys::{Action, Context, KEYMAP, binding_label};
@@ -93,24 +93,15 @@ pub fn render(buf: &mut Buffer, area: Rect, theme: &Theme, contexts: &[Context])
         + COLUMN_GAP * u16::try_from(widths.len().saturating_sub(1)).unwrap_or(0)
         + 2;
     let inner_height = cols.iter().map(Vec::len).max().unwrap_or(0);
-    let width = (inner_width + 2).min(area.width);
-    let height = u16::try_from(inner_height + 2)
-        .unwrap_or(u16::MAX)
-        .min(area.height);
-    let popup = Rect::new(
-        area.x + (area.width - width) / 2,
-        area.y + (area.height - height) / 2,
-        width,
-        height,
+    let height = u16::try_from(inner_height + 2).unwrap_or(u16::MAX);
+    let inner = super::overlay::overlay(
+        buf,
+        area,
+        (inner_width + 2, height),
+        theme,
+        Line::styled(text::HELP_TITLE, theme.title),
+        Line::styled(close_hint(), theme.dim),
     );
-    Clear.render(popup, buf);
-    let block = Block::bordered()
-        .border_style(theme.border)
-        .style(theme.base)
-        .title(Line::styled(text::HELP_TITLE, theme.title))
-        .title_bottom(Line::styled(close_hint(), theme.dim).right_aligned());
-    let inner = block.inner(popup);
-    block.render(popup, buf);
     let mut x = inner.x + 1;
     for (lines, w) in cols.into_iter().zip(widths) {
         if x >= inner.right() {

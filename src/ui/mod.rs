@@ -22,6 +22,7 @@ pub mod header;
 pub mod help;
 pub mod line;
 pub mod nodes;
+pub mod overlay;
 pub mod pod;
 pub mod routing;
 pub mod spark;
