@@ -9,52 +9,27 @@ use crate::actions::plan::{AccessResult, Policy, plan_pod};
 use crate::app::kube::KubeView;
 use crate::app::{ActionsView, Event, update};
 use crate::fleet::{Fleet, FleetSettings, TargetSpec};
-use crate::kube_model::{
-    EndpointDefaults, LineRing, MetricsEndpoint, Owner, PodKey, PodPhase, ScrapeVia, VllmArgs,
-};
+use crate::kube_model::{EndpointDefaults, MetricsEndpoint, Owner, ScrapeVia};
 use crate::theme::Theme;
 
 const T0: Ts = 1_000.0;
 
 fn pod(name: &str) -> PodInfo {
     PodInfo {
-        key: PodKey {
-            context: "prod".into(),
-            namespace: "llm".into(),
-            name: name.into(),
-        },
-        uid: format!("uid-{name}"),
-        resource_version: "1".into(),
-        phase: PodPhase::Running,
-        ready: true,
-        terminating: false,
         node: Some("gpu-node-00".into()),
-        created_at: None,
-        started_at: None,
-        container: Some("vllm".into()),
-        restarts: 0,
-        waiting_reason: None,
-        waiting_message: None,
-        last_termination: None,
         owner: Some(Owner {
             kind: "ReplicaSet".into(),
             name: "vllm-llama-6d4f9".into(),
             deployment: Some("vllm-llama".into()),
         }),
         labels: vec![("kvtop.dev/serving".into(), "true".into())],
-        routed: Some(true),
         endpoint: MetricsEndpoint::choose(
             &BTreeMap::new(),
             &[],
             Some("10.0.0.1"),
             &EndpointDefaults::default(),
         ),
-        args: VllmArgs::default(),
-        env: Vec::new(),
-        events: LineRing::new(5),
-        logs: LineRing::new(5),
-        facts: Vec::new(),
-        status_reasons: Vec::new(),
+        ..PodInfo::for_test("prod", name)
     }
 }
 

@@ -211,7 +211,7 @@ mod tests {
 
     use super::*;
     use crate::fleet::{Fleet, FleetSettings};
-    use crate::kube_model::{EndpointDefaults, LineRing, MetricsEndpoint, PodPhase, VllmArgs};
+    use crate::kube_model::{EndpointDefaults, MetricsEndpoint};
     use crate::sources::kube::{ApiCall, KubeErrorKind};
     use crate::theme::Theme;
 
@@ -231,39 +231,15 @@ mod tests {
 
     fn pod(context: &str, name: &str, ip: Option<&str>, rv: &str) -> PodInfo {
         PodInfo {
-            key: PodKey {
-                context: context.into(),
-                namespace: "llm".into(),
-                name: name.into(),
-            },
-            uid: format!("uid-{name}"),
             resource_version: rv.into(),
-            phase: PodPhase::Running,
-            ready: true,
-            terminating: false,
             node: Some("n1".into()),
-            created_at: None,
-            started_at: None,
-            container: Some("vllm".into()),
-            restarts: 0,
-            waiting_reason: None,
-            waiting_message: None,
-            last_termination: None,
-            owner: None,
-            labels: Vec::new(),
-            routed: Some(true),
             endpoint: MetricsEndpoint::choose(
                 &BTreeMap::new(),
                 &[],
                 ip,
                 &EndpointDefaults::default(),
             ),
-            args: VllmArgs::default(),
-            env: Vec::new(),
-            events: LineRing::new(5),
-            logs: LineRing::new(5),
-            facts: Vec::new(),
-            status_reasons: Vec::new(),
+            ..PodInfo::for_test(context, name)
         }
     }
 

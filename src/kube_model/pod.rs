@@ -145,6 +145,45 @@ pub struct PodInfo {
     pub status_reasons: Vec<String>,
 }
 
+#[cfg(test)]
+impl PodInfo {
+    /// A running, ready pod `llm/NAME` of `context` with no owner, labels or pod IP: unit
+    /// tests start from it and set the fields they care about.
+    pub(crate) fn for_test(context: &str, name: &str) -> PodInfo {
+        let defaults = super::endpoint::EndpointDefaults::default();
+        PodInfo {
+            key: PodKey {
+                context: context.into(),
+                namespace: "llm".into(),
+                name: name.into(),
+            },
+            uid: format!("uid-{name}"),
+            resource_version: "1".into(),
+            phase: PodPhase::Running,
+            ready: true,
+            terminating: false,
+            node: None,
+            created_at: None,
+            started_at: None,
+            container: Some("vllm".into()),
+            restarts: 0,
+            waiting_reason: None,
+            waiting_message: None,
+            last_termination: None,
+            owner: None,
+            labels: Vec::new(),
+            routed: Some(true),
+            endpoint: MetricsEndpoint::choose(&Default::default(), &[], None, &defaults),
+            args: VllmArgs::default(),
+            env: Vec::new(),
+            events: LineRing::new(5),
+            logs: LineRing::new(5),
+            facts: Vec::new(),
+            status_reasons: Vec::new(),
+        }
+    }
+}
+
 impl PodInfo {
     /// Recompute `facts` and `status_reasons` from the other fields (after changing them).
     pub fn refresh(&mut self) {
