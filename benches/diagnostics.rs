@@ -17,9 +17,11 @@ use std::time::Duration;
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use kvtop::app::{App, Event, View, update};
-use kvtop::engine::{CacheConfig, EngineFlavor, EngineId, EngineSample};
-use kvtop::fleet::{Fleet, FleetSettings, ScrapePayload, ScrapeReport, TargetId, TargetSpec, Ts};
 use kvtop::theme::Theme;
+use kvtop_core::engine::{CacheConfig, EngineFlavor, EngineId, EngineSample};
+use kvtop_core::fleet::{
+    Fleet, FleetSettings, ScrapePayload, ScrapeReport, TargetId, TargetSpec, Ts,
+};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 

@@ -13,9 +13,11 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
-use kvtop::engine::extract_engines;
-use kvtop::fleet::{Fleet, FleetSettings, ScrapePayload, ScrapeReport, TargetId, TargetSpec, Ts};
-use kvtop::metrics::parse;
+use kvtop_core::engine::extract_engines;
+use kvtop_core::fleet::{
+    Fleet, FleetSettings, ScrapePayload, ScrapeReport, TargetId, TargetSpec, Ts,
+};
+use kvtop_core::metrics::parse;
 
 const ENGINES: usize = 1000;
 const INTERVAL: f64 = 1.0;

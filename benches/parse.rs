@@ -1,6 +1,6 @@
 //! Parser throughput on the synthetic three-model vLLM V1 payload (111 KB, ~1,000 samples).
 //!
-//! - `parse/kvtop`: `kvtop::metrics::parse` on the payload as scraped.
+//! - `parse/kvtop`: `kvtop_core::metrics::parse` on the payload as scraped.
 //! - `parse/prometheus-parse`: the `prometheus-parse` crate on the same payload with every ':'
 //!   replaced by '_' (its name regex has no ':'), as the owned `String` lines its API takes. The
 //!   replacement, the line split and the per-line `String`s are prepared outside the timed
@@ -12,8 +12,8 @@ use std::hint::black_box;
 use std::io;
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
-use kvtop::engine::extract_engines;
-use kvtop::metrics::parse;
+use kvtop_core::engine::extract_engines;
+use kvtop_core::metrics::parse;
 
 const PAYLOAD: &str = include_str!("../tests/fixtures/synthetic-v1-3models-prometheus_client.txt");
 

@@ -12,13 +12,13 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
-use kvtop::fleet::{
-    DerivedPayload, DerivedReport, Fleet, FleetSettings, QuantileWindow, SourceReport,
-};
 use kvtop::sources::prometheus::decode::decode_answer;
 use kvtop::sources::prometheus::merge::CycleMerge;
 use kvtop::sources::prometheus::query::{QuerySpec, Shape};
 use kvtop::sources::prometheus::{LabelMap, QueryPlan};
+use kvtop_core::fleet::{
+    DerivedPayload, DerivedReport, Fleet, FleetSettings, QuantileWindow, SourceReport,
+};
 
 const ENGINES: usize = 1000;
 const GPUS_PER_NODE: usize = 8;
@@ -158,8 +158,8 @@ fn decode_and_merge(
     labels: &LabelMap,
     answers: &[(QuerySpec, Vec<u8>)],
 ) -> (
-    Vec<kvtop::fleet::DerivedEngine>,
-    Option<Vec<kvtop::engine::GpuSample>>,
+    Vec<kvtop_core::fleet::DerivedEngine>,
+    Option<Vec<kvtop_core::engine::GpuSample>>,
 ) {
     let mut merge = CycleMerge::new(labels);
     for (spec, body) in answers {

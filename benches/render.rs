@@ -10,9 +10,9 @@ use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use kvtop::app::{App, Event, SortColumn, update};
-use kvtop::engine::{EngineFlavor, EngineId, EngineSample};
-use kvtop::fleet::{Fleet, FleetSettings, ScrapePayload, ScrapeReport, TargetSpec, Ts};
 use kvtop::theme::Theme;
+use kvtop_core::engine::{EngineFlavor, EngineId, EngineSample};
+use kvtop_core::fleet::{Fleet, FleetSettings, ScrapePayload, ScrapeReport, TargetSpec, Ts};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::buffer::Buffer;

@@ -14,9 +14,9 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use kvtop::engine::{CacheConfig, EngineId, EngineSample};
-use kvtop::fleet::{EngineStatus, Signals, TargetId, Ts};
-use kvtop::rules::{EngineInput, GpuSignals, RuleEngine, RuleSet};
+use kvtop_core::engine::{CacheConfig, EngineId, EngineSample};
+use kvtop_core::fleet::{EngineStatus, Signals, TargetId, Ts};
+use kvtop_core::rules::{EngineInput, GpuSignals, RuleEngine, RuleSet};
 
 const ENGINES: usize = 1000;
 const MODELS: usize = 10;

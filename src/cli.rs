@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::sim::TimedScenario;
+use kvtop_sim::TimedScenario;
 
 /// A terminal operations console for vLLM inference fleets.
 #[derive(Debug, Parser)]

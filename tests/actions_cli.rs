@@ -8,8 +8,8 @@ mod common;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use kvtop::sim::SimHandle;
-use kvtop::sim::kube::{Denial, Fault, FaultRule, KubeSimHandle, RecordedRequest};
+use kvtop_sim::SimHandle;
+use kvtop_sim::kube::{Denial, Fault, FaultRule, KubeSimHandle, RecordedRequest};
 
 /// Generous bound for waits on the simulation; no test asserts how fast anything happens.
 const PATIENCE: Duration = Duration::from_secs(30);

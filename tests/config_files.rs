@@ -11,8 +11,8 @@ use std::process::Command;
 use std::time::Duration;
 
 use kvtop::config::{self, CheckReport, Config, ConfigError, DEFAULT_CONFIG_TOML, Overrides};
-use kvtop::fleet::QuantileWindow;
 use kvtop::theme::{self, Theme, ThemeError};
+use kvtop_core::fleet::QuantileWindow;
 use ratatui::style::{Color, Modifier, Style};
 
 /// Marks a child process started by `run_in_child`; holds the name of the test to run for real.

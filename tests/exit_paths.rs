@@ -158,7 +158,7 @@ fn a_panic_restores_the_terminal_and_prints_its_message() {
 /// holds the attempt as one complete JSON line marked interrupted, with the steps it reached.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_during_a_drain_wait_exits_and_audits_the_attempt() {
-    use kvtop::sim::{ScenarioAssignment, SimConfig};
+    use kvtop_sim::{ScenarioAssignment, SimConfig};
 
     // Engine 2 (a llama pod) hangs: its requests stay running, so the drain waits.
     let stuck: ScenarioAssignment = "stuck-requests@2".parse().expect("scenario");

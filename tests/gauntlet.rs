@@ -18,13 +18,13 @@ use std::time::Duration;
 use common::bad_server::{BadServer, Behaviour, gzip_bomb, sequence};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use kvtop::app::{App, Event, update};
-use kvtop::clock::unix_now;
-use kvtop::fleet::{
-    EngineState, EngineStatus, Fleet, FleetSettings, ScrapeError, TargetId, TargetSpec,
-};
-use kvtop::sim::{Baseline, SimConfig};
 use kvtop::sources::{ScrapeSettings, ScrapeTarget, Scrapers, build_client};
 use kvtop::theme::Theme;
+use kvtop_core::clock::unix_now;
+use kvtop_core::fleet::{
+    EngineState, EngineStatus, Fleet, FleetSettings, ScrapeError, TargetId, TargetSpec,
+};
+use kvtop_sim::{Baseline, SimConfig};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use tokio::sync::mpsc;
@@ -341,7 +341,7 @@ fn last_error(app: &App, id: TargetId) -> Option<ScrapeError> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_bad_endpoint_shows_its_reason_while_the_console_stays_live() {
-    let sim = kvtop::sim::start(SimConfig {
+    let sim = kvtop_sim::start(SimConfig {
         engines: 2,
         baseline: Baseline::Healthy,
         gpus_per_node: 2,
@@ -638,7 +638,7 @@ async fn every_bad_endpoint_shows_its_reason_while_the_console_stays_live() {
     sim.shutdown().await;
 }
 
-fn target_of<'a>(app: &'a App, name: &str) -> &'a kvtop::fleet::TargetState {
+fn target_of<'a>(app: &'a App, name: &str) -> &'a kvtop_core::fleet::TargetState {
     app.fleet
         .targets()
         .iter()

@@ -4,14 +4,14 @@
 
 use std::time::Duration;
 
-use kvtop::fleet::{EngineStatus, Fleet, FleetSettings, TargetSpec};
-use kvtop::sim::{SimConfig, SimVersion};
 use kvtop::sources::{ScrapeSettings, ScrapeTarget, Scrapers, build_client};
+use kvtop_core::fleet::{EngineStatus, Fleet, FleetSettings, TargetSpec};
+use kvtop_sim::{SimConfig, SimVersion};
 use tokio::sync::mpsc;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dcgm_exporters_feed_the_engines_gpu_signals() {
-    let sim = kvtop::sim::start(SimConfig {
+    let sim = kvtop_sim::start(SimConfig {
         engines: 4,
         version: SimVersion::V1,
         ..SimConfig::default()
@@ -87,7 +87,7 @@ async fn dcgm_exporters_feed_the_engines_gpu_signals() {
 }
 
 /// The simulator's DCGM body read with kvtop's own parser.
-async fn gpus_of(url: &str) -> Vec<kvtop::engine::GpuSample> {
+async fn gpus_of(url: &str) -> Vec<kvtop_core::engine::GpuSample> {
     let settings = ScrapeSettings {
         interval: Duration::from_secs(1),
         timeout: Duration::from_secs(1),
@@ -96,7 +96,7 @@ async fn gpus_of(url: &str) -> Vec<kvtop::engine::GpuSample> {
     };
     let client = build_client(&settings).expect("client");
     let target = ScrapeTarget {
-        id: kvtop::fleet::TargetId(0),
+        id: kvtop_core::fleet::TargetId(0),
         url: url.to_owned(),
         bearer_token: None,
     };
@@ -108,9 +108,9 @@ async fn gpus_of(url: &str) -> Vec<kvtop::engine::GpuSample> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn gpu_fault_scenarios_show_in_the_dcgm_exporter() {
-    use kvtop::sim::{EngineRef, Scenario};
+    use kvtop_sim::{EngineRef, Scenario};
     // 600× time: the faulty GPU's temperature settles within a second of wall time.
-    let sim = kvtop::sim::start(SimConfig {
+    let sim = kvtop_sim::start(SimConfig {
         engines: 4,
         time_scale: 600.0,
         scenarios: vec![

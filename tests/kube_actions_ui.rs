@@ -11,22 +11,22 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, ListParams};
 use kvtop::actions::ActionKind;
-use kvtop::actions::plan::{Policy, plan_pod};
 use kvtop::app::actions::{
     ActionRequest, ActionRun, ActionsView, PlanButton, PlanScreen, PlanState, RunOutcome,
 };
 use kvtop::app::kube::KubeView;
 use kvtop::app::{App, Command, Event, update};
-use kvtop::clock::unix_now;
 use kvtop::commands::console_actions::ActionRunner;
 use kvtop::config::{ContextPolicy, KubernetesConfig};
-use kvtop::fleet::{Fleet, FleetSettings, Ts};
-use kvtop::kube_model::{self, ConvertOptions, EndpointDefaults, PodInfo, PodKey, ScrapeVia};
-use kvtop::sim::SimHandle;
-use kvtop::sim::kube::{Fault, FaultRule, KubeSimHandle, RecordedRequest};
 use kvtop::sources::kube::{ClusterClient, KubeUpdate};
 use kvtop::sources::{ScrapeSettings, build_client};
 use kvtop::theme::Theme;
+use kvtop_core::actions::plan::{Policy, plan_pod};
+use kvtop_core::clock::unix_now;
+use kvtop_core::fleet::{Fleet, FleetSettings, Ts};
+use kvtop_core::kube_model::{self, ConvertOptions, EndpointDefaults, PodInfo, PodKey, ScrapeVia};
+use kvtop_sim::SimHandle;
+use kvtop_sim::kube::{Fault, FaultRule, KubeSimHandle, RecordedRequest};
 use tokio::sync::mpsc;
 
 /// Generous bound for waits on the simulation; no test asserts how fast anything happens.
@@ -473,7 +473,7 @@ fn the_plan_screen_at_80x24() {
         &Policy::default(),
     );
     let mut fleet = Fleet::new(FleetSettings::default());
-    let id = fleet.add_target(kvtop::fleet::TargetSpec {
+    let id = fleet.add_target(kvtop_core::fleet::TargetSpec {
         name: info.key.name.clone(),
         url: "http://10.0.0.6:8000/metrics".into(),
     });

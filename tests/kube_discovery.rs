@@ -15,13 +15,13 @@ use kvtop::app::kube::KubeView;
 use kvtop::app::state::App;
 use kvtop::app::{Command, Event, update};
 use kvtop::config::KubernetesConfig;
-use kvtop::fleet::{EngineStatus, Fleet, FleetSettings, TargetId};
-use kvtop::kube_model::{PodKey, ScrapeRoute, ScrapeVia};
-use kvtop::sim::kube::{Fault, FaultRule, KubeSimConfig, KubeSimHandle};
-use kvtop::sim::{SimConfig, SimHandle};
 use kvtop::sources::kube::{ClusterClient, Discovery, PodScrapers};
 use kvtop::sources::{ScrapeSettings, build_client};
 use kvtop::theme::Theme;
+use kvtop_core::fleet::{EngineStatus, Fleet, FleetSettings, TargetId};
+use kvtop_core::kube_model::{PodKey, ScrapeRoute, ScrapeVia};
+use kvtop_sim::kube::{Fault, FaultRule, KubeSimConfig, KubeSimHandle};
+use kvtop_sim::{SimConfig, SimHandle};
 use tokio::sync::mpsc;
 
 /// Generous bound on waits; nothing here asserts how fast anything happens.
@@ -113,7 +113,7 @@ impl Console {
             }
             let next = tokio::time::timeout(Duration::from_millis(100), self.rx.recv()).await;
             if let Ok(Some(event)) = next {
-                let now = kvtop::clock::unix_now();
+                let now = kvtop_core::clock::unix_now();
                 for command in update(&mut self.app, event, now) {
                     match command {
                         Command::ScrapePod(scrape) => self.pods.start(scrape),
@@ -482,14 +482,14 @@ async fn direct_mode_never_uses_the_proxy_and_api_failures_are_reported_then_sur
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn several_kubeconfig_contexts_are_watched_together_and_labelled() {
-    let sim = kvtop::sim::start(SimConfig {
+    let sim = kvtop_sim::start(SimConfig {
         engines: 2,
         seed: 5,
         ..SimConfig::default()
     })
     .await
     .unwrap_or_else(|e| panic!("sim: {e}"));
-    let kube = kvtop::sim::kube::start(&sim, KubeSimConfig::default())
+    let kube = kvtop_sim::kube::start(&sim, KubeSimConfig::default())
         .await
         .unwrap_or_else(|e| panic!("kube sim: {e}"));
     // Two contexts on the same simulated cluster stand for two clusters.
@@ -557,7 +557,7 @@ async fn several_kubeconfig_contexts_are_watched_together_and_labelled() {
             .await
             .unwrap_or_else(|_| panic!("only {} pods", app.kube.targets.len()))
             .unwrap_or_else(|| panic!("discovery stopped"));
-        update(&mut app, event, kvtop::clock::unix_now());
+        update(&mut app, event, kvtop_core::clock::unix_now());
     }
     let mut names: Vec<String> = app
         .fleet
@@ -580,7 +580,7 @@ async fn several_kubeconfig_contexts_are_watched_together_and_labelled() {
 /// loop itself (T2.4).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_built_in_rules_fire_on_what_discovery_attaches_to_the_pods() {
-    use kvtop::rules::{EngineInput, FindingState, RuleEngine, RuleSet};
+    use kvtop_core::rules::{EngineInput, FindingState, RuleEngine, RuleSet};
     let mut c = console(Setup {
         engines: 4,
         via: ScrapeVia::Auto,
@@ -613,9 +613,13 @@ async fn the_built_in_rules_fire_on_what_discovery_attaches_to_the_pods() {
     let inputs: Vec<EngineInput<'_>> = fleet
         .engines()
         .iter()
-        .map(|e| kvtop::kube_model::with_pod(EngineInput::from_state(e), fleet.pod_info(e.target)))
+        .map(|e| {
+            kvtop_core::kube_model::with_pod(EngineInput::from_state(e), fleet.pod_info(e.target))
+        })
         .collect();
-    let findings = engine.evaluate(&inputs, kvtop::clock::unix_now()).to_vec();
+    let findings = engine
+        .evaluate(&inputs, kvtop_core::clock::unix_now())
+        .to_vec();
     let firing = |rule: &str, pod: &str| {
         findings.iter().any(|f| {
             &*f.rule_id == rule && f.subject.label() == pod && f.state == FindingState::Firing

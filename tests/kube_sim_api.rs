@@ -18,10 +18,10 @@ use kube::api::{
     Api, DeleteParams, EvictParams, ListParams, LogParams, Patch, PatchParams, PostParams,
 };
 use kube::{Client, ResourceExt};
-use kvtop::kube_model::{self, ConvertOptions, EndpointDefaults, PodInfo};
-use kvtop::sim::kube::{Denial, Fault, FaultRule, KubeSimHandle};
-use kvtop::sim::{SimConfig, SimHandle};
 use kvtop::sources::kube::{ApiCall, KubeErrorKind};
+use kvtop_core::kube_model::{self, ConvertOptions, EndpointDefaults, PodInfo};
+use kvtop_sim::kube::{Denial, Fault, FaultRule, KubeSimHandle};
+use kvtop_sim::{SimConfig, SimHandle};
 use serde_json::json;
 
 const NS: &str = "llm";
@@ -221,7 +221,7 @@ async fn removing_the_routing_label_drains_the_engine_and_adding_it_back_restore
 
     let add =
         json!([{"op": "add", "path": "/metadata/labels/kvtop.dev~1serving", "value": "true"}]);
-    let request = axum::http::Request::patch(format!("/api/v1/namespaces/{NS}/pods/{pod}"))
+    let request = http::Request::patch(format!("/api/v1/namespaces/{NS}/pods/{pod}"))
         .header("Content-Type", "application/json-patch+json")
         .body(add.to_string().into_bytes())
         .unwrap_or_else(|e| panic!("{e}"));
@@ -907,8 +907,8 @@ async fn the_pod_proxy_reaches_the_engines_metrics_even_when_the_pod_ip_does_not
     }
 }
 
-fn http_get(path: &str) -> axum::http::Request<Vec<u8>> {
-    axum::http::Request::get(path)
+fn http_get(path: &str) -> http::Request<Vec<u8>> {
+    http::Request::get(path)
         .body(Vec::new())
         .unwrap_or_else(|e| panic!("{e}"))
 }
@@ -1011,7 +1011,7 @@ async fn an_unreachable_api_server_is_named_as_such() {
     let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("{e}"));
     let port = probe.local_addr().map(|a| a.port()).unwrap_or(0);
     drop(probe);
-    let uri: axum::http::Uri = format!("http://127.0.0.1:{port}")
+    let uri: http::Uri = format!("http://127.0.0.1:{port}")
         .parse()
         .unwrap_or_else(|e| panic!("{e}"));
     let client = Client::try_from(kube::Config::new(uri)).unwrap_or_else(|e| panic!("{e}"));
@@ -1048,7 +1048,7 @@ async fn tls_clients_build_and_handshake_with_one_crypto_provider() {
             let _ = socket.write_all(b"HTTP/1.1 400 Bad Request\r\n\r\n").await;
         }
     });
-    let uri: axum::http::Uri = format!("https://127.0.0.1:{port}")
+    let uri: http::Uri = format!("https://127.0.0.1:{port}")
         .parse()
         .unwrap_or_else(|e| panic!("{e}"));
     let client =
@@ -1089,10 +1089,13 @@ async fn a_followed_log_streams_new_lines_as_they_are_written() {
         .await
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(response.status().as_u16(), 200);
-    let mut body = axum::body::Body::new(response.into_body()).into_data_stream();
-    let next_text = |chunk: Option<Result<axum::body::Bytes, axum::Error>>| {
-        String::from_utf8_lossy(&chunk.and_then(Result::ok).unwrap_or_default()).into_owned()
-    };
+    let mut body = http_body_util::BodyExt::into_data_stream(response.into_body());
+    fn next_text<B: AsRef<[u8]>, E>(chunk: Option<Result<B, E>>) -> String {
+        match chunk {
+            Some(Ok(bytes)) => String::from_utf8_lossy(bytes.as_ref()).into_owned(),
+            _ => String::new(),
+        }
+    }
     let first = tokio::time::timeout(PATIENCE, body.next())
         .await
         .ok()

@@ -10,12 +10,12 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use k8s_openapi::api::core::v1::Pod;
 use kvtop::app::kube::KubeView;
 use kvtop::app::{App, Event, update};
-use kvtop::engine::{EngineId, EngineSample};
-use kvtop::fleet::{Fleet, FleetSettings, ScrapePayload, ScrapeReport, TargetSpec, Ts};
-use kvtop::kube_model::{
+use kvtop::theme::Theme;
+use kvtop_core::engine::{EngineId, EngineSample};
+use kvtop_core::fleet::{Fleet, FleetSettings, ScrapePayload, ScrapeReport, TargetSpec, Ts};
+use kvtop_core::kube_model::{
     self, ConvertOptions, DeploymentSummary, EndpointDefaults, HpaSummary, PdbSummary, ScrapeVia,
 };
-use kvtop::theme::Theme;
 use serde_json::json;
 
 const NOW: Ts = 1_704_110_584.0;

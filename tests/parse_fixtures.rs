@@ -1,8 +1,8 @@
 //! The parser and the alias table on every real payload in `tests/fixtures/`. Expected values
 //! were read off the fixture files by hand (line counts with grep, values from the lines).
 
-use kvtop::engine::{EngineFlavor, EngineSample, GpuSample, extract_engines, extract_gpus};
-use kvtop::metrics::{Bucket, LineError, MetricType, parse};
+use kvtop_core::engine::{EngineFlavor, EngineSample, GpuSample, extract_engines, extract_gpus};
+use kvtop_core::metrics::{Bucket, LineError, MetricType, parse};
 
 fn fixture(name: &str) -> String {
     let path = format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));

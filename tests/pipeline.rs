@@ -7,11 +7,11 @@ use std::time::Duration;
 
 use common::bad_server::{BadServer, Behaviour, refused_url};
 use kvtop::app::{App, Event, update};
-use kvtop::clock::unix_now;
-use kvtop::fleet::{EngineStatus, Fleet, FleetSettings, ScrapeError, TargetSpec};
-use kvtop::sim::{SimConfig, SimVersion};
 use kvtop::sources::{ScrapeSettings, ScrapeTarget, Scrapers, build_client};
 use kvtop::theme::Theme;
+use kvtop_core::clock::unix_now;
+use kvtop_core::fleet::{EngineStatus, Fleet, FleetSettings, ScrapeError, TargetSpec};
+use kvtop_sim::{SimConfig, SimVersion};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use tokio::sync::mpsc;
@@ -99,7 +99,7 @@ fn screen(app: &App, width: u16, height: u16) -> String {
 async fn simulated_fleet_reaches_the_fleet_state() {
     // Simulated time runs 20x faster so the pressured engine fills its KV cache quickly;
     // the console's own clock (rates, windows) stays the wall clock.
-    let sim = kvtop::sim::start(SimConfig {
+    let sim = kvtop_sim::start(SimConfig {
         engines: 4,
         time_scale: 20.0,
         version: SimVersion::V1,
@@ -186,7 +186,7 @@ async fn simulated_fleet_reaches_the_fleet_state() {
         assert!(
             !engine
                 .history
-                .points(kvtop::fleet::Series::KvUsage, 0.0)
+                .points(kvtop_core::fleet::Series::KvUsage, 0.0)
                 .is_empty()
         );
     }

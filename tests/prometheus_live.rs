@@ -12,14 +12,14 @@ use std::time::Duration;
 use common::prometheus::PromServer;
 use kvtop::app::{App, Event, update};
 use kvtop::config::PrometheusConfig;
-use kvtop::fleet::{
-    DerivedReport, EngineStatus, Fleet, FleetSettings, QuantileWindow, SourceReport,
-};
-use kvtop::sim::{SimConfig, SimVersion};
 use kvtop::sources::prometheus::{
     ClientSettings, LabelMap, PollSettings, Poller, PromClient, QueryPlan, SlowAnswers, poll_once,
 };
 use kvtop::sources::{ScrapeSettings, ScrapeTarget, build_client, scrape_once};
+use kvtop_core::fleet::{
+    DerivedReport, EngineStatus, Fleet, FleetSettings, QuantileWindow, SourceReport,
+};
+use kvtop_sim::{SimConfig, SimVersion};
 
 /// Host and port of a `http://127.0.0.1:PORT/metrics` URL.
 fn host_port(url: &str) -> &str {
@@ -29,7 +29,7 @@ fn host_port(url: &str) -> &str {
 
 /// Scrape config: each engine a target labelled with its pod, the exporters as they are (their
 /// series carry the workload's pod themselves).
-fn config(sim: &kvtop::sim::SimHandle) -> String {
+fn config(sim: &kvtop_sim::SimHandle) -> String {
     let mut yaml = String::from(
         "global:\n  scrape_interval: 1s\n  scrape_timeout: 900ms\nscrape_configs:\n  - job_name: vllm\n    static_configs:\n",
     );
@@ -57,7 +57,7 @@ async fn kvtop_reads_the_simulated_fleet_back_through_prometheus() {
     if !common::have_program("prometheus") {
         return;
     }
-    let sim = kvtop::sim::start(SimConfig {
+    let sim = kvtop_sim::start(SimConfig {
         engines: 4,
         version: SimVersion::V1,
         seed: 7,
@@ -76,7 +76,7 @@ async fn kvtop_reads_the_simulated_fleet_back_through_prometheus() {
     )
     .expect("client");
     let plan = QueryPlan::new(LabelMap::default(), QuantileWindow::S15, true);
-    let serving: Vec<&kvtop::sim::SimEndpoint> = sim.engines.iter().filter(|e| !e.down).collect();
+    let serving: Vec<&kvtop_sim::SimEndpoint> = sim.engines.iter().filter(|e| !e.down).collect();
     assert_eq!(serving.len(), 3, "engine 3 of 4 is down by design");
 
     // Wait for Prometheus' first scrapes (~5.5 s after start) of every serving engine and GPU.
@@ -120,7 +120,7 @@ async fn kvtop_reads_the_simulated_fleet_back_through_prometheus() {
             continue;
         }
         let target = ScrapeTarget {
-            id: kvtop::fleet::TargetId(index as u32),
+            id: kvtop_core::fleet::TargetId(index as u32),
             url: endpoint.url.clone(),
             bearer_token: None,
         };
@@ -152,7 +152,7 @@ async fn kvtop_reads_the_simulated_fleet_back_through_prometheus() {
     let mut fleet = Fleet::new(FleetSettings::default());
     fleet.ingest_source(SourceReport::Cycle(DerivedReport {
         source: prom.url.clone(),
-        at: kvtop::clock::unix_now(),
+        at: kvtop_core::clock::unix_now(),
         took: 0.1,
         outcome: Ok(payload),
     }));
@@ -211,7 +211,7 @@ async fn kvtop_reads_the_simulated_fleet_back_through_prometheus() {
             }
             other => panic!("unexpected event {other:?}"),
         }
-        update(&mut app, event, kvtop::clock::unix_now());
+        update(&mut app, event, kvtop_core::clock::unix_now());
     }
     assert!(backfilled);
     let fleet = &app.fleet;

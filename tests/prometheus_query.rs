@@ -13,13 +13,13 @@ use std::time::Duration;
 
 use common::prometheus::{PromServer, backfill_openmetrics};
 use kvtop::config::PrometheusConfig;
-use kvtop::engine::EngineFlavor;
-use kvtop::fleet::{
-    DerivedEngine, DerivedPayload, DerivedReport, EngineStatus, Fleet, FleetSettings, InstanceKey,
-    QuantileWindow, ScrapeError, Series, SourceReport,
-};
 use kvtop::sources::prometheus::{
     ClientSettings, LabelMap, PromClient, QueryPlan, SlowAnswers, backfill_once, poll_once,
+};
+use kvtop_core::engine::EngineFlavor;
+use kvtop_core::fleet::{
+    DerivedEngine, DerivedPayload, DerivedReport, EngineStatus, Fleet, FleetSettings, InstanceKey,
+    QuantileWindow, ScrapeError, Series, SourceReport,
 };
 
 /// Start of the backfilled data; samples every 15 s up to `T0 + 60`.

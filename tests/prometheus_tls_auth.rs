@@ -10,9 +10,9 @@ use std::time::Duration;
 use common::bad_server::{BadServer, Behaviour};
 use common::prometheus::PromServer;
 use kvtop::config::{PrometheusAuth, PrometheusConfig};
-use kvtop::fleet::ScrapeError;
 use kvtop::sources::prometheus::decode::decode_answer;
 use kvtop::sources::prometheus::{ClientSettings, PromClient};
+use kvtop_core::fleet::ScrapeError;
 
 /// bcrypt of "kvtop-pw" (cost 10), as Prometheus' web config wants it.
 const PASSWORD_HASH: &str = "$2b$10$abcdefghijklmnopqrstuuoKV0TDwaaw0Lm8OMYAG9wzkXBwi0Sbi";

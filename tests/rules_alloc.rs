@@ -5,9 +5,9 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use kvtop::engine::{CacheConfig, EngineId, EngineSample};
-use kvtop::fleet::{EngineStatus, Signals, TargetId};
-use kvtop::rules::{EngineInput, GpuSignals, RuleEngine, RuleSet};
+use kvtop_core::engine::{CacheConfig, EngineId, EngineSample};
+use kvtop_core::fleet::{EngineStatus, Signals, TargetId};
+use kvtop_core::rules::{EngineInput, GpuSignals, RuleEngine, RuleSet};
 
 struct Counting;
 

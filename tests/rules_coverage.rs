@@ -9,7 +9,7 @@
 //! targets, T4.K1 the PodDisruptionBudget, T4.K2 the probes; A.vllm.n, A.llmd.n and A.dash.n
 //! the published alert rules and dashboard thresholds.
 
-use kvtop::rules::file::RuleSet;
+use kvtop_core::rules::file::RuleSet;
 
 const ROWS: &[&str] = &[
     // T1 table and pitfalls.

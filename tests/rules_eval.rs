@@ -3,14 +3,14 @@
 //! hysteresis, unknown signals, frozen state for engines that are not up, fleet rules, text
 //! rules, ordering and re-keying.
 
-use kvtop::engine::{CacheConfig, EngineId, EngineSample};
-use kvtop::fleet::{EngineStatus, Signals, TargetId, Ts};
-use kvtop::rules::eval::RuleEngine;
-use kvtop::rules::file::RuleSet;
-use kvtop::rules::finding::{Finding, FindingState, Subject};
-use kvtop::rules::health::{Breaker, Health};
-use kvtop::rules::input::{EngineInput, GpuSignals};
-use kvtop::rules::model::{Per, Severity};
+use kvtop_core::engine::{CacheConfig, EngineId, EngineSample};
+use kvtop_core::fleet::{EngineStatus, Signals, TargetId, Ts};
+use kvtop_core::rules::eval::RuleEngine;
+use kvtop_core::rules::file::RuleSet;
+use kvtop_core::rules::finding::{Finding, FindingState, Subject};
+use kvtop_core::rules::health::{Breaker, Health};
+use kvtop_core::rules::input::{EngineInput, GpuSignals};
+use kvtop_core::rules::model::{Per, Severity};
 
 const T0: Ts = 1_000_000.0;
 
@@ -643,7 +643,7 @@ fn breaker_rule_stays_on_in_the_hysteresis_band() {
         lines,
         ["kv_usage = 79.2% > 88%", "kv_usage = 79.2% < 79.2%"]
     );
-    assert_eq!(f.evidence[1].holds, kvtop::rules::truth::Truth::True);
+    assert_eq!(f.evidence[1].holds, kvtop_core::rules::truth::Truth::True);
 }
 
 #[test]

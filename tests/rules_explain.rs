@@ -1,13 +1,13 @@
 //! `kvtop rules list --explain`: the signal catalogue and, for a live fleet, the signals each
 //! rule reads that engines do not provide.
 
-use kvtop::engine::EngineId;
-use kvtop::fleet::{EngineStatus, Signals, TargetId};
-use kvtop::rules::explain::{MissingSignal, coverage, signal_catalogue};
-use kvtop::rules::file::RuleSet;
-use kvtop::rules::input::EngineInput;
-use kvtop::rules::signals::Origin;
-use kvtop::rules::units::Unit;
+use kvtop_core::engine::EngineId;
+use kvtop_core::fleet::{EngineStatus, Signals, TargetId};
+use kvtop_core::rules::explain::{MissingSignal, coverage, signal_catalogue};
+use kvtop_core::rules::file::RuleSet;
+use kvtop_core::rules::input::EngineInput;
+use kvtop_core::rules::signals::Origin;
+use kvtop_core::rules::units::Unit;
 
 #[test]
 fn catalogue_lists_named_signals_namespaces_and_text_sources() {

@@ -1,11 +1,11 @@
 //! The rule expression language: precedence, units, parentheses, three-valued logic, fleet
 //! aggregates, and every parse error with its exact message and column.
 
-use kvtop::engine::{CacheConfig, EngineId, EngineSample};
-use kvtop::fleet::{EngineStatus, Signals, TargetId};
-use kvtop::rules::expr::{Expr, Level};
-use kvtop::rules::input::EngineInput;
-use kvtop::rules::truth::{Group, Truth};
+use kvtop_core::engine::{CacheConfig, EngineId, EngineSample};
+use kvtop_core::fleet::{EngineStatus, Signals, TargetId};
+use kvtop_core::rules::expr::{Expr, Level};
+use kvtop_core::rules::input::EngineInput;
+use kvtop_core::rules::truth::{Group, Truth};
 use proptest::prelude::*;
 
 fn id() -> EngineId {

@@ -4,11 +4,11 @@
 //! (three-valued logic, unknown operands, division by zero unknown, units as decimal shifts,
 //! aggregates over the known values of a group).
 
-use kvtop::engine::EngineId;
-use kvtop::fleet::{EngineStatus, Signals, TargetId};
-use kvtop::rules::expr::{Expr, Level};
-use kvtop::rules::input::EngineInput;
-use kvtop::rules::truth::{Group, Truth};
+use kvtop_core::engine::EngineId;
+use kvtop_core::fleet::{EngineStatus, Signals, TargetId};
+use kvtop_core::rules::expr::{Expr, Level};
+use kvtop_core::rules::input::EngineInput;
+use kvtop_core::rules::truth::{Group, Truth};
 use proptest::prelude::*;
 
 /// Comparison operators as written, with their meaning.

@@ -3,9 +3,9 @@
 
 use std::io::Write as _;
 
-use kvtop::rules::error::RulesError;
-use kvtop::rules::file::{BUILTIN_RULES_NAME, RuleSet};
-use kvtop::rules::model::{Per, Severity, Suggest};
+use kvtop_core::rules::error::RulesError;
+use kvtop_core::rules::file::{BUILTIN_RULES_NAME, RuleSet};
+use kvtop_core::rules::model::{Per, Severity, Suggest};
 
 fn with_user(text: &str) -> Result<RuleSet, RulesError> {
     RuleSet::with_user_text("user-rules.toml", text)

@@ -1,13 +1,13 @@
 //! Health classification and circuit-breaker edges, and the routing explainer's scores for a
 //! hand-computed group.
 
-use kvtop::engine::EngineId;
-use kvtop::fleet::{EngineStatus, Signals, TargetId};
-use kvtop::rules::health::{
+use kvtop_core::engine::EngineId;
+use kvtop_core::fleet::{EngineStatus, Signals, TargetId};
+use kvtop_core::rules::health::{
     BREAKER_OPEN_ABOVE, Breaker, EngineHealth, Health, breaker_close_below, classify,
 };
-use kvtop::rules::input::EngineInput;
-use kvtop::rules::routing::{PROMPT_SIZES, Skip, explain_routing, seed_score};
+use kvtop_core::rules::input::EngineInput;
+use kvtop_core::rules::routing::{PROMPT_SIZES, Skip, explain_routing, seed_score};
 
 #[test]
 fn breaker_opens_above_88_and_closes_below_79_2() {

@@ -13,10 +13,10 @@ use std::time::Duration;
 
 use kvtop::diagnose::observe::{Quiet, observe};
 use kvtop::diagnose::{Clock, Observation, ObserveSettings, ObserveTarget};
-use kvtop::fleet::FleetSettings;
-use kvtop::rules::{FindingState, RuleSet, Severity};
-use kvtop::sim::{self, Baseline, Scenario, SimConfig};
 use kvtop::sources::ScrapeSettings;
+use kvtop_core::fleet::FleetSettings;
+use kvtop_core::rules::{FindingState, RuleSet, Severity};
+use kvtop_sim::{Baseline, Scenario, SimConfig};
 
 const TIME_SCALE: f64 = 25.0;
 const INTERVAL: Duration = Duration::from_millis(200);
@@ -36,7 +36,7 @@ async fn observe_scenario(
     engines: usize,
     seconds: f64,
 ) -> (Observation, Vec<String>) {
-    let sim = sim::start(SimConfig {
+    let sim = kvtop_sim::start(SimConfig {
         engines,
         time_scale: TIME_SCALE,
         seed: 21,

@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use common::bad_server::{BadServer, Behaviour, refused_url};
 use kvtop::app::Event;
-use kvtop::fleet::{ScrapeError, TargetId};
 use kvtop::sources::{ScrapeSettings, ScrapeTarget, Scrapers, build_client, scrape_once};
+use kvtop_core::fleet::{ScrapeError, TargetId};
 
 const GOOD: &str = "# HELP vllm:num_requests_running Number of requests in model execution batches.\n\
 # TYPE vllm:num_requests_running gauge\n\
@@ -35,7 +35,7 @@ fn target(url: &str) -> ScrapeTarget {
 async fn scrape(
     behaviour: Behaviour,
     s: &ScrapeSettings,
-) -> Result<kvtop::fleet::ScrapePayload, ScrapeError> {
+) -> Result<kvtop_core::fleet::ScrapePayload, ScrapeError> {
     let server = BadServer::start(behaviour).await;
     let client = build_client(s).expect("client");
     scrape_once(&client, &target(&server.url), s).await

@@ -3,7 +3,7 @@
 use std::io::Read as _;
 use std::time::Duration;
 
-use kvtop::sim::{self, Scenario, SimConfig, SimEndpoint, SimError, SimHandle, SimVersion};
+use kvtop_sim::{Scenario, SimConfig, SimEndpoint, SimError, SimHandle, SimVersion};
 
 fn client() -> reqwest::Client {
     reqwest::Client::builder()
@@ -15,7 +15,7 @@ fn client() -> reqwest::Client {
 }
 
 async fn start(engines: usize, time_scale: f64) -> SimHandle {
-    sim::start(SimConfig {
+    kvtop_sim::start(SimConfig {
         engines,
         time_scale,
         seed: 3,
@@ -277,7 +277,7 @@ async fn dcgm_exports_one_series_per_gpu_with_the_pod_on_it() {
 
 #[tokio::test(flavor = "current_thread")]
 async fn v0_engines_speak_the_v0_dialect() {
-    let handle = sim::start(SimConfig {
+    let handle = kvtop_sim::start(SimConfig {
         engines: 3,
         version: SimVersion::V0,
         time_scale: 10.0,
@@ -337,7 +337,7 @@ async fn a_port_base_lays_out_ports_in_order() {
             port_base: Some(base),
             ..SimConfig::default()
         };
-        let handle = match sim::start(cfg).await {
+        let handle = match kvtop_sim::start(cfg).await {
             Ok(h) => h,
             Err(SimError::Bind { .. }) => continue,
             Err(e) => panic!("unexpected error: {e}"),
@@ -360,7 +360,7 @@ async fn a_port_base_lays_out_ports_in_order() {
 
 #[tokio::test(flavor = "current_thread")]
 async fn bad_configurations_are_refused() {
-    let err = |cfg| async { sim::start(cfg).await.expect_err("refused") };
+    let err = |cfg| async { kvtop_sim::start(cfg).await.expect_err("refused") };
     assert!(matches!(
         err(SimConfig {
             engines: 0,

@@ -8,8 +8,8 @@ use std::time::Duration;
 use k8s_openapi::api::core::v1::Pod;
 use kube::Client;
 use kube::api::{Api, LogParams};
-use kvtop::sim::kube::KubeSimConfig;
-use kvtop::sim::{Baseline, EngineRef, Scenario, ScenarioAssignment, SimConfig};
+use kvtop_sim::kube::KubeSimConfig;
+use kvtop_sim::{Baseline, EngineRef, Scenario, ScenarioAssignment, SimConfig};
 
 const PATIENCE: Duration = Duration::from_secs(30);
 const OOM: &str = "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate";
@@ -36,7 +36,7 @@ where
 async fn pods_log_serves_the_engines_scenario_lines_and_its_crash_is_the_containers() {
     // Ten simulated seconds per second: engine 2 runs out of memory 20 s into the scenario,
     // is back 8 s later.
-    let sim = kvtop::sim::start(SimConfig {
+    let sim = kvtop_sim::start(SimConfig {
         engines: 4,
         seed: 11,
         time_scale: 10.0,
@@ -49,7 +49,7 @@ async fn pods_log_serves_the_engines_scenario_lines_and_its_crash_is_the_contain
     })
     .await
     .unwrap_or_else(|e| panic!("sim: {e}"));
-    let kube = kvtop::sim::kube::start(&sim, KubeSimConfig::default())
+    let kube = kvtop_sim::kube::start(&sim, KubeSimConfig::default())
         .await
         .unwrap_or_else(|e| panic!("kube sim: {e}"));
     let client = Client::try_from(kube.client_config().unwrap_or_else(|e| panic!("{e}")))

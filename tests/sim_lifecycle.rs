@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use kvtop::sim::{self, Baseline, EngineRef, Scenario, SimConfig, SimHandle, TimedScenario};
+use kvtop_sim::{Baseline, EngineRef, Scenario, SimConfig, SimHandle, TimedScenario};
 
 fn client() -> reqwest::Client {
     reqwest::Client::builder()
@@ -42,7 +42,7 @@ async fn poll_until(url: &str, limit: Duration, done: impl Fn(&Result<f64, bool>
 }
 
 async fn start(engines: usize, time_scale: f64, schedule: &[&str]) -> SimHandle {
-    sim::start(SimConfig {
+    kvtop_sim::start(SimConfig {
         engines,
         time_scale,
         seed: 11,
@@ -142,7 +142,7 @@ async fn scheduled_scenarios_apply_while_running_and_logs_page_with_a_cursor() {
 #[tokio::test(flavor = "current_thread")]
 async fn a_schedule_naming_a_missing_engine_is_refused_at_start() {
     let timed: TimedScenario = "kv-thrash@7+10s".parse().expect("valid");
-    let err = sim::start(SimConfig {
+    let err = kvtop_sim::start(SimConfig {
         engines: 3,
         schedule: vec![timed],
         ..SimConfig::default()
@@ -175,7 +175,7 @@ async fn the_empty_worker_trap_idles_the_other_engines_of_its_model() {
 async fn the_log_feed_fills_the_recent_lines_of_each_engine_target() {
     use kvtop::app::Event;
     use kvtop::diagnose::{SimLogFeed, SimLogPoller, TargetLogs};
-    use kvtop::fleet::{Fleet, FleetSettings, TargetSpec};
+    use kvtop_core::fleet::{Fleet, FleetSettings, TargetSpec};
 
     let sim = start(3, 20.0, &["oom-crashloop@1"]).await;
     let mut fleet = Fleet::new(FleetSettings::default());

@@ -11,12 +11,12 @@
 use std::time::Duration;
 
 use kvtop::app::{App, Event, update};
-use kvtop::clock::unix_now;
-use kvtop::fleet::{EngineStatus, Fleet, FleetSettings, TargetSpec, Ts};
-use kvtop::rules::{FindingState, RuleSet};
-use kvtop::sim::{SimConfig, SimVersion};
 use kvtop::sources::{ScrapeSettings, ScrapeTarget, Scrapers, build_client};
 use kvtop::theme::Theme;
+use kvtop_core::clock::unix_now;
+use kvtop_core::fleet::{EngineStatus, Fleet, FleetSettings, TargetSpec, Ts};
+use kvtop_core::rules::{FindingState, RuleSet};
+use kvtop_sim::{SimConfig, SimVersion};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use tokio::sync::mpsc;
@@ -61,7 +61,7 @@ fn finding_on_screen(screen: &str, title: &str, engine: &str) -> Option<String> 
 async fn an_overloaded_engine_shows_up_as_a_finding() {
     // Two healthy engines; simulated time runs 10x faster so the overload fills the cache
     // quickly (the console's clock, and with it `for`, stays the wall clock).
-    let sim = kvtop::sim::start(SimConfig {
+    let sim = kvtop_sim::start(SimConfig {
         engines: 2,
         time_scale: 10.0,
         version: SimVersion::V1,

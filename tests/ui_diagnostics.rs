@@ -7,12 +7,12 @@ use std::time::Duration;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use kvtop::app::{App, Event, View, update};
-use kvtop::engine::{CacheConfig, EngineFlavor, EngineId, EngineSample, Histogram};
-use kvtop::fleet::{
+use kvtop::theme::Theme;
+use kvtop_core::engine::{CacheConfig, EngineFlavor, EngineId, EngineSample, Histogram};
+use kvtop_core::fleet::{
     Fleet, FleetSettings, ScrapeError, ScrapePayload, ScrapeReport, TargetId, TargetSpec, Ts,
 };
-use kvtop::metrics::Bucket;
-use kvtop::theme::Theme;
+use kvtop_core::metrics::Bucket;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::buffer::Buffer;
@@ -242,7 +242,7 @@ fn the_fleet_triggers_the_expected_rules() {
         .view()
         .findings()
         .iter()
-        .filter(|f| f.state == kvtop::rules::FindingState::Firing)
+        .filter(|f| f.state == kvtop_core::rules::FindingState::Firing)
         .map(|f| (f.subject.label().to_string(), f.rule_id.to_string()))
         .collect();
     let has = |engine: &str, rule: &str| firing.iter().any(|(e, r)| e == engine && r == rule);
@@ -261,7 +261,7 @@ fn the_fleet_triggers_the_expected_rules() {
     let resolved = app.diag.view().findings().iter().any(|f| {
         f.subject.label() == "vllm-recovered"
             && f.rule_id.as_ref() == "kv-breaker"
-            && matches!(f.state, kvtop::rules::FindingState::Resolved { .. })
+            && matches!(f.state, kvtop_core::rules::FindingState::Resolved { .. })
     });
     assert!(
         resolved,
@@ -512,7 +512,7 @@ fn gpu_signals_from_dcgm_reach_the_rules() {
             at: now,
             took: 0.01,
             outcome: Ok(ScrapePayload {
-                gpus: vec![kvtop::engine::GpuSample {
+                gpus: vec![kvtop_core::engine::GpuSample {
                     gpu: "0".into(),
                     uuid: "GPU-00000000".into(),
                     model_name: "NVIDIA H100 80GB HBM3".into(),
@@ -522,7 +522,7 @@ fn gpu_signals_from_dcgm_reach_the_rules() {
                     util_pct: Some(5.0),
                     fb_used_mib: Some(70_000.0),
                     fb_free_mib: Some(11_000.0),
-                    ..kvtop::engine::GpuSample::default()
+                    ..kvtop_core::engine::GpuSample::default()
                 }],
                 ..ScrapePayload::default()
             }),
@@ -542,7 +542,7 @@ fn gpu_signals_from_dcgm_reach_the_rules() {
         panic!("no GPU finding: {:?}", app.diag.view().findings());
     };
     assert_eq!(finding.subject.label(), "vllm-idle");
-    assert_eq!(finding.state, kvtop::rules::FindingState::Firing);
+    assert_eq!(finding.state, kvtop_core::rules::FindingState::Firing);
     let evidence: Vec<String> = finding.evidence.iter().map(|e| e.describe()).collect();
     assert!(
         evidence.iter().any(|e| e == "gpu_util = 5% <= 10%"),

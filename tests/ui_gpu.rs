@@ -5,9 +5,11 @@ use std::time::Duration;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use kvtop::app::{App, Event, View, update};
-use kvtop::engine::{EngineFlavor, EngineId, EngineSample, GpuSample};
-use kvtop::fleet::{Fleet, FleetSettings, ScrapePayload, ScrapeReport, TargetId, TargetSpec, Ts};
 use kvtop::theme::Theme;
+use kvtop_core::engine::{EngineFlavor, EngineId, EngineSample, GpuSample};
+use kvtop_core::fleet::{
+    Fleet, FleetSettings, ScrapePayload, ScrapeReport, TargetId, TargetSpec, Ts,
+};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::buffer::Buffer;

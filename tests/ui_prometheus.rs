@@ -4,12 +4,12 @@
 use std::time::Duration;
 
 use kvtop::app::App;
-use kvtop::engine::{EngineFlavor, EngineId, EngineSample};
-use kvtop::fleet::{
+use kvtop::theme::Theme;
+use kvtop_core::engine::{EngineFlavor, EngineId, EngineSample};
+use kvtop_core::fleet::{
     DerivedEngine, DerivedPayload, DerivedReport, Fleet, FleetSettings, InstanceKey, QueryFailure,
     ScrapeError, Signals, SourceReport, Ts,
 };
-use kvtop::theme::Theme;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 

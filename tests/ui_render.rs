@@ -5,12 +5,12 @@ use std::time::Duration;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use kvtop::app::{App, Event, update};
-use kvtop::engine::{CacheConfig, EngineFlavor, EngineId, EngineSample, Histogram};
-use kvtop::fleet::{
+use kvtop::theme::Theme;
+use kvtop_core::engine::{CacheConfig, EngineFlavor, EngineId, EngineSample, Histogram};
+use kvtop_core::fleet::{
     Fleet, FleetSettings, ScrapeError, ScrapePayload, ScrapeReport, TargetId, TargetSpec, Ts,
 };
-use kvtop::metrics::Bucket;
-use kvtop::theme::Theme;
+use kvtop_core::metrics::Bucket;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::buffer::Buffer;

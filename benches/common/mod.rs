@@ -1,8 +1,8 @@
 //! Fleet-building pieces shared by the render and diagnostics benchmarks.
 
-use kvtop::engine::Histogram;
-use kvtop::fleet::Ts;
-use kvtop::metrics::Bucket;
+use kvtop_core::engine::Histogram;
+use kvtop_core::fleet::Ts;
+use kvtop_core::metrics::Bucket;
 
 /// Engines in the benchmark fleets.
 pub const ENGINES: usize = 1000;

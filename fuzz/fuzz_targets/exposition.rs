@@ -7,9 +7,9 @@
 
 #![no_main]
 
-use kvtop::engine::Histogram;
-use kvtop::metrics::parser::MAX_RECORDED_ERRORS;
-use kvtop::metrics::{Bucket, histogram_quantile, parse};
+use kvtop_core::engine::Histogram;
+use kvtop_core::metrics::parser::MAX_RECORDED_ERRORS;
+use kvtop_core::metrics::{Bucket, histogram_quantile, parse};
 use kvtop::sources::decode_payload;
 use libfuzzer_sys::fuzz_target;
 

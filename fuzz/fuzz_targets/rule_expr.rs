@@ -8,11 +8,11 @@
 
 #![no_main]
 
-use kvtop::engine::{CacheConfig, EngineId, EngineSample};
-use kvtop::fleet::{EngineStatus, Signals, TargetId};
-use kvtop::rules::expr::{Expr, Level};
-use kvtop::rules::input::{EngineInput, GpuSignals};
-use kvtop::rules::truth::Group;
+use kvtop_core::engine::{CacheConfig, EngineId, EngineSample};
+use kvtop_core::fleet::{EngineStatus, Signals, TargetId};
+use kvtop_core::rules::expr::{Expr, Level};
+use kvtop_core::rules::input::{EngineInput, GpuSignals};
+use kvtop_core::rules::truth::Group;
 use libfuzzer_sys::fuzz_target;
 use std::sync::OnceLock;
 

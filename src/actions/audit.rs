@@ -128,7 +128,7 @@ impl AuditLog {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::actions::plan::{Policy, plan_cordon};
+    use kvtop_core::actions::plan::{Policy, plan_cordon};
 
     #[test]
     fn each_write_appends_one_json_line() {

@@ -18,8 +18,8 @@ use super::plan::{
     Access, AccessResult, ActionKind, Plan, Policy, RESTARTED_AT_ANNOTATION, StepOp, plan_cordon,
     plan_drain_node, plan_pod, plan_rollout_restart,
 };
-use crate::kube_model::{ConvertOptions, EndpointDefaults, PodInfo, pod_info};
 use crate::sources::kube::{ApiCall, ClusterClient, KubeError, KubeErrorKind};
+use kvtop_core::kube_model::{ConvertOptions, EndpointDefaults, PodInfo, pod_info};
 
 /// Time limits of an execution.
 #[derive(Debug, Clone, PartialEq)]
@@ -476,7 +476,7 @@ pub async fn in_flight_via_proxy(
 /// `target` is the fleet target the pod is scraped as.
 pub async fn in_flight_direct(
     http: &reqwest::Client,
-    target: crate::fleet::TargetId,
+    target: kvtop_core::fleet::TargetId,
     pod: &PodInfo,
     settings: &crate::sources::ScrapeSettings,
 ) -> Option<f64> {
@@ -491,7 +491,7 @@ pub async fn in_flight_direct(
     running_plus_waiting(&payload)
 }
 
-fn running_plus_waiting(payload: &crate::fleet::ScrapePayload) -> Option<f64> {
+fn running_plus_waiting(payload: &kvtop_core::fleet::ScrapePayload) -> Option<f64> {
     let mut total = None;
     for engine in &payload.engines {
         for value in [engine.running, engine.waiting].into_iter().flatten() {

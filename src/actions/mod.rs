@@ -5,10 +5,10 @@
 
 pub mod audit;
 pub mod execute;
-pub mod plan;
 pub mod policy;
 
 pub use audit::{AuditLog, AuditRecord, AuditResult};
 pub use execute::{ExecError, ExecSettings, Progress, build_plan, execute, preflight};
+pub use kvtop_core::actions::plan;
 pub use plan::{ActionKind, ApiStep, Guard, Plan, Policy, StepOp};
 pub use policy::{PolicyChoices, policy_for};

@@ -2,8 +2,8 @@
 //! console: the configuration's routing label and `min_ready`, the global `--read-only`, and
 //! the context's own `read_only` / `protected`.
 
-use super::plan::Policy;
 use crate::config::KubernetesConfig;
+use kvtop_core::actions::plan::Policy;
 
 /// What the caller adds to the configuration: flags of the action command, or the console's
 /// dry-run toggle.

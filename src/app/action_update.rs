@@ -11,11 +11,11 @@ use super::actions::{
 };
 use super::keys::Action;
 use super::state::{App, Notice, NoticeKind, PROBLEM_SECS, View};
-use crate::actions::plan::{plan_cordon, plan_drain_node, plan_pod, plan_rollout_restart};
 use crate::actions::{ActionKind, Plan, Policy};
-use crate::fleet::{TargetId, Ts};
-use crate::kube_model::{PodInfo, ScrapeRoute};
-use crate::rules::Subject;
+use kvtop_core::actions::plan::{plan_cordon, plan_drain_node, plan_pod, plan_rollout_restart};
+use kvtop_core::fleet::{TargetId, Ts};
+use kvtop_core::kube_model::{PodInfo, ScrapeRoute};
+use kvtop_core::rules::Subject;
 
 /// Why Run cannot be pressed yet, or that it can.
 #[derive(Debug, Clone, PartialEq)]

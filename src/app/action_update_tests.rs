@@ -5,12 +5,12 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::*;
 use crate::actions::Progress;
-use crate::actions::plan::{AccessResult, Policy, plan_pod};
 use crate::app::kube::KubeView;
 use crate::app::{ActionsView, Event, update};
-use crate::fleet::{Fleet, FleetSettings, TargetSpec};
-use crate::kube_model::{EndpointDefaults, MetricsEndpoint, Owner, ScrapeVia};
 use crate::theme::Theme;
+use kvtop_core::actions::plan::{AccessResult, Policy, plan_pod};
+use kvtop_core::fleet::{Fleet, FleetSettings, TargetSpec};
+use kvtop_core::kube_model::{EndpointDefaults, MetricsEndpoint, Owner, ScrapeVia};
 
 const T0: Ts = 1_000.0;
 

@@ -5,10 +5,10 @@
 
 use std::collections::BTreeSet;
 
-use crate::actions::plan::Access;
 use crate::actions::{ActionKind, Plan, Progress, StepOp};
-use crate::fleet::{TargetId, Ts};
-use crate::kube_model::PodInfo;
+use kvtop_core::actions::plan::Access;
+use kvtop_core::fleet::{TargetId, Ts};
+use kvtop_core::kube_model::PodInfo;
 
 /// One action on one object, as asked for from the console.
 #[derive(Debug, Clone, PartialEq)]

@@ -22,9 +22,9 @@ use std::sync::Arc;
 
 use super::state::{App, RowKey};
 use crate::diagnose::{TargetLogs, inputs};
-use crate::engine::EngineId;
-use crate::fleet::{Fleet, TargetId, Ts};
-use crate::rules::{
+use kvtop_core::engine::EngineId;
+use kvtop_core::fleet::{Fleet, TargetId, Ts};
+use kvtop_core::rules::{
     EngineHealth, Finding, FindingState, GpuSignals, RuleEngine, RuleSet, Severity, Subject,
 };
 
@@ -356,13 +356,13 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::engine::{EngineId, EngineSample};
-    use crate::fleet::{FleetSettings, ScrapePayload, ScrapeReport, TargetSpec};
     use crate::theme::Theme;
+    use kvtop_core::engine::{EngineId, EngineSample};
+    use kvtop_core::fleet::{FleetSettings, ScrapePayload, ScrapeReport, TargetSpec};
 
     const T0: Ts = 10_000.0;
 
-    fn app_with_one_engine() -> (App, crate::fleet::TargetId) {
+    fn app_with_one_engine() -> (App, kvtop_core::fleet::TargetId) {
         let mut fleet = Fleet::new(FleetSettings::default());
         let target = fleet.add_target(TargetSpec {
             name: "a".into(),
@@ -378,7 +378,7 @@ mod tests {
         (app, target)
     }
 
-    fn scrape(target: crate::fleet::TargetId, at: Ts, kv: f64) -> ScrapeReport {
+    fn scrape(target: kvtop_core::fleet::TargetId, at: Ts, kv: f64) -> ScrapeReport {
         ScrapeReport {
             target,
             at,
@@ -463,13 +463,13 @@ source = "test"
         assert_eq!(app.diag.view().marks(&ka).worst, Some(Severity::Critical));
         assert_eq!(app.diag.view().marks(&kb).worst, None);
         let health = |app: &App, key: &RowKey| app.diag.view().health(key).map(|h| h.health);
-        assert_eq!(health(&app, &ka), Some(crate::rules::Health::Degraded));
-        assert_eq!(health(&app, &kb), Some(crate::rules::Health::Healthy));
+        assert_eq!(health(&app, &ka), Some(kvtop_core::rules::Health::Degraded));
+        assert_eq!(health(&app, &kb), Some(kvtop_core::rules::Health::Healthy));
         app.fleet.remove_target(a);
         app.evaluate_rules(T0 + 12.0);
         assert_eq!(app.diag.view().marks(&ka), EngineMarks::default());
         assert_eq!(health(&app, &ka), None);
-        assert_eq!(health(&app, &kb), Some(crate::rules::Health::Healthy));
+        assert_eq!(health(&app, &kb), Some(kvtop_core::rules::Health::Healthy));
     }
 
     #[test]

@@ -6,9 +6,9 @@ use std::collections::BTreeMap;
 
 use super::Command;
 use super::state::{App, NoticeKind};
-use crate::fleet::{TargetId, TargetSpec, Ts};
-use crate::kube_model::{DeploymentSummary, PodInfo, PodKey, ScrapeRoute, ScrapeVia};
 use crate::sources::kube::{KubeUpdate, PodScrape};
+use kvtop_core::fleet::{TargetId, TargetSpec, Ts};
+use kvtop_core::kube_model::{DeploymentSummary, PodInfo, PodKey, ScrapeRoute, ScrapeVia};
 
 /// How long a Kubernetes problem stays in the footer, seconds.
 const PROBLEM_NOTICE_SECS: f64 = 30.0;
@@ -210,10 +210,10 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::fleet::{Fleet, FleetSettings};
-    use crate::kube_model::{EndpointDefaults, MetricsEndpoint};
     use crate::sources::kube::{ApiCall, KubeErrorKind};
     use crate::theme::Theme;
+    use kvtop_core::fleet::{Fleet, FleetSettings};
+    use kvtop_core::kube_model::{EndpointDefaults, MetricsEndpoint};
 
     const T0: Ts = 1_000.0;
 

@@ -21,10 +21,10 @@ pub use state::{
 pub use update::update;
 
 use crate::actions::Plan;
-use crate::fleet::{ScrapeReport, SourceReport, TargetId, Ts};
-use crate::kube_model::PodKey;
 use crate::sources::kube::{KubeUpdate, PodScrape};
 pub use actions::{ActionRequest, ActionUpdate, ActionsView, EntryChecks};
+use kvtop_core::fleet::{ScrapeReport, SourceReport, TargetId, Ts};
+use kvtop_core::kube_model::PodKey;
 
 /// Everything that can happen to the console.
 #[derive(Debug, Clone)]
@@ -36,7 +36,7 @@ pub enum Event {
     /// A key was pressed.
     Key(crossterm::event::KeyEvent),
     /// New log lines `(written at, text)` per target, for the rules that match text.
-    Logs(Vec<(crate::fleet::TargetId, Vec<(Ts, String)>)>),
+    Logs(Vec<(kvtop_core::fleet::TargetId, Vec<(Ts, String)>)>),
     /// The terminal was resized.
     Resize { width: u16, height: u16 },
     /// Periodic clock tick (status ages, staleness).

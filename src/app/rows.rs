@@ -2,8 +2,8 @@
 
 use std::cmp::Ordering;
 
-use crate::fleet::{EngineState, EngineStatus, Fleet, Ts};
 use crate::ui::text;
+use kvtop_core::fleet::{EngineState, EngineStatus, Fleet, Ts};
 
 /// The columns the fleet table can be sorted by.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]

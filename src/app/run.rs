@@ -17,9 +17,9 @@ use tokio::time::{Instant, MissedTickBehavior};
 use super::state::App;
 use super::update::update;
 use super::{Command, Event};
-use crate::clock::unix_now;
-use crate::fleet::QuantileWindow;
 use crate::terminal::ConsoleTerminal;
+use kvtop_core::clock::unix_now;
+use kvtop_core::fleet::QuantileWindow;
 
 /// Most events folded into the state before a frame is considered.
 const MAX_EVENTS_PER_BATCH: usize = 4096;

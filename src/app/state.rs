@@ -8,9 +8,9 @@ use super::diagnostics::Diagnostics;
 use super::keys::Context;
 use super::kube::KubeView;
 use super::rows::{SortColumn, visible_rows};
-use crate::engine::EngineId;
-use crate::fleet::{EngineState, Fleet, QuantileWindow, TargetId, Ts};
 use crate::theme::Theme;
+use kvtop_core::engine::EngineId;
+use kvtop_core::fleet::{EngineState, Fleet, QuantileWindow, TargetId, Ts};
 
 /// How long a transient notice stays in the footer, seconds.
 pub const NOTICE_SECS: f64 = 4.0;

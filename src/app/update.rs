@@ -5,7 +5,7 @@ use crossterm::event::{KeyCode, KeyEvent};
 use super::keys::{Action, lookup_with};
 use super::state::{App, Frozen, NoticeKind, View};
 use super::{Command, Event};
-use crate::fleet::Ts;
+use kvtop_core::fleet::Ts;
 
 /// Apply one event to the state at time `now`; sets `app.dirty` when the screen may change.
 pub fn update(app: &mut App, event: Event, now: Ts) -> Vec<Command> {
@@ -315,12 +315,12 @@ mod tests {
 
     use super::*;
     use crate::app::rows::SortColumn;
-    use crate::engine::{EngineId, EngineSample};
-    use crate::fleet::{
+    use crate::theme::Theme;
+    use kvtop_core::engine::{EngineId, EngineSample};
+    use kvtop_core::fleet::{
         Fleet, FleetSettings, QuantileWindow, ScrapeError, ScrapePayload, ScrapeReport, TargetId,
         TargetSpec,
     };
-    use crate::theme::Theme;
 
     const T0: Ts = 1_000.0;
 

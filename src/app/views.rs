@@ -3,8 +3,8 @@
 use super::diagnostics::FindingKey;
 use super::keys::Action;
 use super::state::{App, NoticeKind, RowKey, View};
-use crate::fleet::Ts;
-use crate::rules::Subject;
+use kvtop_core::fleet::Ts;
+use kvtop_core::rules::Subject;
 
 /// Handle `action` if it switches views or navigates the diagnostics or routing view:
 /// `Some(whether the screen changed)`; `None` leaves it to the fleet view's handling.
@@ -137,10 +137,10 @@ mod tests {
     use super::*;
     use crate::app::diagnostics::Diagnostics;
     use crate::app::{Event, update};
-    use crate::engine::{EngineId, EngineSample};
-    use crate::fleet::{Fleet, FleetSettings, ScrapePayload, ScrapeReport, TargetSpec};
-    use crate::rules::{FindingState, RuleSet};
     use crate::theme::Theme;
+    use kvtop_core::engine::{EngineId, EngineSample};
+    use kvtop_core::fleet::{Fleet, FleetSettings, ScrapePayload, ScrapeReport, TargetSpec};
+    use kvtop_core::rules::{FindingState, RuleSet};
 
     const T0: Ts = 50_000.0;
 
@@ -168,7 +168,7 @@ action = "a"
 source = "test"
 "#;
 
-    fn report(target: crate::fleet::TargetId, at: Ts, kv: f64) -> ScrapeReport {
+    fn report(target: kvtop_core::fleet::TargetId, at: Ts, kv: f64) -> ScrapeReport {
         ScrapeReport {
             target,
             at,

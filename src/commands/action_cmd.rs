@@ -9,11 +9,11 @@ use tokio::signal::unix::{Signal, SignalKind, signal};
 
 use crate::actions::audit::{AuditLog, AuditRecord, AuditResult};
 use crate::actions::execute::{self, ExecSettings, Progress, in_flight_via_proxy};
-use crate::actions::plan::{ActionKind, Plan, Policy};
 use crate::actions::policy::{PolicyChoices, policy_for};
 use crate::cli::{ActionArgs, GlobalArgs};
-use crate::config::units::parse_duration;
 use crate::sources::kube::{ClusterClient, connect};
+use kvtop_core::actions::plan::{ActionKind, Plan, Policy};
+use kvtop_core::units::parse_duration;
 
 use super::setup::{load_config, runtime};
 
@@ -196,7 +196,7 @@ async fn act(
 async fn run_plan(
     cluster: &ClusterClient,
     plan: &Plan,
-    pod: Option<crate::kube_model::PodInfo>,
+    pod: Option<kvtop_core::kube_model::PodInfo>,
     settings: &ExecSettings,
     audit: Option<&mut AuditLog>,
 ) -> u8 {

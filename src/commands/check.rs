@@ -17,10 +17,10 @@ use crate::diagnose::observe::{self, Progress, wall_time};
 use crate::diagnose::plan::{AUTO_CAP_SECS, DurationPlan};
 use crate::diagnose::report::{self, Format, Verdict, exit};
 use crate::diagnose::{Clock, ObserveSettings, ObserveTarget};
-use crate::rules::RuleSet;
-use crate::sim::{self, Baseline, SimConfig, SimHandle, TimedScenario, demo_story};
 use crate::sources::ScrapeSettings;
 use crate::ui::format::{age, span};
+use kvtop_core::rules::RuleSet;
+use kvtop_sim::{Baseline, SimConfig, SimHandle, TimedScenario, demo_story};
 
 /// Engines of `--sim` and `--demo` unless `--engines` says otherwise.
 const SIM_ENGINES: usize = 6;
@@ -39,7 +39,7 @@ pub fn run(args: CheckArgs, global: &GlobalArgs) -> ExitCode {
     let duration = match args
         .duration
         .as_deref()
-        .map(crate::config::units::parse_duration)
+        .map(kvtop_core::units::parse_duration)
     {
         None => None,
         Some(Ok(d)) if !d.is_zero() => Some(d.as_secs_f64()),
@@ -165,7 +165,7 @@ async fn start_sim(args: &CheckArgs) -> Result<(SimHandle, Vec<ObserveTarget>), 
         schedule,
         ..SimConfig::default()
     };
-    let sim = sim::start(cfg)
+    let sim = kvtop_sim::start(cfg)
         .await
         .map_err(|e| format!("the simulated fleet did not start: {e}"))?;
     let targets = sim_targets(&sim);

@@ -15,12 +15,12 @@ use crate::app::state::App;
 use crate::app::{Command, Event};
 use crate::config::{Config, PrometheusConfig, TargetConfig};
 use crate::diagnose::{SimLogFeed, SimLogPoller};
-use crate::fleet::{Fleet, QuantileWindow};
-use crate::sim::SimHandle;
 use crate::sources::kube::{ClusterClient, Discovery, PodScrapers};
 use crate::sources::prometheus::{ClientSettings, PollSettings, Poller, PromClient, QueryPlan};
 use crate::sources::{ScrapeSettings, ScrapeTarget, Scrapers, build_client};
 use crate::theme::Theme;
+use kvtop_core::fleet::{Fleet, QuantileWindow};
+use kvtop_sim::SimHandle;
 
 /// `cache_config_info` is read through Prometheus every this many cycles.
 const SLOW_QUERY_EVERY: u32 = 30;
@@ -139,7 +139,7 @@ pub async fn run_console_with(
         })
         .collect();
     let mut app = App::new(fleet, theme, source, config.interval, config.range);
-    let now = crate::clock::unix_now();
+    let now = kvtop_core::clock::unix_now();
     for notice in notices {
         app.warn(notice, now);
     }

@@ -15,13 +15,13 @@ use crate::actions::audit::{AuditLog, AuditRecord, AuditResult};
 use crate::actions::execute::{
     self, ExecSettings, in_flight_direct, in_flight_via_proxy, now_rfc3339, review_access,
 };
-use crate::actions::plan::access_text;
 use crate::actions::{Plan, PolicyChoices, Progress, policy_for};
 use crate::app::actions::{ActionRequest, ActionUpdate, ActionsView, EntryChecks, RunFailure};
 use crate::app::{Command, Event};
 use crate::config::KubernetesConfig;
 use crate::sources::ScrapeSettings;
 use crate::sources::kube::{ClusterClient, KubeError};
+use kvtop_core::actions::plan::access_text;
 
 /// Period of the drain wait's readings in the console.
 const DRAIN_POLL: Duration = Duration::from_millis(500);
@@ -384,7 +384,7 @@ fn write_audit(
 /// The denied accesses among `accesses`, each as `may not VERB RESOURCE NAME: REASON`.
 async fn denials(
     cluster: &ClusterClient,
-    accesses: Vec<crate::actions::plan::Access>,
+    accesses: Vec<kvtop_core::actions::plan::Access>,
     limit: Duration,
 ) -> Result<Vec<String>, String> {
     let mut denied = Vec::new();

@@ -11,11 +11,11 @@ use super::console::Sources;
 use super::setup::{Session, load_config};
 use crate::cli::{DemoArgs, GlobalArgs};
 use crate::config::{Config, KubernetesConfig, TargetConfig};
-use crate::kube_model::ScrapeVia;
-use crate::sim::kube::{KubeSimConfig, KubeSimHandle};
-use crate::sim::{Baseline, SimConfig, SimEndpoint, SimHandle, demo_story};
 use crate::sources::kube::ClusterClient;
 use crate::theme::Theme;
+use kvtop_core::kube_model::ScrapeVia;
+use kvtop_sim::kube::{KubeSimConfig, KubeSimHandle};
+use kvtop_sim::{Baseline, SimConfig, SimEndpoint, SimHandle, demo_story};
 
 /// The kubeconfig context name of the simulated cluster.
 pub const SIM_CONTEXT: &str = "kvtop-sim";
@@ -57,7 +57,7 @@ pub fn run(args: DemoArgs, global: &GlobalArgs) -> ExitCode {
             schedule,
             ..SimConfig::default()
         };
-        let sim = match crate::sim::start(cfg).await {
+        let sim = match kvtop_sim::start(cfg).await {
             Ok(sim) => sim,
             Err(err) => {
                 eprintln!("kvtop demo: the simulated fleet did not start: {err}");
@@ -103,7 +103,7 @@ async fn run_with_kube(
     sim: &SimHandle,
     problems: Vec<String>,
 ) -> ExitCode {
-    let api = match crate::sim::kube::start(sim, KubeSimConfig::default()).await {
+    let api = match kvtop_sim::kube::start(sim, KubeSimConfig::default()).await {
         Ok(api) => api,
         Err(err) => {
             eprintln!("kvtop demo: the simulated Kubernetes API did not start: {err}");
@@ -146,7 +146,7 @@ async fn run_with_kube(
 /// namespace and pod selector, pods reached directly with the API server's proxy as fallback.
 /// Timings, log and event depths and action policies stay as configured.
 fn demo_kubernetes(configured: &KubernetesConfig, api: &KubeSimHandle) -> KubernetesConfig {
-    let (key, value) = crate::sim::kube::objects::APP_LABEL;
+    let (key, value) = kvtop_sim::kube::objects::APP_LABEL;
     KubernetesConfig {
         enabled: true,
         kubeconfig: None,
@@ -155,7 +155,7 @@ fn demo_kubernetes(configured: &KubernetesConfig, api: &KubeSimHandle) -> Kubern
         all_namespaces: false,
         selectors: vec![format!("{key}={value}")],
         scrape_via: ScrapeVia::Auto,
-        routing_label: crate::kube_model::DEFAULT_ROUTING_LABEL.to_owned(),
+        routing_label: kvtop_core::kube_model::DEFAULT_ROUTING_LABEL.to_owned(),
         ..configured.clone()
     }
 }

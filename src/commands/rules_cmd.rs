@@ -12,10 +12,10 @@ use super::setup::{Loaded, load_config};
 use crate::cli::{GlobalArgs, RulesAction};
 use crate::diagnose::observe::{self, Quiet};
 use crate::diagnose::{Clock, ObserveSettings, ObserveTarget, inputs};
-use crate::rules::explain::{self, RuleCoverage};
-use crate::rules::{Rule, RuleSet};
-use crate::sim::{self, Baseline, SimConfig, demo_story};
 use crate::ui::format::span;
+use kvtop_core::rules::explain::{self, RuleCoverage};
+use kvtop_core::rules::{Rule, RuleSet};
+use kvtop_sim::{Baseline, SimConfig, demo_story};
 
 /// Engines of the `--demo` fleet the explanation runs against.
 const DEMO_ENGINES: usize = 8;
@@ -69,7 +69,7 @@ fn fleet_coverage(
     let runtime = super::setup::runtime().map_err(|e| format!("cannot start the runtime: {e}"))?;
     runtime.block_on(async {
         let (targets, clock, sim): (Vec<ObserveTarget>, Clock, _) = if demo {
-            let sim = sim::start(SimConfig {
+            let sim = kvtop_sim::start(SimConfig {
                 engines: DEMO_ENGINES,
                 baseline: Baseline::Healthy,
                 schedule: demo_story(DEMO_ENGINES),
@@ -226,7 +226,7 @@ fn explain_rule(out: &mut String, rule: &Rule, coverage: Option<&(usize, Vec<Rul
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rules::explain::MissingSignal;
+    use kvtop_core::rules::explain::MissingSignal;
 
     #[test]
     fn the_list_has_one_line_per_rule_and_explains_on_demand() {

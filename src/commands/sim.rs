@@ -10,8 +10,8 @@ use tokio::signal::unix::{SignalKind, signal};
 use super::demo::SIM_CONTEXT;
 use super::file_limit::{FileLimit, raise_open_file_limit};
 use crate::cli::{GlobalArgs, SimArgs, VllmVersion};
-use crate::sim::kube::{KubeSimConfig, KubeSimHandle};
-use crate::sim::{Baseline, SimConfig, SimVersion};
+use kvtop_sim::kube::{KubeSimConfig, KubeSimHandle};
+use kvtop_sim::{Baseline, SimConfig, SimVersion};
 
 /// File name of the simulated cluster's kubeconfig in kvtop's state directory.
 const KUBECONFIG_FILE: &str = "sim-kubeconfig.yaml";
@@ -56,7 +56,7 @@ pub fn run(args: SimArgs, global: &GlobalArgs) -> ExitCode {
             schedule: args.scenarios.clone(),
             ..SimConfig::default()
         };
-        let sim = match crate::sim::start(cfg).await {
+        let sim = match kvtop_sim::start(cfg).await {
             Ok(sim) => sim,
             Err(err) => {
                 eprintln!("kvtop sim: {err}");
@@ -102,8 +102,8 @@ pub fn run(args: SimArgs, global: &GlobalArgs) -> ExitCode {
 
 /// Start the simulated Kubernetes API for `sim`, write its kubeconfig to `path` and say how to
 /// use it.
-async fn serve_kube(sim: &crate::sim::SimHandle, path: &Path) -> Result<KubeSimHandle, String> {
-    let api = crate::sim::kube::start(sim, KubeSimConfig::default())
+async fn serve_kube(sim: &kvtop_sim::SimHandle, path: &Path) -> Result<KubeSimHandle, String> {
+    let api = kvtop_sim::kube::start(sim, KubeSimConfig::default())
         .await
         .map_err(|e| format!("the simulated Kubernetes API did not start: {e}"))?;
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {

@@ -11,7 +11,7 @@ use super::file::DurationValue;
 use super::paths::expand_path;
 use super::units::format_duration;
 use super::validate::{Problem, Setting};
-use crate::kube_model::{DEFAULT_ROUTING_LABEL, DEFAULT_SELECTORS, LabelSelector, ScrapeVia};
+use kvtop_core::kube_model::{DEFAULT_ROUTING_LABEL, DEFAULT_SELECTORS, LabelSelector, ScrapeVia};
 
 /// Shortest accepted pod poll period.
 pub const MIN_POLL_INTERVAL: Duration = Duration::from_millis(500);
@@ -112,7 +112,7 @@ impl Default for KubernetesConfig {
             all_namespaces: false,
             selectors: DEFAULT_SELECTORS.iter().map(|s| (*s).to_owned()).collect(),
             metrics_port: None,
-            metrics_path: crate::kube_model::endpoint::DEFAULT_METRICS_PATH.to_owned(),
+            metrics_path: kvtop_core::kube_model::endpoint::DEFAULT_METRICS_PATH.to_owned(),
             scrape_via: ScrapeVia::Auto,
             routing_label: DEFAULT_ROUTING_LABEL.to_owned(),
             poll_interval: Duration::from_secs(2),

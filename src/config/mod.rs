@@ -17,7 +17,7 @@ mod resolve;
 mod resolved;
 mod targets;
 pub(crate) mod toml_location;
-pub mod units;
+pub use kvtop_core::units;
 mod validate;
 
 use std::ffi::OsString;
@@ -87,7 +87,7 @@ pub fn check_file(path: &Path) -> Result<CheckReport, ConfigError> {
             source: Box::new(source),
         });
     }
-    if let Err(err) = crate::rules::RuleSet::load(config.user_rules_path().as_deref()) {
+    if let Err(err) = kvtop_core::rules::RuleSet::load(config.user_rules_path().as_deref()) {
         return Err(ConfigError::Rules {
             config: path.to_path_buf(),
             message: err.to_string(),

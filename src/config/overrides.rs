@@ -132,7 +132,7 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::fleet::QuantileWindow;
+    use kvtop_core::fleet::QuantileWindow;
 
     fn ms(n: u64) -> Duration {
         Duration::from_millis(n)

@@ -10,7 +10,7 @@ use super::prometheus::resolve_prometheus;
 use super::resolved::{Config, TimeoutProvenance, default_timeout};
 use super::targets::{TargetConfig, TokenSource, check_url, read_token};
 use super::validate::{Problem, Setting, TargetField, validate};
-use crate::fleet::QuantileWindow;
+use kvtop_core::fleet::QuantileWindow;
 
 /// What resolution needs from outside the file.
 pub(crate) struct ResolveContext<'a> {

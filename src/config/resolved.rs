@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use super::kubernetes::KubernetesConfig;
 use super::targets::TargetConfig;
-use crate::fleet::{FleetSettings, QuantileWindow};
+use kvtop_core::fleet::{FleetSettings, QuantileWindow};
 
 /// Shortest scrape interval accepted.
 pub const MIN_INTERVAL: Duration = Duration::from_millis(250);

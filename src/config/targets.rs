@@ -6,7 +6,7 @@ use std::fmt;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use crate::fleet::TargetSpec;
+use kvtop_core::fleet::TargetSpec;
 
 /// A resolved scrape target.
 #[derive(Clone, PartialEq, Eq)]

@@ -78,7 +78,7 @@ file = "rules/site.toml"
     assert_eq!(config.targets[1].name, "engine-1");
     assert_eq!(config.targets[1].bearer_token.as_deref(), Some("tok-123"));
     assert_eq!(config.theme, "light");
-    assert_eq!(config.window, crate::fleet::QuantileWindow::S15);
+    assert_eq!(config.window, kvtop_core::fleet::QuantileWindow::S15);
     assert_eq!(config.range, Duration::from_secs(120));
     assert_eq!(config.max_fps, 30);
     assert_eq!(

@@ -13,8 +13,8 @@ use tokio::task::JoinHandle;
 
 use super::TargetLogs;
 use crate::app::Event;
-use crate::fleet::{Fleet, TargetId};
-use crate::sim::{SimControl, SimEndpoint};
+use kvtop_core::fleet::{Fleet, TargetId};
+use kvtop_sim::{SimControl, SimEndpoint};
 
 /// Copies new log lines of simulated engines into a [`TargetLogs`].
 #[derive(Debug, Clone)]

@@ -11,8 +11,8 @@
 //! # }
 //! ```
 
-use crate::fleet::{EngineState, Fleet, Signals};
-use crate::rules::{EngineInput, GpuSignals};
+use kvtop_core::fleet::{EngineState, Fleet, Signals};
+use kvtop_core::rules::{EngineInput, GpuSignals};
 
 /// The GPU signals of each engine row of `fleet`, in row order (`None` for engines without
 /// GPU data), into `out` (cleared first; a caller that evaluates every cycle reuses it). The
@@ -63,7 +63,7 @@ pub fn engine_inputs<'a>(
             };
             // An engine discovered in Kubernetes: its pod's facts, labels, state reasons,
             // events and log lines.
-            crate::kube_model::with_pod(input, fleet.pod_info(e.target))
+            kvtop_core::kube_model::with_pod(input, fleet.pod_info(e.target))
         })
         .collect()
 }
@@ -77,8 +77,8 @@ pub fn is_engine(fleet: &Fleet, engine: &EngineState) -> bool {
 mod tests {
     use super::*;
     use crate::diagnose::TargetLogs;
-    use crate::engine::{EngineId, EngineSample};
-    use crate::fleet::{FleetSettings, ScrapeError, ScrapePayload, ScrapeReport, TargetSpec};
+    use kvtop_core::engine::{EngineId, EngineSample};
+    use kvtop_core::fleet::{FleetSettings, ScrapeError, ScrapePayload, ScrapeReport, TargetSpec};
 
     const T0: f64 = 1_800_000_000.0;
 
@@ -136,7 +136,7 @@ mod tests {
         assert_eq!(inputs[0].signals.kv_usage, Some(0.5));
         assert!(inputs[0].gpu.is_none());
         assert_eq!(inputs[0].logs.map(<[String]>::len), Some(1));
-        assert_eq!(inputs[1].status, crate::fleet::EngineStatus::Down);
+        assert_eq!(inputs[1].status, kvtop_core::fleet::EngineStatus::Down);
         assert_eq!(inputs[1].gpu, Some(&GpuSignals::default()));
         assert!(inputs[1].logs.is_none());
         // Rows past the end of the GPU buffer have no GPU signals.

@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::fleet::{TargetId, Ts};
+use kvtop_core::fleet::{TargetId, Ts};
 
 /// How long a log line stays recent, seconds.
 pub const RECENT_LOG_SECS: f64 = 300.0;

@@ -23,11 +23,11 @@ use super::feed::SimLogPoller;
 use super::inputs;
 use super::plan::{self, DurationPlan};
 use crate::app::Event;
-use crate::clock::unix_now;
-use crate::fleet::{Fleet, FleetSettings, TargetId, TargetSpec, Ts};
-use crate::rules::{Finding, RuleEngine, RuleSet};
-use crate::sim::SimControl;
 use crate::sources::{ScrapeSettings, ScrapeTarget, Scrapers, build_client};
+use kvtop_core::clock::unix_now;
+use kvtop_core::fleet::{Fleet, FleetSettings, TargetId, TargetSpec, Ts};
+use kvtop_core::rules::{Finding, RuleEngine, RuleSet};
+use kvtop_sim::SimControl;
 
 /// One endpoint to observe.
 #[derive(Debug, Clone)]

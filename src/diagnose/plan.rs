@@ -1,7 +1,7 @@
 //! PURE. How long `kvtop check` observes: long enough for the rules that can fire on this
 //! fleet to get past their `for` durations, within a cap.
 
-use crate::rules::{EngineInput, RuleSet, explain};
+use kvtop_core::rules::{EngineInput, RuleSet, explain};
 
 /// Longest observation chosen automatically, seconds: it covers every `for` of 5 minutes or
 /// less (the queue, KV and error-ratio rules); longer ones need `--duration`.
@@ -59,8 +59,8 @@ pub fn auto_duration(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::EngineId;
-    use crate::fleet::{EngineStatus, Signals, TargetId};
+    use kvtop_core::engine::EngineId;
+    use kvtop_core::fleet::{EngineStatus, Signals, TargetId};
 
     #[test]
     fn the_length_follows_the_longest_for_the_fleet_can_reach() {

@@ -2,9 +2,9 @@
 
 use std::borrow::Cow;
 
-use crate::engine::{extract_engines, extract_gpus};
-use crate::fleet::{ScrapeError, ScrapePayload};
-use crate::metrics::parse;
+use kvtop_core::engine::{extract_engines, extract_gpus};
+use kvtop_core::fleet::{ScrapeError, ScrapePayload};
+use kvtop_core::metrics::parse;
 
 /// Parse a body and map it. A body that holds no sample at all but does hold malformed lines
 /// (an HTML error page, a JSON document, random bytes) is not a metrics payload.

@@ -1,5 +1,5 @@
 //! I/O workers: scraping engines' `/metrics` endpoints. Each worker owns its target, sends owned
-//! [`crate::fleet::ScrapeReport`]s to the app loop and never touches the console's state.
+//! [`kvtop_core::fleet::ScrapeReport`]s to the app loop and never touches the console's state.
 
 pub mod decode;
 pub mod kube;

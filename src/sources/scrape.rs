@@ -13,8 +13,8 @@ use tokio::time::{Instant, MissedTickBehavior};
 
 use super::decode::decode_payload;
 use crate::app::Event;
-use crate::clock::unix_now;
-use crate::fleet::{ScrapeError, ScrapePayload, ScrapeReport, TargetId};
+use kvtop_core::clock::unix_now;
+use kvtop_core::fleet::{ScrapeError, ScrapePayload, ScrapeReport, TargetId};
 
 /// What the Accept header asks for: the plain text format, which every exporter serves.
 pub(crate) const ACCEPT_TEXT: &str = "text/plain;version=0.0.4;q=1,*/*;q=0.1";

@@ -14,7 +14,7 @@ use super::format::truncate;
 use crate::app::App;
 use crate::app::actions::{ActionRun, RunOutcome};
 use crate::app::keys::{Action, Context, first_key, key_label};
-use crate::fleet::Ts;
+use kvtop_core::fleet::Ts;
 
 pub const MARK_DONE: &str = "✓";
 pub const MARK_NOW: &str = "▶";
@@ -78,7 +78,7 @@ pub fn lines(app: &App, run: &ActionRun, width: usize, now: Ts) -> Vec<Line<'sta
         let engines = app.fleet.engines();
         let mine: Vec<_> = engines.iter().filter(|e| e.target == row).collect();
         if !mine.is_empty() {
-            let sum = |f: fn(&crate::fleet::EngineState) -> Option<f64>| {
+            let sum = |f: fn(&kvtop_core::fleet::EngineState) -> Option<f64>| {
                 mine.iter().filter_map(|e| f(e)).reduce(|a, b| a + b)
             };
             lines.push(Line::styled(

@@ -11,8 +11,8 @@ use ratatui::widgets::{Block, Clear, Paragraph, Widget};
 
 use super::format;
 use crate::app::App;
-use crate::kube_model::DeploymentSummary;
 use crate::theme::Theme;
+use kvtop_core::kube_model::DeploymentSummary;
 
 const TITLE: &str = " Deployments ";
 const CLOSE_HINT: &str = " d/Esc close ";

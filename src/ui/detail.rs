@@ -12,9 +12,9 @@ use super::fleet_table::kv_level;
 use super::spark::sparkline;
 use super::{findings, format, gpu, text};
 use crate::app::App;
-use crate::engine::EngineFlavor;
-use crate::fleet::{DerivedSourceState, EngineState, Series, Signals, TargetState, Ts};
 use crate::theme::Theme;
+use kvtop_core::engine::EngineFlavor;
+use kvtop_core::fleet::{DerivedSourceState, EngineState, Series, Signals, TargetState, Ts};
 
 /// Width of the facts column in full mode on wide and on medium panes.
 const FACTS_WIDE: u16 = 40;
@@ -639,7 +639,7 @@ fn spark_line<'a>(app: &App, engine: &EngineState, now: Ts, width: usize) -> Lin
 fn fact_line<'a>(
     engine: &EngineState,
     target: Option<&TargetState>,
-    pod: Option<&crate::kube_model::PodInfo>,
+    pod: Option<&kvtop_core::kube_model::PodInfo>,
     theme: &Theme,
     now: Ts,
 ) -> Line<'a> {

@@ -2,8 +2,8 @@
 //! the diagnostics view) and of the routing view.
 
 use super::format;
-use crate::rules::routing::Skip;
-use crate::rules::{FindingCounts, Health, Severity, Suggest};
+use kvtop_core::rules::routing::Skip;
+use kvtop_core::rules::{FindingCounts, Health, Severity, Suggest};
 
 // Fleet table.
 pub const COL_BADGE: &str = "";

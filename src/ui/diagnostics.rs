@@ -12,9 +12,9 @@ use ratatui::widgets::{Block, Borders, Paragraph, Widget};
 use super::findings::{line_style, severity_span, severity_style, since_cell};
 use super::{diag_text as text, format};
 use crate::app::App;
-use crate::fleet::Ts;
-use crate::rules::{Evidence, Finding, FindingState, Truth};
 use crate::theme::Theme;
+use kvtop_core::fleet::Ts;
+use kvtop_core::rules::{Evidence, Finding, FindingState, Truth};
 
 /// Share of the body the list gets, percent, and the fewest rows it gets (header + 3).
 const LIST_SHARE: u16 = 40;

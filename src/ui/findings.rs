@@ -9,9 +9,9 @@ use ratatui::text::{Line, Span};
 
 use super::{diag_text as text, format};
 use crate::app::{App, EngineMarks, RowKey};
-use crate::fleet::{EngineState, Ts};
-use crate::rules::{Breaker, EngineHealth, Finding, FindingState, Health, Severity};
 use crate::theme::Theme;
+use kvtop_core::fleet::{EngineState, Ts};
+use kvtop_core::rules::{Breaker, EngineHealth, Finding, FindingState, Health, Severity};
 
 /// Columns of the badge cell.
 pub const BADGE_WIDTH: u16 = 2;

@@ -9,9 +9,9 @@ use ratatui::text::{Line, Span};
 use super::{diag_text, findings, format, text};
 use crate::app::rows::{RowStatus, row_status};
 use crate::app::{App, RowKey, RulesView, SortColumn};
-use crate::fleet::{EngineState, TargetState, Ts};
-use crate::kube_model::PodInfo;
 use crate::theme::Theme;
+use kvtop_core::fleet::{EngineState, TargetState, Ts};
+use kvtop_core::kube_model::PodInfo;
 
 /// KV usage from which the bar uses `bar_mid`.
 pub const KV_MID: f64 = 0.75;

@@ -10,8 +10,8 @@ use super::line::{self, Segment};
 use super::text;
 use crate::app::keys::{Action, Context, first_key, key_label};
 use crate::app::{App, NoticeKind, View};
-use crate::fleet::Ts;
 use crate::theme::Theme;
+use kvtop_core::fleet::Ts;
 
 /// Draw the footer; `shown` is the number of rows the filter lets through.
 pub fn render(buf: &mut Buffer, area: Rect, app: &App, shown: usize, now: Ts) {

@@ -10,8 +10,8 @@ use ratatui::text::{Line, Span};
 use super::format;
 use super::spark::sparkline;
 use crate::app::App;
-use crate::fleet::{EngineState, GpuSeries, GpuState, Signals, Ts};
 use crate::theme::Theme;
+use kvtop_core::fleet::{EngineState, GpuSeries, GpuState, Signals, Ts};
 
 /// Temperature from which a GPU is drawn as a warning, °C (datacenter GPUs throttle near 85–90).
 pub const TEMP_HOT_C: f64 = 85.0;

@@ -10,7 +10,7 @@ use super::findings::severity_style;
 use super::line::{self, GAP, Segment};
 use super::{diag_text, format, text};
 use crate::app::App;
-use crate::fleet::Ts;
+use kvtop_core::fleet::Ts;
 
 /// Narrowest the source description is cut to before it is dropped.
 const SOURCE_MIN: usize = 12;

@@ -35,7 +35,7 @@ use ratatui::text::Line;
 use ratatui::widgets::{Paragraph, Widget};
 
 use crate::app::{App, View};
-use crate::fleet::Ts;
+use kvtop_core::fleet::Ts;
 
 /// Rows from which the detail pane shows charts without being asked to.
 pub const TALL_HEIGHT: u16 = 40;

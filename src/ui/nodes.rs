@@ -9,8 +9,8 @@ use ratatui::text::{Line, Span};
 
 use super::{format, gpu, text};
 use crate::app::{App, NodesExtent};
-use crate::fleet::{Fleet, GpuOrigin, GpuState, Ts};
 use crate::theme::Theme;
+use kvtop_core::fleet::{Fleet, GpuOrigin, GpuState, Ts};
 
 pub const COLUMNS: &str = "GPU    UTIL";
 pub const COLUMNS_REST: &str = "MEM                    TEMP  POWER    SM CLK  XID     POD";
@@ -156,8 +156,8 @@ fn model_of(node: &[&GpuState]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::GpuSample;
-    use crate::fleet::{FleetSettings, ScrapePayload, ScrapeReport, TargetSpec};
+    use kvtop_core::engine::GpuSample;
+    use kvtop_core::fleet::{FleetSettings, ScrapePayload, ScrapeReport, TargetSpec};
 
     fn text(line: &Line<'_>) -> String {
         line.spans.iter().map(|s| s.content.as_ref()).collect()

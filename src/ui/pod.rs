@@ -9,9 +9,9 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph, Widget};
 
 use super::format;
-use crate::fleet::Ts;
-use crate::kube_model::{PodInfo, ScrapeRoute, VllmArgs};
 use crate::theme::Theme;
+use kvtop_core::fleet::Ts;
+use kvtop_core::kube_model::{PodInfo, ScrapeRoute, VllmArgs};
 
 /// The panel's title.
 const TITLE: &str = " pod ";

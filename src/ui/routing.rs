@@ -13,11 +13,11 @@ use super::diagnostics::wrap;
 use super::{diag_text as text, format};
 use crate::app::App;
 use crate::diagnose::{TargetLogs, inputs::engine_inputs};
-use crate::engine::EngineId;
-use crate::fleet::{EngineState, TargetId};
-use crate::rules::routing::{EngineRouting, GroupRouting};
-use crate::rules::{Health, PROMPT_SIZES, explain_routing};
 use crate::theme::Theme;
+use kvtop_core::engine::EngineId;
+use kvtop_core::fleet::{EngineState, TargetId};
+use kvtop_core::rules::routing::{EngineRouting, GroupRouting};
+use kvtop_core::rules::{Health, PROMPT_SIZES, explain_routing};
 
 const HEALTH_WIDTH: usize = 8;
 const KV_WIDTH: usize = 5;

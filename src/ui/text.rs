@@ -3,7 +3,7 @@
 use super::format;
 use crate::app::rows::RowStatus;
 use crate::app::{Action, Context, NoticeKind, SortColumn};
-use crate::fleet::StatusCounts;
+use kvtop_core::fleet::StatusCounts;
 
 // Whole screen.
 pub const APP_NAME: &str = "kvtop";

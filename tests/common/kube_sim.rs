@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
-use kvtop::sim::kube::{ClusterConfig, KubeSimConfig, KubeSimHandle, Timings};
-use kvtop::sim::{SimConfig, SimHandle};
+use kvtop_sim::kube::{ClusterConfig, KubeSimConfig, KubeSimHandle, Timings};
+use kvtop_sim::{SimConfig, SimHandle};
 
 /// The simulated API's settings for tests: pods are created, started, crash and terminate in
 /// fractions of a second, controllers tick every 50 ms, HPAs are evaluated every `hpa_period`
@@ -28,10 +28,10 @@ pub fn fast_kube_config(hpa_period: f64) -> KubeSimConfig {
 
 /// A simulated fleet from `sim` and its fast cluster (see [`fast_kube_config`]).
 pub async fn fast_cluster_of(sim: SimConfig, hpa_period: f64) -> (SimHandle, KubeSimHandle) {
-    let sim = kvtop::sim::start(sim)
+    let sim = kvtop_sim::start(sim)
         .await
         .unwrap_or_else(|e| panic!("sim: {e}"));
-    let kube = kvtop::sim::kube::start(&sim, fast_kube_config(hpa_period))
+    let kube = kvtop_sim::kube::start(&sim, fast_kube_config(hpa_period))
         .await
         .unwrap_or_else(|e| panic!("kube sim: {e}"));
     (sim, kube)
@@ -58,7 +58,7 @@ pub fn audit_lines(path: &std::path::Path) -> Vec<serde_json::Value> {
 }
 
 /// Every request the simulated API received that is not a read or an access review.
-pub fn mutations(kube: &KubeSimHandle) -> Vec<kvtop::sim::kube::RecordedRequest> {
+pub fn mutations(kube: &KubeSimHandle) -> Vec<kvtop_sim::kube::RecordedRequest> {
     kube.requests()
         .into_iter()
         .filter(|r| r.method != "GET" && !r.path.contains("selfsubjectaccessreviews"))

@@ -1,7 +1,7 @@
 //! The console drawn into a `TestBackend`, as text.
 
 use kvtop::app::App;
-use kvtop::fleet::Ts;
+use kvtop_core::fleet::Ts;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 

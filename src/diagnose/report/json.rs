@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use super::super::observe::Observation;
 use super::{Verdict, evidence, firing, fleet_rows, kind, pending};
-use crate::rules::{Finding, Severity, Subject};
+use kvtop_core::rules::{Finding, Severity, Subject};
 
 /// The report as pretty-printed JSON.
 pub fn render_json(obs: &Observation) -> String {

@@ -6,8 +6,8 @@ use std::fmt::Write as _;
 
 use super::super::observe::Observation;
 use super::{evidence, firing, fleet_rows, headline, kind, pending, summaries, utc};
-use crate::rules::{Finding, Severity};
 use crate::ui::format::{age, count, latency, percent, si};
+use kvtop_core::rules::{Finding, Severity};
 
 /// The snapshot as Markdown.
 pub fn render_markdown(obs: &Observation) -> String {

@@ -16,7 +16,7 @@ pub use summary::{EngineSummary, FleetRow, fleet_rows, summaries};
 pub use text::render_text;
 
 use super::observe::Observation;
-use crate::rules::{Finding, FindingState, Severity, Subject};
+use kvtop_core::rules::{Finding, FindingState, Severity, Subject};
 
 /// Exit codes of `kvtop check`.
 pub mod exit {
@@ -121,7 +121,7 @@ pub fn evidence(finding: &Finding) -> Vec<String> {
     let holding: Vec<String> = finding
         .evidence
         .iter()
-        .filter(|e| e.holds == crate::rules::Truth::True)
+        .filter(|e| e.holds == kvtop_core::rules::Truth::True)
         .map(|e| e.describe())
         .collect();
     if holding.is_empty() {
@@ -156,11 +156,7 @@ fn trim_number(v: f64) -> String {
     }
 }
 
-/// A Unix time as `2026-11-21 12:30:59Z`.
-pub fn utc(ts: f64) -> String {
-    let (y, mo, d, h, mi, s) = crate::sim::logs::civil_time(ts);
-    format!("{y:04}-{mo:02}-{d:02} {h:02}:{mi:02}:{s:02}Z")
-}
+pub use kvtop_core::clock::utc;
 
 /// The one-line headline: verdict, counts of firing findings by severity, pending, and how
 /// long what was observed.
@@ -198,7 +194,7 @@ mod tests {
 
     use super::*;
     use crate::diagnose::TargetLogs;
-    use crate::fleet::{Fleet, FleetSettings};
+    use kvtop_core::fleet::{Fleet, FleetSettings};
 
     fn finding(rule: &str, severity: Severity, state: FindingState) -> Finding {
         Finding {

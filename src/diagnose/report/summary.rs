@@ -2,7 +2,7 @@
 
 use super::super::inputs::is_engine;
 use super::super::observe::Observation;
-use crate::fleet::{EngineStatus, Series};
+use kvtop_core::fleet::{EngineStatus, Series};
 
 /// One engine's current values, for the fleet table.
 #[derive(Debug, Clone, PartialEq)]

@@ -5,8 +5,8 @@ use std::fmt::Write as _;
 
 use super::super::observe::Observation;
 use super::{evidence, firing, headline, kind, pending};
-use crate::rules::Severity;
 use crate::ui::format::age;
+use kvtop_core::rules::Severity;
 
 /// The report as text for a terminal or a log.
 pub fn render_text(obs: &Observation) -> String {

@@ -30,7 +30,7 @@ use super::error::{ApiCall, KubeError};
 use super::update::KubeUpdate;
 use crate::app::Event;
 use crate::config::KubernetesConfig;
-use crate::kube_model::{
+use kvtop_core::kube_model::{
     ConvertOptions, DeploymentSummary, EndpointDefaults, PodInfo, PodKey, PodPhase, pod_info,
     summarize,
 };
@@ -355,7 +355,7 @@ fn event_line(event: &K8sEvent) -> (f64, String) {
         .last_timestamp
         .as_ref()
         .or(event.first_timestamp.as_ref())
-        .map(crate::kube_model::convert::ts)
+        .map(kvtop_core::kube_model::convert::ts)
         .or_else(|| {
             event
                 .event_time

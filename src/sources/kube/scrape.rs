@@ -5,7 +5,8 @@
 
 use std::collections::HashMap;
 
-use axum::http::{HeaderValue, Request, header};
+use http::{HeaderValue, Request, header};
+use http_body_util::{BodyExt, LengthLimitError, Limited};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio::time::{Instant, MissedTickBehavior};
@@ -13,11 +14,11 @@ use tokio::time::{Instant, MissedTickBehavior};
 use super::error::{KubeErrorKind, classify};
 use super::update::{KubeUpdate, PodScrape};
 use crate::app::Event;
-use crate::clock::unix_now;
-use crate::fleet::{ScrapeError, ScrapePayload, ScrapeReport, TargetId};
-use crate::kube_model::{ScrapeRoute, ScrapeVia};
 use crate::sources::scrape::ACCEPT_TEXT;
 use crate::sources::{ScrapeSettings, ScrapeTarget, decode_payload, scrape_once};
+use kvtop_core::clock::unix_now;
+use kvtop_core::fleet::{ScrapeError, ScrapePayload, ScrapeReport, TargetId};
+use kvtop_core::kube_model::{ScrapeRoute, ScrapeVia};
 
 /// Longest API error message kept in a scrape error.
 const REASON_LIMIT: usize = 160;
@@ -38,21 +39,19 @@ pub async fn scrape_via_proxy(
             .await
             .map_err(|e| transport_error(&e))?;
         let status = response.status();
-        let body = axum::body::to_bytes(
-            axum::body::Body::new(response.into_body()),
-            settings.body_limit,
-        )
-        .await
-        .map_err(|e| {
-            let text = e.to_string();
-            if text.contains("length limit") {
-                ScrapeError::TooLarge {
-                    limit: settings.body_limit,
+        let body = Limited::new(response.into_body(), settings.body_limit)
+            .collect()
+            .await
+            .map_err(|e| {
+                if e.is::<LengthLimitError>() {
+                    ScrapeError::TooLarge {
+                        limit: settings.body_limit,
+                    }
+                } else {
+                    ScrapeError::Body(e.to_string())
                 }
-            } else {
-                ScrapeError::Body(text)
-            }
-        })?;
+            })?
+            .to_bytes();
         if !status.is_success() {
             return Err(ScrapeError::Http {
                 status: status.as_u16(),

@@ -2,8 +2,8 @@
 //! them ([`PodScrape`]).
 
 use super::error::KubeError;
-use crate::fleet::TargetId;
-use crate::kube_model::{
+use kvtop_core::fleet::TargetId;
+use kvtop_core::kube_model::{
     DeploymentSummary, MetricsEndpoint, PodInfo, PodKey, ScrapeRoute, ScrapeVia,
 };
 

@@ -6,8 +6,8 @@ use std::time::Duration;
 use reqwest::header::{ACCEPT, HeaderValue};
 
 use crate::config::{PrometheusAuth, PrometheusConfig};
-use crate::fleet::ScrapeError;
 use crate::sources::scrape::{classify, read_capped};
+use kvtop_core::fleet::ScrapeError;
 
 /// Why a client could not be built.
 #[derive(Debug, thiserror::Error)]

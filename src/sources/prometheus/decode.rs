@@ -11,7 +11,7 @@ use std::fmt;
 use serde::Deserialize;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 
-use crate::fleet::ScrapeError;
+use kvtop_core::fleet::ScrapeError;
 
 /// One series of an answer: its labels and its value (instant) or values (range).
 #[derive(Debug, Clone, PartialEq, Deserialize)]

@@ -11,8 +11,8 @@ use std::collections::{BTreeMap, HashMap};
 
 use super::decode::Answer;
 use super::query::{LabelMap, QUANTILE_LABEL, QuerySpec, Shape, Slot};
-use crate::engine::{CacheConfig, EngineFlavor, EngineId, EngineSample, GpuSample};
-use crate::fleet::{DerivedEngine, DerivedSeries, InstanceKey, Signals, Ts};
+use kvtop_core::engine::{CacheConfig, EngineFlavor, EngineId, EngineSample, GpuSample};
+use kvtop_core::fleet::{DerivedEngine, DerivedSeries, InstanceKey, Signals, Ts};
 
 /// Write one value into its field.
 pub fn set_slot(signals: &mut Signals, slot: Slot, value: f64) {
@@ -329,7 +329,7 @@ fn cache_config(labels: &LabelMap, item: &super::decode::Item<'_>) -> CacheConfi
         .filter(|(name, _)| !NOT_CACHE_FIELDS.contains(name) && !identity.contains(name))
         .map(|(name, value)| (name.to_owned(), value.to_owned()))
         .collect();
-    crate::engine::cache_config_from_fields(fields)
+    kvtop_core::engine::cache_config_from_fields(fields)
 }
 
 /// Fold one DCGM series into the GPU list (a GPU is host, index and UUID).

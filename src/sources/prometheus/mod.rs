@@ -3,10 +3,10 @@
 //!
 //! - `query` (PURE): the PromQL of a cycle, one query per signal for the whole fleet;
 //! - `decode` (PURE): JSON answers, errors in Prometheus' own words;
-//! - `merge` (PURE): answers into one [`crate::fleet::DerivedEngine`] per engine, or one
-//!   [`crate::fleet::DerivedSeries`] per engine for the start-up backfill;
+//! - `merge` (PURE): answers into one [`kvtop_core::fleet::DerivedEngine`] per engine, or one
+//!   [`kvtop_core::fleet::DerivedSeries`] per engine for the start-up backfill;
 //! - `client`: HTTP with timeouts, auth, a custom CA;
-//! - `poller`: the worker that sends [`crate::fleet::SourceReport`]s to the app loop.
+//! - `poller`: the worker that sends [`kvtop_core::fleet::SourceReport`]s to the app loop.
 
 pub mod client;
 pub mod decode;

@@ -14,8 +14,8 @@ use super::decode::decode_answer;
 use super::merge::{CycleMerge, RangeMerge};
 use super::query::{QueryPlan, QuerySpec};
 use crate::app::Event;
-use crate::clock::unix_now;
-use crate::fleet::{
+use kvtop_core::clock::unix_now;
+use kvtop_core::fleet::{
     BackfillReport, DerivedPayload, DerivedReport, QuantileWindow, QueryFailure, ScrapeError,
     SourceReport,
 };

@@ -10,7 +10,7 @@
 //! (rate(x_bucket[1m])))`); several quantiles of one histogram travel in one answer, told apart
 //! by a `kvtop_q` label added with `label_replace`.
 
-use crate::fleet::QuantileWindow;
+use kvtop_core::fleet::QuantileWindow;
 
 /// Which labels identify an engine in Prometheus.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -77,7 +77,7 @@ impl LabelMap {
     }
 }
 
-/// A field of [`crate::fleet::Signals`] a query fills.
+/// A field of [`kvtop_core::fleet::Signals`] a query fills.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Slot {
     KvUsage,

@@ -1,9 +1,9 @@
 //! Merging hand-written answers; every expected value is read off the JSON.
 
 use super::*;
-use crate::fleet::QuantileWindow;
 use crate::sources::prometheus::decode::decode_answer;
 use crate::sources::prometheus::query::QueryPlan;
+use kvtop_core::fleet::QuantileWindow;
 
 fn plan() -> QueryPlan {
     QueryPlan::new(LabelMap::default(), QuantileWindow::M1, true)

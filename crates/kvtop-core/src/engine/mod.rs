@@ -1,0 +1,13 @@
+//! PURE. Vendor metric names (vLLM V0 and V1 through 0.33, SGLang, DCGM) mapped onto one typed
+//! sample per engine. A signal an engine does not export stays `None` ("unknown"), never 0.
+
+pub mod alias;
+mod cache_info;
+pub mod dcgm;
+pub mod sample;
+mod series;
+
+pub use alias::extract_engines;
+pub use cache_info::typed as cache_config_from_fields;
+pub use dcgm::{GpuSample, extract_gpus};
+pub use sample::{CacheConfig, EngineFlavor, EngineId, EngineSample, Histogram};

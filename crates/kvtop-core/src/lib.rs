@@ -1,0 +1,23 @@
+//! kvtop's pure core: data and time in, data out.
+//!
+//! Nothing here does I/O: the crate's dependency tree holds no tokio, reqwest, kube client,
+//! crossterm or ratatui, so the compiler keeps it pure. The app (`kvtop`) feeds it scrapes,
+//! Prometheus answers and Kubernetes objects; the simulator (`kvtop-sim`) renders its metrics
+//! with the same names.
+//!
+//! - [`metrics`]: the exposition-format parser, histogram quantiles, counter rates.
+//! - [`engine`]: one engine's sample, decoded from vendor metric names.
+//! - [`fleet`]: every engine's state, rate windows and history; staleness; model aggregates.
+//! - [`rules`]: the troubleshooting rules as data, their expressions and evaluation.
+//! - [`kube_model`]: pods and workloads as kvtop sees them, from k8s-openapi types.
+//! - [`actions`]: plans and guards for the Kubernetes actions.
+//! - [`clock`], [`units`]: time stamps, durations and sizes.
+
+pub mod actions;
+pub mod clock;
+pub mod engine;
+pub mod fleet;
+pub mod kube_model;
+pub mod metrics;
+pub mod rules;
+pub mod units;
