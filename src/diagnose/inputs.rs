@@ -2,7 +2,8 @@
 //! that turns fleet state into [`EngineInput`]s, for `kvtop check` and the console alike.
 //!
 //! ```no_run
-//! # use kvtop::{diagnose::{TargetLogs, inputs}, fleet::Fleet, rules::RuleEngine};
+//! # use kvtop::diagnose::{TargetLogs, inputs};
+//! # use kvtop_core::{fleet::Fleet, rules::RuleEngine};
 //! # fn f(fleet: &Fleet, logs: &TargetLogs, engine: &mut RuleEngine, now: f64) {
 //! let mut gpus = Vec::new();
 //! inputs::gpu_signals(fleet, &mut gpus);
