@@ -8,12 +8,12 @@ use crate::rules::EngineInput;
 /// see unknowns and do not fire).
 ///
 /// ```no_run
-/// # use kvtop::rules::EngineInput;
-/// # fn f(fleet: &kvtop::fleet::Fleet) {
+/// # use kvtop_core::rules::EngineInput;
+/// # fn f(fleet: &kvtop_core::fleet::Fleet) {
 /// let inputs: Vec<EngineInput<'_>> = fleet
 ///     .engines()
 ///     .iter()
-///     .map(|e| kvtop::kube_model::with_pod(EngineInput::from_state(e), fleet.pod_info(e.target)))
+///     .map(|e| kvtop_core::kube_model::with_pod(EngineInput::from_state(e), fleet.pod_info(e.target)))
 ///     .collect();
 /// # }
 /// ```

@@ -31,7 +31,7 @@ const PRECISION_TOLERANCE: f64 = 1e-12;
 /// returns `None` rather than an arbitrary number.
 ///
 /// ```
-/// use kvtop::metrics::{Bucket, histogram_quantile};
+/// use kvtop_core::metrics::{Bucket, histogram_quantile};
 /// // 10 observations ≤ 0.1 s, 10 more ≤ 0.5 s: the median is the top of the first bucket and
 /// // the 75th percentile lies halfway into the second (0.1 + 0.4 × 5/10).
 /// let buckets = [

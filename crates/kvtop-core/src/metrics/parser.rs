@@ -80,7 +80,7 @@ const BYTES_PER_SAMPLE_ESTIMATE: usize = 96;
 /// let body = "# TYPE vllm:num_requests_running gauge\n\
 ///             vllm:num_requests_running{model_name=\"say \\\"hi\\\"\",engine=\"0\"} 7\n\
 ///             not a sample\n";
-/// let expo = kvtop::metrics::parse(body);
+/// let expo = kvtop_core::metrics::parse(body);
 /// assert_eq!(expo.samples.len(), 1);
 /// assert_eq!(expo.malformed, 1);
 /// let sample = &expo.samples[0];

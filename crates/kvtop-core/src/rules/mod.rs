@@ -8,8 +8,8 @@
 //! **Load rules** — the built-in `config/rules.toml` (embedded), merged with a user file by id
 //! (a user rule overrides only the fields it sets; `enabled = false` disables it):
 //! ```no_run
-//! # use kvtop::rules::RuleSet;
-//! # fn f(user: Option<&std::path::Path>) -> Result<(), kvtop::rules::RulesError> {
+//! # use kvtop_core::rules::RuleSet;
+//! # fn f(user: Option<&std::path::Path>) -> Result<(), kvtop_core::rules::RulesError> {
 //! let rules = RuleSet::load(user)?;           // or RuleSet::builtin(), RuleSet::with_user_text()
 //! for rule in rules.rules() { /* rule.id, title, severity, when.text(), for_secs, sources */ }
 //! # Ok(()) }
@@ -29,8 +29,8 @@
 //! `with_pod_status`, `with_facts`, `with_labels` as those sources arrive) and call
 //! [`RuleEngine::evaluate`]`(&inputs, now)` after each ingest:
 //! ```no_run
-//! # use kvtop::rules::{RuleEngine, RuleSet, EngineInput};
-//! # fn f(fleet: &kvtop::fleet::Fleet, rules: &RuleSet, now: f64) {
+//! # use kvtop_core::rules::{RuleEngine, RuleSet, EngineInput};
+//! # fn f(fleet: &kvtop_core::fleet::Fleet, rules: &RuleSet, now: f64) {
 //! let mut engine = RuleEngine::new(rules);
 //! let inputs: Vec<EngineInput<'_>> = fleet.engines().iter().map(EngineInput::from_state).collect();
 //! for finding in engine.evaluate(&inputs, now) {
