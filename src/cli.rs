@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+#[cfg(feature = "demo")]
 use kvtop_sim::TimedScenario;
 
 /// A terminal operations console for vLLM inference fleets.
@@ -98,8 +99,10 @@ pub enum CliCommand {
     /// The live console (the default when no command is given).
     Console,
     /// The console on a simulated fleet served in-process: no GPU, no cluster needed.
+    #[cfg(feature = "demo")]
     Demo(DemoArgs),
     /// Serve a simulated fleet over HTTP on 127.0.0.1 and print its URLs.
+    #[cfg(feature = "demo")]
     Sim(SimArgs),
     /// Observe the fleet for a while, evaluate the troubleshooting rules, print the findings
     /// and exit 0 (healthy), 1 (warnings), 2 (critical) or 3 (nothing could be scraped).
@@ -129,6 +132,7 @@ pub enum CliCommand {
 }
 
 /// vLLM exposition dialect the simulator speaks.
+#[cfg(feature = "demo")]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum VllmVersion {
     /// vLLM 0.10 and later (V1 engine).
@@ -138,12 +142,14 @@ pub enum VllmVersion {
 }
 
 /// Help for `--scenario`, shared by the commands that run the simulator.
+#[cfg(feature = "demo")]
 const SCENARIO_HELP: &str = "A fault scenario for one engine: NAME@ENGINE[+DELAY], ENGINE an index \
 or a pod name, DELAY when it starts (e.g. oom-crashloop@2+30s); repeatable. NAME is one of: \
 kv-thrash, low-throughput, stuck-requests, oom-crashloop, high-cpu, spec-decode-poor, \
 prefix-miss, circuit-open, empty-worker-trap, queue-buildup, idle, down, kv-pressure, \
 gpu-thermal, xid[:CODE], gpu-low-util, healthy. With --scenario, every other engine is healthy.";
 
+#[cfg(feature = "demo")]
 #[derive(Debug, Args, Clone)]
 pub struct DemoArgs {
     /// Number of simulated engines.
@@ -163,6 +169,7 @@ pub struct DemoArgs {
     pub no_kube: bool,
 }
 
+#[cfg(feature = "demo")]
 #[derive(Debug, Args, Clone)]
 pub struct SimArgs {
     /// Number of simulated engines.
@@ -200,6 +207,26 @@ pub enum CheckOutput {
 
 #[derive(Debug, Args, Clone)]
 pub struct CheckArgs {
+    #[cfg(feature = "demo")]
+    #[command(flatten)]
+    pub simulated: SimulatedCheckArgs,
+    /// How long to observe (default: the longest `for` among the rules that can fire on this
+    /// fleet, plus two scrape intervals, at most 5m).
+    #[arg(short = 'd', long, value_name = "DURATION")]
+    pub duration: Option<String>,
+    /// Output format.
+    #[arg(short = 'o', long, value_enum, default_value_t = CheckOutput::Text)]
+    pub output: CheckOutput,
+    /// Rules file merged over the built-in rules (default: rules.toml beside the config
+    /// file, if it exists).
+    #[arg(long, value_name = "FILE")]
+    pub rules: Option<PathBuf>,
+}
+
+/// The in-process simulated fleet `kvtop check` can observe instead of real targets.
+#[cfg(feature = "demo")]
+#[derive(Debug, Args, Clone)]
+pub struct SimulatedCheckArgs {
     /// Check the demo's simulated fleet, run in-process with its scripted story.
     #[arg(long, conflicts_with = "sim")]
     pub demo: bool,
@@ -221,17 +248,14 @@ pub struct CheckArgs {
     /// --duration are simulated seconds, only the wait shrinks.
     #[arg(long, default_value_t = 1.0)]
     pub time_scale: f64,
-    /// How long to observe (default: the longest `for` among the rules that can fire on this
-    /// fleet, plus two scrape intervals, at most 5m).
-    #[arg(short = 'd', long, value_name = "DURATION")]
-    pub duration: Option<String>,
-    /// Output format.
-    #[arg(short = 'o', long, value_enum, default_value_t = CheckOutput::Text)]
-    pub output: CheckOutput,
-    /// Rules file merged over the built-in rules (default: rules.toml beside the config
-    /// file, if it exists).
-    #[arg(long, value_name = "FILE")]
-    pub rules: Option<PathBuf>,
+}
+
+#[cfg(feature = "demo")]
+impl SimulatedCheckArgs {
+    /// Whether the check runs on the simulator rather than the configured targets.
+    pub fn requested(&self) -> bool {
+        self.sim || self.demo || !self.scenarios.is_empty()
+    }
 }
 
 /// Flags of the Kubernetes actions (`-n`, `--context`, `--kubeconfig` and `--read-only` are
@@ -277,6 +301,7 @@ pub enum RulesAction {
         #[arg(long)]
         explain: bool,
         /// Explain against the demo's simulated fleet.
+        #[cfg(feature = "demo")]
         #[arg(long)]
         demo: bool,
         /// Rules file merged over the built-in rules (default: rules.toml beside the config

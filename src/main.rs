@@ -11,7 +11,9 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command.unwrap_or(CliCommand::Console) {
         CliCommand::Console => commands::console_cmd::run(&cli.global),
+        #[cfg(feature = "demo")]
         CliCommand::Demo(args) => commands::demo::run(args, &cli.global),
+        #[cfg(feature = "demo")]
         CliCommand::Sim(args) => commands::sim::run(args, &cli.global),
         CliCommand::Check(args) => commands::check::run(args, &cli.global),
         CliCommand::Rules { action } => commands::rules_cmd::run(action, &cli.global),

@@ -20,11 +20,6 @@ use crate::diagnose::{Clock, ObserveSettings, ObserveTarget};
 use crate::sources::ScrapeSettings;
 use crate::ui::format::{age, span};
 use kvtop_core::rules::RuleSet;
-use kvtop_sim::{Baseline, SimConfig, SimHandle, TimedScenario, demo_story};
-
-/// Engines of `--sim` and `--demo` unless `--engines` says otherwise.
-const SIM_ENGINES: usize = 6;
-const DEMO_ENGINES: usize = 8;
 
 pub fn run(args: CheckArgs, global: &GlobalArgs) -> ExitCode {
     let _ = crate::logging::init(crate::logging::LogSink::Stderr, "warn");
@@ -51,17 +46,17 @@ pub fn run(args: CheckArgs, global: &GlobalArgs) -> ExitCode {
         Err(err) => return fail(&format!("cannot start the runtime: {err}")),
     };
     runtime.block_on(async move {
-        let simulated = args.sim || args.demo || !args.scenarios.is_empty();
-        let (targets, clock, sim) = if simulated {
-            match start_sim(&args).await {
-                Ok((sim, targets)) => (targets, Clock::Sim(sim.control()), Some(sim)),
+        #[cfg(feature = "demo")]
+        let simulated = super::simulated::for_check(&args.simulated).await;
+        #[cfg(not(feature = "demo"))]
+        let simulated: Option<Result<super::simulated::Simulated, String>> = None;
+        let (targets, clock, sim) = match simulated {
+            Some(Ok(s)) => (s.targets, s.clock, Some(s.sim)),
+            Some(Err(message)) => return fail(&message),
+            None => match configured_targets(&config) {
+                Ok(targets) => (targets, Clock::Wall, None::<super::simulated::InProcessSim>),
                 Err(message) => return fail(&message),
-            }
-        } else {
-            match configured_targets(&config) {
-                Ok(targets) => (targets, Clock::Wall, None),
-                Err(message) => return fail(&message),
-            }
+            },
         };
         let mut scrape = scrape_settings(&config);
         // Against a fast simulator, the interval stays the configured one in simulated time.
@@ -141,52 +136,6 @@ pub(crate) fn configured_targets(config: &Config) -> Result<Vec<ObserveTarget>, 
             sim_engine: None,
         })
         .collect())
-}
-
-/// Start the simulator for `--sim`/`--demo` and list its endpoints (engines, then each
-/// node's dcgm-exporter) as targets.
-async fn start_sim(args: &CheckArgs) -> Result<(SimHandle, Vec<ObserveTarget>), String> {
-    let engines = args
-        .engines
-        .map_or(if args.demo { DEMO_ENGINES } else { SIM_ENGINES }, |n| {
-            n as usize
-        });
-    let schedule: Vec<TimedScenario> = if args.demo && args.scenarios.is_empty() {
-        demo_story(engines)
-    } else {
-        args.scenarios.clone()
-    };
-    let cfg = SimConfig {
-        engines,
-        version: args.vllm_version.into(),
-        seed: args.seed,
-        time_scale: args.time_scale,
-        baseline: Baseline::Healthy,
-        schedule,
-        ..SimConfig::default()
-    };
-    let sim = kvtop_sim::start(cfg)
-        .await
-        .map_err(|e| format!("the simulated fleet did not start: {e}"))?;
-    let targets = sim_targets(&sim);
-    Ok((sim, targets))
-}
-
-/// A running simulator's endpoints as observation targets.
-pub(crate) fn sim_targets(sim: &SimHandle) -> Vec<ObserveTarget> {
-    let engines = sim.engines.iter().enumerate().map(|(i, e)| ObserveTarget {
-        name: e.name.clone(),
-        url: e.url.clone(),
-        bearer_token: None,
-        sim_engine: Some(i),
-    });
-    let exporters = sim.dcgm.iter().map(|d| ObserveTarget {
-        name: d.name.clone(),
-        url: d.url.clone(),
-        bearer_token: None,
-        sim_engine: None,
-    });
-    engines.chain(exporters).collect()
 }
 
 /// Tells on stderr what the check waits for.

@@ -14,12 +14,14 @@ use crate::app::run::{Executor, ExitReason, run_with};
 use crate::app::state::App;
 use crate::app::{Command, Event};
 use crate::config::{Config, PrometheusConfig, TargetConfig};
+#[cfg(feature = "demo")]
 use crate::diagnose::{SimLogFeed, SimLogPoller};
 use crate::sources::kube::{ClusterClient, Discovery, PodScrapers};
 use crate::sources::prometheus::{ClientSettings, PollSettings, Poller, PromClient, QueryPlan};
 use crate::sources::{ScrapeSettings, ScrapeTarget, Scrapers, build_client};
 use crate::theme::Theme;
 use kvtop_core::fleet::{Fleet, QuantileWindow};
+#[cfg(feature = "demo")]
 use kvtop_sim::SimHandle;
 
 /// `cache_config_info` is read through Prometheus every this many cycles.
@@ -37,6 +39,7 @@ pub struct Sources<'a> {
     /// Kubernetes contexts whose vLLM pods are discovered and scraped (none: no Kubernetes).
     pub clusters: Vec<ClusterClient>,
     /// An in-process simulator whose engines' logs feed the rules (the demo).
+    #[cfg(feature = "demo")]
     pub sim: Option<&'a SimHandle>,
 }
 
@@ -114,6 +117,7 @@ pub async fn run_console_with(
     let Sources {
         targets,
         clusters,
+        #[cfg(feature = "demo")]
         sim,
     } = sources;
     let settings = ScrapeSettings {
@@ -164,6 +168,7 @@ pub async fn run_console_with(
         },
         None => None,
     };
+    #[cfg(feature = "demo")]
     let _sim_logs = sim.map(|sim| {
         let poller = SimLogPoller::matching(sim.control(), &sim.engines, &app.fleet);
         SimLogFeed::start(poller, config.interval, tx.clone())

@@ -55,6 +55,7 @@ pub fn run(global: &GlobalArgs) -> ExitCode {
         let sources = super::console::Sources {
             targets: &config.targets,
             clusters,
+            #[cfg(feature = "demo")]
             sim: None,
         };
         let console = super::console::run_console_with(&config, theme, sources, source, problems);
@@ -67,22 +68,35 @@ pub fn run(global: &GlobalArgs) -> ExitCode {
 
 /// Test hook, for checking that a panic gives the terminal back: with
 /// `KVTOP_TEST_PANIC_AFTER_MS=N` in the environment the console panics N ms after it starts,
-/// in the task that runs its event loop. Read once at start; unset (always, in real use) it
-/// does nothing.
-pub const TEST_PANIC_ENV: &str = "KVTOP_TEST_PANIC_AFTER_MS";
+/// in the task that runs its event loop. Read once at start; unset it does nothing.
+///
+/// Only in debug builds, the ones `cargo test` runs (its end-to-end tests drive the real
+/// binary, so `cfg(test)` cannot reach them): release and dist builds, the ones shipped,
+/// do not contain it.
+#[cfg(debug_assertions)]
+const TEST_PANIC_ENV: &str = "KVTOP_TEST_PANIC_AFTER_MS";
 
+#[cfg(debug_assertions)]
 fn test_panic_delay() -> Option<Duration> {
     let ms: u64 = std::env::var(TEST_PANIC_ENV).ok()?.trim().parse().ok()?;
     Some(Duration::from_millis(ms))
 }
 
+#[cfg(not(debug_assertions))]
+fn test_panic_delay() -> Option<Duration> {
+    None
+}
+
 /// Never finishes without `delay`; panics once `delay` has passed.
 async fn panic_later(delay: Option<Duration>) -> Infallible {
     match delay {
+        #[cfg(debug_assertions)]
         Some(delay) => {
             tokio::time::sleep(delay).await;
             panic!("{TEST_PANIC_ENV} asked for a panic after {delay:?}");
         }
+        #[cfg(not(debug_assertions))]
+        Some(_) => std::future::pending().await,
         None => std::future::pending().await,
     }
 }

@@ -6,8 +6,11 @@ pub mod config_cmd;
 pub mod console;
 pub mod console_actions;
 pub mod console_cmd;
+#[cfg(feature = "demo")]
 pub mod demo;
 pub mod file_limit;
 pub mod rules_cmd;
 pub mod setup;
+#[cfg(feature = "demo")]
 pub mod sim;
+mod simulated;

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use super::check::{configured_targets, load_rules, scrape_settings, sim_targets};
+use super::check::{configured_targets, load_rules, scrape_settings};
 use super::setup::{Loaded, load_config};
 use crate::cli::{GlobalArgs, RulesAction};
 use crate::diagnose::observe::{self, Quiet};
@@ -15,17 +15,16 @@ use crate::diagnose::{Clock, ObserveSettings, ObserveTarget, inputs};
 use crate::ui::format::span;
 use kvtop_core::rules::explain::{self, RuleCoverage};
 use kvtop_core::rules::{Rule, RuleSet};
-use kvtop_sim::{Baseline, SimConfig, demo_story};
-
-/// Engines of the `--demo` fleet the explanation runs against.
-const DEMO_ENGINES: usize = 8;
 
 pub fn run(action: RulesAction, global: &GlobalArgs) -> ExitCode {
+    #[cfg(feature = "demo")]
     let RulesAction::List {
         explain,
         demo,
         rules,
     } = action;
+    #[cfg(not(feature = "demo"))]
+    let (RulesAction::List { explain, rules }, demo) = (action, false);
     match list(explain, demo, rules, global) {
         Ok(text) => {
             print!("{text}");
@@ -68,18 +67,24 @@ fn fleet_coverage(
     }
     let runtime = super::setup::runtime().map_err(|e| format!("cannot start the runtime: {e}"))?;
     runtime.block_on(async {
-        let (targets, clock, sim): (Vec<ObserveTarget>, Clock, _) = if demo {
-            let sim = kvtop_sim::start(SimConfig {
-                engines: DEMO_ENGINES,
-                baseline: Baseline::Healthy,
-                schedule: demo_story(DEMO_ENGINES),
-                ..SimConfig::default()
-            })
-            .await
-            .map_err(|e| format!("the simulated fleet did not start: {e}"))?;
-            (sim_targets(&sim), Clock::Sim(sim.control()), Some(sim))
+        #[cfg(feature = "demo")]
+        let simulated = if demo {
+            Some(super::simulated::demo_fleet().await?)
         } else {
-            (configured_targets(&config)?, Clock::Wall, None)
+            None
+        };
+        #[cfg(not(feature = "demo"))]
+        let simulated: Option<super::simulated::Simulated> = {
+            let _ = demo; // always false: this build has no simulated fleet
+            None
+        };
+        let (targets, clock, sim): (Vec<ObserveTarget>, Clock, _) = match simulated {
+            Some(s) => (s.targets, s.clock, Some(s.sim)),
+            None => (
+                configured_targets(&config)?,
+                Clock::Wall,
+                None::<super::simulated::InProcessSim>,
+            ),
         };
         let settings = ObserveSettings {
             scrape: scrape_settings(&config),

@@ -5,6 +5,7 @@
 //!
 //! `logs`, `inputs`, `plan` and `report` are pure; `feed` and `observe` run on tokio.
 
+#[cfg(feature = "demo")]
 pub mod feed;
 pub mod inputs;
 pub mod logs;
@@ -12,6 +13,7 @@ pub mod observe;
 pub mod plan;
 pub mod report;
 
+#[cfg(feature = "demo")]
 pub use feed::{SimLogFeed, SimLogPoller};
 pub use logs::{LogRing, TargetLogs};
 pub use observe::{Clock, Observation, ObserveSettings, ObserveTarget, observe};

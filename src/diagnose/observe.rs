@@ -19,6 +19,7 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 
 use super::TargetLogs;
+#[cfg(feature = "demo")]
 use super::feed::SimLogPoller;
 use super::inputs;
 use super::plan::{self, DurationPlan};
@@ -27,6 +28,7 @@ use crate::sources::{ScrapeSettings, ScrapeTarget, Scrapers, build_client};
 use kvtop_core::clock::unix_now;
 use kvtop_core::fleet::{Fleet, FleetSettings, TargetId, TargetSpec, Ts};
 use kvtop_core::rules::{Finding, RuleEngine, RuleSet};
+#[cfg(feature = "demo")]
 use kvtop_sim::SimControl;
 
 /// One endpoint to observe.
@@ -44,6 +46,7 @@ pub struct ObserveTarget {
 pub enum Clock {
     Wall,
     /// The in-process simulator's clock (see the module docs).
+    #[cfg(feature = "demo")]
     Sim(SimControl),
 }
 
@@ -51,6 +54,7 @@ impl Clock {
     fn now(&self) -> Ts {
         match self {
             Clock::Wall => unix_now(),
+            #[cfg(feature = "demo")]
             Clock::Sim(control) => control.now(),
         }
     }
@@ -59,6 +63,7 @@ impl Clock {
     pub fn scale(&self) -> f64 {
         match self {
             Clock::Wall => 1.0,
+            #[cfg(feature = "demo")]
             Clock::Sim(control) => control.time_scale(),
         }
     }
@@ -66,6 +71,7 @@ impl Clock {
     fn restamp(&self, wall: Ts) -> Ts {
         match self {
             Clock::Wall => wall,
+            #[cfg(feature = "demo")]
             Clock::Sim(control) => control.sim_time_at(wall),
         }
     }
@@ -159,6 +165,7 @@ pub async fn observe(
             })
         })
         .collect();
+    #[cfg(feature = "demo")]
     let mut poller = match &clock {
         Clock::Sim(control) => {
             let streams = targets
@@ -183,6 +190,7 @@ pub async fn observe(
     let scrapers = Scrapers::start(client, settings.scrape.clone(), scrape_targets, tx);
 
     let mut engine = RuleEngine::new(rules);
+    #[cfg_attr(not(feature = "demo"), allow(unused_mut))]
     let mut logs = TargetLogs::default();
     let mut ticker = tokio::time::interval(settings.scrape.interval);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -211,6 +219,7 @@ pub async fn observe(
         if !all_tried && now < tried_by {
             continue;
         }
+        #[cfg(feature = "demo")]
         if let Some(poller) = poller.as_mut() {
             poller.poll(&mut logs);
         }
