@@ -271,7 +271,7 @@ pub enum ActionUpdate {
         id: u64,
         outcome: Result<Vec<String>, RunFailure>,
     },
-    /// An audit line could not be written.
+    /// An audit line could not be written (no log, or the write failed).
     AuditFailed(AuditProblem),
 }
 

@@ -1,7 +1,8 @@
 //! The console's action executor: access reviews for the action menu, plans read from the
 //! cluster for the plan screen, and the one run at a time, each as a tokio task that answers
-//! the event loop with [`ActionUpdate`] events. Every run and every refusal is written to the
-//! audit log; a run still going when the console quits leaves an `interrupted` line.
+//! the event loop with [`ActionUpdate`] events. The run, its audit records and its
+//! interruption when the console quits are [`crate::actions::run`]'s, as for the command line;
+//! here they become events.
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
