@@ -4,6 +4,7 @@
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use super::plan::Plan;
 
@@ -72,6 +73,35 @@ pub struct AuditError {
     pub path: PathBuf,
     #[source]
     pub source: std::io::Error,
+}
+
+/// Why there is no audit log to write: the console says so and refuses every run.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum AuditProblem {
+    #[error("no state directory for the audit log")]
+    NoStateDirectory,
+    #[error(transparent)]
+    Unwritable(Arc<AuditError>),
+}
+
+/// The same problem: the same file failing the same way (an I/O error has no equality of its
+/// own).
+impl PartialEq for AuditProblem {
+    fn eq(&self, other: &AuditProblem) -> bool {
+        match (self, other) {
+            (AuditProblem::NoStateDirectory, AuditProblem::NoStateDirectory) => true,
+            (AuditProblem::Unwritable(a), AuditProblem::Unwritable(b)) => {
+                a.path == b.path && a.source.kind() == b.source.kind()
+            }
+            _ => false,
+        }
+    }
+}
+
+impl From<AuditError> for AuditProblem {
+    fn from(error: AuditError) -> AuditProblem {
+        AuditProblem::Unwritable(Arc::new(error))
+    }
 }
 
 /// The audit log, open for appending.

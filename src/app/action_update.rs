@@ -206,7 +206,7 @@ pub(super) fn apply(app: &mut App, update: ActionUpdate, now: Ts) -> Vec<Command
                 entry.access = match result {
                     Ok(denials) if denials.is_empty() => EntryAccess::Allowed,
                     Ok(denials) => EntryAccess::Denied(denials.join("; ")),
-                    Err(why) => EntryAccess::Unknown(why),
+                    Err(why) => EntryAccess::Unknown(why.to_string()),
                 };
             }
         }
@@ -214,7 +214,7 @@ pub(super) fn apply(app: &mut App, update: ActionUpdate, now: Ts) -> Vec<Command
             if let Some(screen) = actions.plan.as_mut().filter(|s| s.id == id) {
                 screen.plan = match plan {
                     Ok(plan) => PlanState::Ready(plan),
-                    Err(why) => PlanState::Failed(why),
+                    Err(why) => PlanState::Failed(why.to_string()),
                 };
             }
         }
@@ -241,7 +241,7 @@ pub(super) fn apply(app: &mut App, update: ActionUpdate, now: Ts) -> Vec<Command
             }
         }
         ActionUpdate::AuditFailed(message) => {
-            long_notice(app, NoticeKind::ActionFailed(message), now);
+            long_notice(app, NoticeKind::ActionFailed(message.to_string()), now);
         }
     }
     app.dirty = true;

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeSet;
 
-use crate::actions::{ActionKind, Plan, Progress, StepOp};
+use crate::actions::{ActionError, ActionKind, AuditProblem, Plan, Progress, StepOp};
 use kvtop_core::actions::plan::Access;
 use kvtop_core::fleet::{TargetId, Ts};
 use kvtop_core::kube_model::PodInfo;
@@ -257,12 +257,12 @@ pub enum ActionUpdate {
     Access {
         menu: u64,
         entry: usize,
-        result: Result<Vec<String>, String>,
+        result: Result<Vec<String>, ActionError>,
     },
     /// The plan of a plan screen, read from the cluster and reviewed, or why it could not be.
     Planned {
         id: u64,
-        plan: Result<Box<Plan>, String>,
+        plan: Result<Box<Plan>, ActionError>,
     },
     /// A run's progress.
     Progress { id: u64, progress: Progress },
@@ -271,8 +271,8 @@ pub enum ActionUpdate {
         id: u64,
         outcome: Result<Vec<String>, RunFailure>,
     },
-    /// An audit line could not be written.
-    AuditFailed(String),
+    /// An audit line could not be written (no log, or the write failed).
+    AuditFailed(AuditProblem),
 }
 
 /// The access checks of one menu entry: one per request its plan will send.

@@ -1,20 +1,26 @@
 //! `kvtop drain | restart | rollout-restart | cordon | uncordon | drain-node`: scriptable
 //! Kubernetes actions. The plan is always printed; it runs only when `--confirm` names the
 //! target. Exit codes: 0 done, 1 API error, 2 refused (guard, RBAC, read-only), 4 plan only.
+//! The run itself is [`crate::actions::run`]'s, as in the console: here are the flags, stderr,
+//! the exit code and the signals that interrupt it.
 
 use std::process::ExitCode;
 use std::time::Duration;
 
 use tokio::signal::unix::{Signal, SignalKind, signal};
 
-use crate::actions::audit::{AuditLog, AuditRecord, AuditResult};
-use crate::actions::execute::{self, ExecSettings, Progress, in_flight_via_proxy};
+use crate::actions::InFlightProbe;
+use crate::actions::audit::AuditLog;
+use crate::actions::execute::{ExecSettings, Progress};
 use crate::actions::policy::{PolicyChoices, policy_for};
+use crate::actions::run::{self, Interruption, Run, RunEnd, SharedAudit};
 use crate::cli::{ActionArgs, GlobalArgs};
+use crate::sources::ScrapeSettings;
 use crate::sources::kube::{ClusterClient, connect};
 use kvtop_core::actions::plan::{ActionKind, Plan, Policy};
-use kvtop_core::units::parse_duration;
+use kvtop_core::units::{UnitError, parse_duration};
 
+use super::check::scrape_settings;
 use super::setup::{load_config, runtime};
 
 /// Every step ran.
@@ -38,9 +44,21 @@ pub fn run(kind: ActionKind, args: ActionArgs, global: &GlobalArgs) -> ExitCode 
     ExitCode::from(rt.block_on(run_async(kind, args, global)))
 }
 
-fn duration(flag: &str, text: &Option<String>, default: Duration) -> Result<Duration, String> {
+/// A duration flag that does not read as one.
+#[derive(Debug, thiserror::Error)]
+#[error("--{flag}: {source}")]
+struct FlagError {
+    flag: &'static str,
+    source: UnitError,
+}
+
+fn duration(
+    flag: &'static str,
+    text: &Option<String>,
+    default: Duration,
+) -> Result<Duration, FlagError> {
     match text {
-        Some(t) => parse_duration(t).map_err(|e| format!("--{flag}: {e}")),
+        Some(t) => parse_duration(t).map_err(|source| FlagError { flag, source }),
         None => Ok(default),
     }
 }
@@ -103,65 +121,62 @@ async fn run_async(kind: ActionKind, args: ActionArgs, global: &GlobalArgs) -> u
         .namespace
         .clone()
         .unwrap_or_else(|| cluster.default_namespace.clone());
-    let mut audit = match &args.audit_log {
+    // Without a state directory (and no --audit-log) the action runs unaudited.
+    let audit = match &args.audit_log {
         Some(path) => AuditLog::open(path).map(Some),
         None => match AuditLog::default_path() {
             Some(path) => AuditLog::open(&path).map(Some),
             None => Ok(None),
         },
     };
-    let audit_log = match &mut audit {
-        Ok(log) => log,
+    let audit = match audit {
+        Ok(log) => log.map(run::share),
         Err(e) => {
             eprintln!("kvtop: {e}; refusing to act without an audit log");
             return EXIT_REFUSED;
         }
     };
-    act(
-        &cluster,
+    let target = Target {
+        cluster: &cluster,
         kind,
-        &namespace,
-        &args,
-        &policy,
-        &settings,
-        audit_log.as_mut(),
-    )
-    .await
+        namespace: &namespace,
+    };
+    let scrape = scrape_settings(&loaded.config);
+    act(&target, &args, &policy, &settings, &scrape, audit).await
 }
 
-fn record(audit: Option<&mut AuditLog>, record: &AuditRecord) {
-    if let Some(log) = audit {
-        if let Err(e) = log.write(record) {
-            eprintln!("kvtop: {e}");
-        }
-    }
+/// What the action is on.
+struct Target<'a> {
+    cluster: &'a ClusterClient,
+    kind: ActionKind,
+    namespace: &'a str,
 }
 
 async fn act(
-    cluster: &ClusterClient,
-    kind: ActionKind,
-    namespace: &str,
+    on: &Target<'_>,
     args: &ActionArgs,
     policy: &Policy,
     settings: &ExecSettings,
-    mut audit: Option<&mut AuditLog>,
+    scrape: &ScrapeSettings,
+    audit: Option<SharedAudit>,
 ) -> u8 {
     let limit = settings.api_timeout;
-    let (mut plan, pod) =
-        match execute::build_plan(cluster, kind, namespace, &args.target, policy, limit).await {
-            Ok(built) => built,
-            Err(e) => {
-                eprintln!("kvtop: {e}");
-                return EXIT_API_ERROR;
-            }
-        };
-    // Read-only mode sends nothing at all, not even an access review.
-    if !policy.read_only {
-        if let Err(e) = execute::preflight(cluster, &mut plan, limit).await {
-            eprintln!("kvtop: RBAC preflight: {e}");
+    let prepared = run::prepare(
+        on.cluster,
+        on.kind,
+        on.namespace,
+        &args.target,
+        policy,
+        limit,
+    )
+    .await;
+    let (plan, pod) = match prepared {
+        Ok(prepared) => prepared,
+        Err(e) => {
+            eprintln!("kvtop: {e}");
             return EXIT_API_ERROR;
         }
-    }
+    };
     print!("{}", plan.render());
     let confirmed = args.confirm.as_deref() == Some(plan.target.as_str());
     let blocking = plan.blocking_guards(args.override_guards && confirmed);
@@ -178,9 +193,9 @@ async fn act(
                 plan.target
             );
         }
-        let mut line = AuditRecord::new(&plan, execute::now_rfc3339(), AuditResult::Refused);
-        line.error = Some(message);
-        record(audit.as_deref_mut(), &line);
+        if let Some(Err(e)) = audit.map(|log| run::record_refusal(&log, &plan, message)) {
+            eprintln!("kvtop: {e}");
+        }
         return EXIT_REFUSED;
     }
     if !confirmed {
@@ -190,72 +205,65 @@ async fn act(
         );
         return EXIT_PLAN_ONLY;
     }
-    run_plan(cluster, &plan, pod, settings, audit).await
+    let probe = InFlightProbe::via_proxy(on.cluster, pod, scrape, limit);
+    run_plan(on.cluster, plan, &probe, settings, audit).await
 }
 
 async fn run_plan(
     cluster: &ClusterClient,
-    plan: &Plan,
-    pod: Option<kvtop_core::kube_model::PodInfo>,
+    plan: Plan,
+    probe: &InFlightProbe,
     settings: &ExecSettings,
-    audit: Option<&mut AuditLog>,
+    audit: Option<SharedAudit>,
 ) -> u8 {
     // Registered before the first mutation, so a signal during the run is always caught here.
-    let mut stop = Interruption::listen();
-    let probe = || {
-        let pod = pod.clone();
-        let limit = settings.api_timeout;
-        async move {
-            match pod {
-                Some(pod) => in_flight_via_proxy(cluster, &pod, limit).await,
-                None => None,
-            }
-        }
-    };
-    let mut started: Vec<String> = Vec::new();
+    let mut stop = Signals::listen();
+    let run = Run::new(plan, audit);
     let mut report = |p: Progress| match p {
-        Progress::Step { index, text } => {
-            eprintln!("step {}: {text}", index + 1);
-            started.push(format!("started step {}: {text}", index + 1));
-        }
+        Progress::Step { index, text } => eprintln!("step {}: {text}", index + 1),
         Progress::InFlight { in_flight } => match in_flight {
             Some(n) => eprintln!("  in flight: {n:.0}"),
             None => eprintln!("  in flight: unknown (metrics unreadable)"),
         },
         Progress::Note(text) => eprintln!("  {text}"),
     };
-    let outcome = tokio::select! {
-        outcome = execute::execute(cluster, plan, settings, probe, &mut report) => Ok(outcome),
+    let end = tokio::select! {
+        end = run.execute(cluster, settings, probe, &mut report) => Ok(end),
         signal = stop.recv() => Err(signal),
     };
-    let time = execute::now_rfc3339();
-    match outcome {
-        Ok(Ok(done)) => {
-            for line in &done {
-                println!("{line}");
+    match end {
+        Ok(RunEnd::Ended { outcome, audit }) => {
+            if let Err(e) = audit {
+                eprintln!("kvtop: {e}");
             }
-            let mut line = AuditRecord::new(plan, time, AuditResult::Ok);
-            line.detail = done;
-            record(audit, &line);
-            EXIT_DONE
+            match outcome {
+                Ok(done) => {
+                    for line in &done {
+                        println!("{line}");
+                    }
+                    EXIT_DONE
+                }
+                Err(failure) => {
+                    eprintln!("kvtop: {failure}");
+                    EXIT_API_ERROR
+                }
+            }
         }
-        Ok(Err(e)) => {
-            eprintln!("kvtop: {e}");
-            let mut line = AuditRecord::new(plan, time, AuditResult::Error);
-            line.detail = e.done.clone();
-            line.error = Some(e.to_string());
-            record(audit, &line);
-            EXIT_API_ERROR
-        }
+        // Nothing here interrupts a run but the signal below, which ends the select first.
+        Ok(RunEnd::Interrupted) => EXIT_API_ERROR,
         Err((name, code)) => {
-            let last = started
+            let Some(stopped) = run.interrupt(Interruption::Signal(name)) else {
+                return code;
+            };
+            let last = stopped
+                .record
+                .detail
                 .last()
                 .map_or("before the first step", String::as_str);
             eprintln!("kvtop: {name}: stopped ({last}); check the target's state");
-            let mut line = AuditRecord::new(plan, time, AuditResult::Interrupted);
-            line.detail = started;
-            line.error = Some(format!("interrupted by {name}"));
-            record(audit, &line);
+            if let Err(e) = stopped.audit {
+                eprintln!("kvtop: {e}");
+            }
             code
         }
     }
@@ -263,12 +271,12 @@ async fn run_plan(
 
 /// SIGTERM, SIGINT and SIGHUP while an action runs: it stops, and the attempt is audited as
 /// interrupted instead of vanishing with the process.
-struct Interruption {
+struct Signals {
     signals: Vec<(Signal, &'static str, u8)>,
 }
 
-impl Interruption {
-    fn listen() -> Interruption {
+impl Signals {
+    fn listen() -> Signals {
         let wanted = [
             (SignalKind::terminate(), "SIGTERM", 143),
             (SignalKind::interrupt(), "SIGINT", 130),
@@ -278,7 +286,7 @@ impl Interruption {
             .into_iter()
             .filter_map(|(kind, name, code)| Some((signal(kind).ok()?, name, code)))
             .collect();
-        Interruption { signals }
+        Signals { signals }
     }
 
     /// The first signal received: its name and the exit code it gives (128 + its number).

@@ -1,26 +1,27 @@
 //! The console's action executor: access reviews for the action menu, plans read from the
 //! cluster for the plan screen, and the one run at a time, each as a tokio task that answers
-//! the event loop with [`ActionUpdate`] events. Every run and every refusal is written to the
-//! audit log; a run still going when the console quits leaves an `interrupted` line.
+//! the event loop with [`ActionUpdate`] events. The run, its audit records and its
+//! interruption when the console quits are [`crate::actions::run`]'s, as for the command line;
+//! here they become events.
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
-use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
-use crate::actions::audit::{AuditLog, AuditRecord, AuditResult};
-use crate::actions::execute::{
-    self, ExecSettings, in_flight_direct, in_flight_via_proxy, now_rfc3339, review_access,
+use crate::actions::audit::AuditLog;
+use crate::actions::execute::{ExecSettings, review_access};
+use crate::actions::run::{self, Interruption, Run, RunEnd, SharedAudit};
+use crate::actions::{
+    ActionError, AuditProblem, InFlightProbe, Plan, PolicyChoices, Progress, policy_for,
 };
-use crate::actions::{Plan, PolicyChoices, Progress, policy_for};
 use crate::app::actions::{ActionRequest, ActionUpdate, ActionsView, EntryChecks, RunFailure};
 use crate::app::{Command, Event};
 use crate::config::KubernetesConfig;
 use crate::sources::ScrapeSettings;
-use crate::sources::kube::{ClusterClient, KubeError};
+use crate::sources::kube::ClusterClient;
 use kvtop_core::actions::plan::access_text;
 
 /// Period of the drain wait's readings in the console.
@@ -28,19 +29,20 @@ const DRAIN_POLL: Duration = Duration::from_millis(500);
 /// How long an eviction a PodDisruptionBudget refuses is retried.
 const EVICT_RETRY_FOR: Duration = Duration::from_secs(60);
 
-/// What a run shares with the executor, so that quitting mid-run can still say what was done.
-#[derive(Debug)]
-struct RunShared {
-    plan: Plan,
-    /// The step under way (0-based).
-    step: Option<usize>,
-    /// Its audit line is written.
-    finished: bool,
+/// Why a run was not even started; the progress panel tells it as step 1's failure.
+#[derive(Debug, thiserror::Error)]
+enum NotStarted {
+    #[error("one action at a time: another is still running")]
+    Busy,
+    #[error("{0}; refusing to act without an audit log")]
+    NoAudit(AuditProblem),
+    #[error(transparent)]
+    NoCluster(ActionError),
 }
 
 struct Running {
     task: JoinHandle<()>,
-    shared: Arc<Mutex<RunShared>>,
+    run: Run,
 }
 
 /// Carries out the console's action commands (see [`ActionRunner::handle`]).
@@ -51,14 +53,8 @@ pub struct ActionRunner {
     http: reqwest::Client,
     scrape: ScrapeSettings,
     events: mpsc::Sender<Event>,
-    audit: Result<Arc<Mutex<AuditLog>>, String>,
+    audit: Result<SharedAudit, AuditProblem>,
     running: Option<Running>,
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 impl ActionRunner {
@@ -78,9 +74,9 @@ impl ActionRunner {
             .or_else(AuditLog::default_path);
         let audit = match path {
             Some(path) => AuditLog::open(&path)
-                .map(|log| Arc::new(Mutex::new(log)))
-                .map_err(|e| e.to_string()),
-            None => Err("no state directory for the audit log".to_owned()),
+                .map(run::share)
+                .map_err(AuditProblem::from),
+            None => Err(AuditProblem::NoStateDirectory),
         };
         ActionRunner {
             clusters: clusters
@@ -113,7 +109,7 @@ impl ActionRunner {
             .collect();
         let mut view = ActionsView::new(&self.kube.routing_label, read_only);
         view.enabled = !self.kube.read_only && view.read_only_contexts.len() < self.clusters.len();
-        view.audit_problem = self.audit.as_ref().err().cloned();
+        view.audit_problem = self.audit.as_ref().err().map(ToString::to_string);
         view
     }
 
@@ -132,12 +128,14 @@ impl ActionRunner {
             } => self.plan(id, *request, dry_run),
             Command::RunAction { id, plan, request } => self.run(id, *plan, *request),
             Command::AuditRefused { plan, reason } => {
-                let mut line = AuditRecord::new(&plan, now_rfc3339(), AuditResult::Refused);
-                line.error = Some(reason);
-                if let Err(message) = write_audit(&self.audit, &line) {
+                let written = match &self.audit {
+                    Ok(audit) => run::record_refusal(audit, &plan, reason).map_err(Into::into),
+                    Err(problem) => Err(problem.clone()),
+                };
+                if let Err(problem) = written {
                     let _ = self
                         .events
-                        .try_send(Event::Action(ActionUpdate::AuditFailed(message)));
+                        .try_send(Event::Action(ActionUpdate::AuditFailed(problem)));
                 }
             }
             other @ (Command::Quit
@@ -148,11 +146,11 @@ impl ActionRunner {
         None
     }
 
-    fn cluster(&self, context: &str) -> Result<ClusterClient, String> {
+    fn cluster(&self, context: &str) -> Result<ClusterClient, ActionError> {
         self.clusters
             .get(context)
             .cloned()
-            .ok_or_else(|| format!("no Kubernetes client for context {context}"))
+            .ok_or_else(|| ActionError::NoCluster(context.to_owned()))
     }
 
     fn review(&self, menu: u64, context: &str, checks: Vec<EntryChecks>) {
@@ -189,7 +187,7 @@ impl ActionRunner {
         tokio::spawn(async move {
             let plan = async {
                 let cluster = cluster?;
-                let (mut plan, _) = execute::build_plan(
+                let (plan, _) = run::prepare(
                     &cluster,
                     request.kind,
                     &request.namespace,
@@ -197,14 +195,7 @@ impl ActionRunner {
                     &policy,
                     limit,
                 )
-                .await
-                .map_err(|e| explain(&e))?;
-                // Read-only sends nothing at all, not even an access review.
-                if !policy.read_only {
-                    execute::preflight(&cluster, &mut plan, limit)
-                        .await
-                        .map_err(|e| format!("RBAC preflight: {}", explain(&e)))?;
-                }
+                .await?;
                 Ok(Box::new(plan))
             }
             .await;
@@ -215,124 +206,65 @@ impl ActionRunner {
     }
 
     fn run(&mut self, id: u64, plan: Plan, request: ActionRequest) {
-        let refuse = |why: String| ActionUpdate::Finished {
-            id,
-            outcome: Err(RunFailure {
-                step: 0,
-                message: why,
-                done: Vec::new(),
-            }),
-        };
-        if self
-            .running
-            .as_ref()
-            .is_some_and(|r| !lock(&r.shared).finished)
-        {
-            let why = "one action at a time: another is still running".to_owned();
-            let _ = self.events.try_send(Event::Action(refuse(why)));
-            return;
+        let started = self.start(id, plan, request);
+        if let Err(why) = started {
+            let refused = ActionUpdate::Finished {
+                id,
+                outcome: Err(RunFailure {
+                    step: 0,
+                    message: why.to_string(),
+                    done: Vec::new(),
+                }),
+            };
+            let _ = self.events.try_send(Event::Action(refused));
         }
-        let audit = match &self.audit {
-            Ok(audit) => Arc::clone(audit),
-            Err(problem) => {
-                let why = format!("{problem}; refusing to act without an audit log");
-                let _ = self.events.try_send(Event::Action(refuse(why)));
-                return;
-            }
-        };
-        let cluster = match self.cluster(&plan.context) {
-            Ok(cluster) => cluster,
-            Err(why) => {
-                let _ = self.events.try_send(Event::Action(refuse(why)));
-                return;
-            }
-        };
-        let shared = Arc::new(Mutex::new(RunShared {
-            plan: plan.clone(),
-            step: None,
-            finished: false,
-        }));
-        let task_shared = Arc::clone(&shared);
+    }
+
+    fn start(&mut self, id: u64, plan: Plan, request: ActionRequest) -> Result<(), NotStarted> {
+        if self.running.as_ref().is_some_and(|r| !r.run.finished()) {
+            return Err(NotStarted::Busy);
+        }
+        let audit = self.audit.clone().map_err(NotStarted::NoAudit)?;
+        let cluster = self.cluster(&plan.context).map_err(NotStarted::NoCluster)?;
+        let mut probe = InFlightProbe::via_proxy(
+            &cluster,
+            request.pod.clone(),
+            &self.scrape,
+            self.exec.api_timeout,
+        );
+        if let (false, Some(row)) = (request.via_proxy, request.row) {
+            probe = probe.direct_first(&self.http, row);
+        }
+        let run = Run::new(plan, Some(audit));
+        let task_run = run.clone();
         let events = self.events.clone();
         let exec = self.exec.clone();
-        let http = self.http.clone();
-        let scrape = self.scrape.clone();
         let task = tokio::spawn(async move {
-            let probe = || {
-                let (cluster, http, scrape) = (&cluster, &http, &scrape);
-                let pod = request.pod.clone();
-                let (row, via_proxy, limit) = (request.row, request.via_proxy, exec.api_timeout);
-                async move {
-                    let pod = pod?;
-                    let direct = match (via_proxy, row) {
-                        (false, Some(row)) => in_flight_direct(http, row, &pod, scrape).await,
-                        _ => None,
-                    };
-                    match direct {
-                        Some(n) => Some(n),
-                        None => in_flight_via_proxy(cluster, &pod, limit).await,
-                    }
-                }
-            };
             let progress_events = events.clone();
-            let progress_shared = Arc::clone(&task_shared);
             let mut report = move |progress: Progress| {
-                if let Progress::Step { index, .. } = &progress {
-                    lock(&progress_shared).step = Some(*index);
-                }
                 let update = ActionUpdate::Progress { id, progress };
                 let _ = progress_events.try_send(Event::Action(update));
             };
-            let outcome = execute::execute(&cluster, &plan, &exec, probe, &mut report).await;
-            let label = format!(
-                "{} {} {}",
-                plan.kind.name(),
-                plan.kind.target_kind(),
-                plan.target
-            );
-            let (line, outcome) = match outcome {
-                Ok(done) => {
-                    let mut line = AuditRecord::new(&plan, now_rfc3339(), AuditResult::Ok);
-                    line.detail = done.clone();
-                    (line, Ok(done))
-                }
-                Err(e) => {
-                    let message = format!(
-                        "{label}: step {} of {} failed: {}",
-                        e.step + 1,
-                        plan.steps.len(),
-                        explain(&e.error)
-                    );
-                    let mut line = AuditRecord::new(&plan, now_rfc3339(), AuditResult::Error);
-                    line.detail = e.done.clone();
-                    line.error = Some(message.clone());
-                    let failure = RunFailure {
-                        step: e.step,
-                        message,
-                        done: e.done,
-                    };
-                    (line, Err(failure))
-                }
+            let end = task_run.execute(&cluster, &exec, &probe, &mut report).await;
+            // Interrupted: the console quit meanwhile and wrote the record.
+            let RunEnd::Ended { outcome, audit } = end else {
+                return;
             };
-            let written = {
-                let mut state = lock(&task_shared);
-                if state.finished {
-                    // The console quit meanwhile and wrote the interrupted line.
-                    return;
-                }
-                state.finished = true;
-                write_audit(&Ok(audit), &line)
-            };
-            if let Err(message) = written {
-                let _ = events
-                    .send(Event::Action(ActionUpdate::AuditFailed(message)))
-                    .await;
+            if let Err(error) = audit {
+                let update = ActionUpdate::AuditFailed(error.into());
+                let _ = events.send(Event::Action(update)).await;
             }
+            let outcome = outcome.map_err(|failure| RunFailure {
+                step: failure.failed.step,
+                message: failure.to_string(),
+                done: failure.failed.done,
+            });
             let _ = events
                 .send(Event::Action(ActionUpdate::Finished { id, outcome }))
                 .await;
         });
-        self.running = Some(Running { task, shared });
+        self.running = Some(Running { task, run });
+        Ok(())
     }
 
     /// Stop a run still going (the console is quitting) and write its `interrupted` line,
@@ -341,26 +273,10 @@ impl ActionRunner {
         let Some(running) = self.running.take() else {
             return;
         };
-        let mut state = lock(&running.shared);
-        if state.finished {
-            return;
-        }
-        state.finished = true;
+        let interrupted = running.run.interrupt(Interruption::ConsoleQuit);
         running.task.abort();
-        let texts = state.plan.step_texts();
-        let mut line = AuditRecord::new(&state.plan, now_rfc3339(), AuditResult::Interrupted);
-        let current = state.step.unwrap_or(0);
-        line.detail = texts.iter().take(current).cloned().collect();
-        line.error = Some(match (state.step, texts.get(current)) {
-            (Some(_), Some(text)) => format!(
-                "the console quit during step {} of {}: {text}",
-                current + 1,
-                texts.len()
-            ),
-            _ => "the console quit before the first step".to_owned(),
-        });
-        if let Err(message) = write_audit(&self.audit, &line) {
-            tracing::warn!(%message, "audit log");
+        if let Some(Err(error)) = interrupted.map(|i| i.audit) {
+            tracing::warn!(%error, "audit log");
         }
     }
 }
@@ -371,27 +287,17 @@ impl Drop for ActionRunner {
     }
 }
 
-fn write_audit(
-    audit: &Result<Arc<Mutex<AuditLog>>, String>,
-    line: &AuditRecord,
-) -> Result<(), String> {
-    match audit {
-        Ok(log) => lock(log).write(line).map_err(|e| e.to_string()),
-        Err(problem) => Err(problem.clone()),
-    }
-}
-
 /// The denied accesses among `accesses`, each as `may not VERB RESOURCE NAME: REASON`.
 async fn denials(
     cluster: &ClusterClient,
     accesses: Vec<kvtop_core::actions::plan::Access>,
     limit: Duration,
-) -> Result<Vec<String>, String> {
+) -> Result<Vec<String>, ActionError> {
     let mut denied = Vec::new();
     for access in accesses {
         let answer = review_access(cluster, access, limit)
             .await
-            .map_err(|e| explain(&e))?;
+            .map_err(ActionError::Api)?;
         if !answer.allowed {
             let why = if answer.reason.is_empty() {
                 "denied by RBAC".to_owned()
@@ -402,59 +308,4 @@ async fn denials(
         }
     }
     Ok(denied)
-}
-
-/// An API error as one sentence for the operator, with what to make of the codes whose
-/// message does not say it already.
-pub fn explain(error: &KubeError) -> String {
-    let hint = match error.code() {
-        Some(404) => " (it no longer exists)",
-        Some(409) => " (it was changed meanwhile: read it again and retry)",
-        _ => "",
-    };
-    format!("{error}{hint}")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::sources::kube::{ApiCall, KubeErrorKind};
-
-    fn api(code: u16, reason: &str) -> KubeError {
-        ApiCall::new("delete", "pods")
-            .namespace(Some("llm"))
-            .name("vllm-0")
-            .error(KubeErrorKind::Api {
-                code,
-                reason: reason.into(),
-                message: String::new(),
-            })
-    }
-
-    #[test]
-    fn each_failure_reads_as_one_sentence_with_what_it_means() {
-        assert_eq!(
-            explain(&api(404, "NotFound")),
-            "cannot delete pods llm/vllm-0: HTTP 404 NotFound (it no longer exists)"
-        );
-        assert_eq!(
-            explain(&api(409, "Conflict")),
-            "cannot delete pods llm/vllm-0: HTTP 409 Conflict (it was changed meanwhile: read it again and retry)"
-        );
-        assert_eq!(
-            explain(&api(401, "Unauthorized")),
-            "cannot delete pods llm/vllm-0: HTTP 401 Unauthorized (the credentials were rejected: refresh the kubeconfig's token)"
-        );
-        assert_eq!(
-            explain(&api(500, "")),
-            "cannot delete pods llm/vllm-0: HTTP 500 InternalError (API server error)"
-        );
-        let lost = ApiCall::new("patch", "nodes")
-            .name("n1")
-            .error(KubeErrorKind::ConnectionLost("reset by peer".into()));
-        assert_eq!(
-            explain(&lost),
-            "cannot patch nodes n1: connection lost (reset by peer)"
-        );
-    }
 }

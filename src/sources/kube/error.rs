@@ -24,11 +24,22 @@ pub enum KubeErrorKind {
     /// The connection broke before a complete answer arrived.
     ConnectionLost(String),
     /// The API server could not be reached at all (refused, DNS, TLS).
-    Unreachable(String),
+    Unreachable(Unreachable),
     /// The answer could not be read.
     BadResponse(String),
     /// The kubeconfig or in-cluster configuration is unusable.
     Config(String),
+    Other(String),
+}
+
+/// Why the API server could not be reached.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Unreachable {
+    /// Nothing listens there: the pod proxy's scrape reports it as a refusal, like a direct one.
+    #[error("connection refused")]
+    Refused,
+    /// DNS, TLS or another connect failure, in the innermost error's words.
+    #[error("{0}")]
     Other(String),
 }
 
@@ -255,44 +266,60 @@ pub fn classify(err: &kube::Error) -> KubeErrorKind {
             KubeErrorKind::Config(root_cause(err))
         }
         kube::Error::RustlsTls(_) | kube::Error::TlsRequired => {
-            KubeErrorKind::Unreachable(root_cause(err))
+            KubeErrorKind::Unreachable(Unreachable::Other(root_cause(err)))
         }
         _ => KubeErrorKind::Other(root_cause(err)),
     }
 }
 
-/// A transport failure from the I/O error deepest in the chain.
+/// A transport failure, read from the types in the error's chain: an I/O error anywhere in it
+/// decides; else hyper's own timeout and lost-connection flags; else the legacy client's
+/// "could not connect".
 fn transport(err: &kube::Error) -> KubeErrorKind {
-    use std::io::ErrorKind as Io;
-    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(err);
-    while let Some(e) = source {
-        if let Some(io) = e.downcast_ref::<std::io::Error>() {
-            return match io.kind() {
-                Io::ConnectionRefused => KubeErrorKind::Unreachable("connection refused".into()),
-                Io::TimedOut => KubeErrorKind::Timeout {
+    if let Some(io) = chain(err).find_map(|e| e.downcast_ref::<std::io::Error>()) {
+        return io_failure(io);
+    }
+    for e in chain(err) {
+        if let Some(hyper) = e.downcast_ref::<hyper::Error>() {
+            if hyper.is_timeout() {
+                return KubeErrorKind::Timeout {
                     after: Duration::ZERO,
-                },
-                Io::ConnectionReset
-                | Io::ConnectionAborted
-                | Io::UnexpectedEof
-                | Io::BrokenPipe => KubeErrorKind::ConnectionLost(io.to_string()),
-                _ => KubeErrorKind::Unreachable(io.to_string()),
-            };
+                };
+            }
+            if hyper.is_incomplete_message() || hyper.is_closed() || hyper.is_canceled() {
+                return KubeErrorKind::ConnectionLost(root_cause(err));
+            }
         }
-        source = e.source();
     }
-    let text = root_cause(err);
-    if text.contains("timed out") || text.contains("deadline") {
-        KubeErrorKind::Timeout {
-            after: Duration::ZERO,
-        }
-    } else if text.contains("connection closed") || text.contains("incomplete") {
-        KubeErrorKind::ConnectionLost(text)
-    } else if text.contains("error trying to connect") || text.contains("dns") {
-        KubeErrorKind::Unreachable(text)
+    let connect = chain(err)
+        .filter_map(|e| e.downcast_ref::<hyper_util::client::legacy::Error>())
+        .any(hyper_util::client::legacy::Error::is_connect);
+    if connect {
+        KubeErrorKind::Unreachable(Unreachable::Other(root_cause(err)))
     } else {
-        KubeErrorKind::Other(text)
+        KubeErrorKind::Other(root_cause(err))
     }
+}
+
+fn io_failure(io: &std::io::Error) -> KubeErrorKind {
+    use std::io::ErrorKind as Io;
+    match io.kind() {
+        Io::ConnectionRefused => KubeErrorKind::Unreachable(Unreachable::Refused),
+        Io::TimedOut => KubeErrorKind::Timeout {
+            after: Duration::ZERO,
+        },
+        Io::ConnectionReset | Io::ConnectionAborted | Io::UnexpectedEof | Io::BrokenPipe => {
+            KubeErrorKind::ConnectionLost(io.to_string())
+        }
+        _ => KubeErrorKind::Unreachable(Unreachable::Other(io.to_string())),
+    }
+}
+
+/// `err` and its sources, outermost first.
+fn chain<'a>(
+    err: &'a (dyn std::error::Error + 'static),
+) -> impl Iterator<Item = &'a (dyn std::error::Error + 'static)> {
+    std::iter::successors(Some(err), |e| e.source())
 }
 
 /// The innermost error's message.
@@ -362,6 +389,41 @@ mod tests {
         assert_eq!(
             classify(&kube::Error::Api(html.boxed())),
             api(502, "Error", "<html>bad gateway</html>")
+        );
+    }
+
+    fn service(error: impl std::error::Error + Send + Sync + 'static) -> kube::Error {
+        kube::Error::Service(Box::new(error))
+    }
+
+    #[test]
+    fn transport_failures_classify_by_the_types_in_the_chain() {
+        use std::io::{Error, ErrorKind};
+        let refused = service(Error::new(ErrorKind::ConnectionRefused, "refused"));
+        assert_eq!(
+            classify(&refused),
+            KubeErrorKind::Unreachable(Unreachable::Refused)
+        );
+        assert_eq!(
+            ApiCall::new("list", "pods")
+                .error(classify(&refused))
+                .to_string(),
+            "cannot list pods: API server unreachable (connection refused)"
+        );
+        let reset = service(Error::new(ErrorKind::ConnectionReset, "reset by peer"));
+        assert_eq!(
+            classify(&reset),
+            KubeErrorKind::ConnectionLost("reset by peer".into())
+        );
+        let slow = service(Error::new(ErrorKind::TimedOut, "slow"));
+        assert!(matches!(classify(&slow), KubeErrorKind::Timeout { .. }));
+        // Words alone decide nothing: an untyped failure that says "timed out" stays other.
+        #[derive(Debug, thiserror::Error)]
+        #[error("operation timed out")]
+        struct Untyped;
+        assert_eq!(
+            classify(&service(Untyped)),
+            KubeErrorKind::Other("operation timed out".into())
         );
     }
 }

@@ -11,7 +11,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio::time::{Instant, MissedTickBehavior};
 
-use super::error::{KubeErrorKind, classify};
+use super::error::{KubeErrorKind, Unreachable, classify};
 use super::update::{KubeUpdate, PodScrape};
 use crate::app::Event;
 use crate::sources::scrape::ACCEPT_TEXT;
@@ -83,7 +83,7 @@ fn transport_error(err: &kube::Error) -> ScrapeError {
         KubeErrorKind::Timeout { after } => ScrapeError::Timeout {
             after_ms: after.as_millis() as u64,
         },
-        KubeErrorKind::Unreachable(why) if why == "connection refused" => ScrapeError::Refused,
+        KubeErrorKind::Unreachable(Unreachable::Refused) => ScrapeError::Refused,
         KubeErrorKind::Unreachable(why) => ScrapeError::Connect(format!("API server: {why}")),
         KubeErrorKind::ConnectionLost(why) => ScrapeError::Body(why),
         KubeErrorKind::Api { code, message, .. } => ScrapeError::Http {
