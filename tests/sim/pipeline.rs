@@ -1,7 +1,7 @@
 //! The whole path over real HTTP on 127.0.0.1: simulator → scrape workers → fleet state →
 //! console state → screen, including endpoints that go bad while the console runs.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

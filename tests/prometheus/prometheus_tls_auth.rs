@@ -2,7 +2,7 @@
 //! Prometheus (its `--web.config.file`), a bearer token, and servers that misbehave (hang,
 //! answer HTML) against local stand-ins. Nothing waits longer than the client's timeout.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 use std::time::Duration;

@@ -1,6 +1,8 @@
 //! A rules cycle over a healthy fleet allocates nothing: expressions are compiled once, state
 //! lives in vectors sized when the fleet changes, and evidence is only built for findings.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic in a test is its failure
+
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::sync::atomic::{AtomicUsize, Ordering};

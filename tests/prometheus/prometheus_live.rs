@@ -4,7 +4,7 @@
 //! Prometheus' first scrape comes ~5.5 s after it starts, so this test takes ~10 s. Skipped
 //! (with a printed reason) when `prometheus` is missing, unless `KVTOP_TEST_REQUIRE_ALL` is set.
 
-mod common;
+use crate::common;
 
 use std::fmt::Write as _;
 use std::time::Duration;

@@ -3,7 +3,7 @@
 //! the requests the API recorded, the cluster's state afterwards, the exit code, and the audit
 //! log.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 use std::time::Duration;

@@ -1,6 +1,6 @@
 //! The scraper against well-behaved and misbehaving endpoints on 127.0.0.1.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

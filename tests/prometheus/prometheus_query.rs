@@ -6,7 +6,7 @@
 //! Skipped (with a printed reason) when `prometheus`/`promtool` are missing, unless
 //! `KVTOP_TEST_REQUIRE_ALL` is set.
 
-mod common;
+use crate::common;
 
 use std::fmt::Write as _;
 use std::time::Duration;

@@ -9,7 +9,7 @@
 //! goes STALE with the reason while the target keeps failing. Data cases serve their odd
 //! payload from the start and stay UP with what can be read from it.
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use std::sync::Arc;

@@ -3,7 +3,7 @@
 //! engines as pods through the simulated Kubernetes API (rows are pod names); `--no-kube`
 //! scrapes them directly.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 use std::time::Duration;

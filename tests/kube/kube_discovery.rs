@@ -4,7 +4,7 @@
 //! unreachable are scraped through the API server's proxy; Deployments come with their HPA
 //! and PDB; API failures are reported and survived.
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use std::time::Duration;

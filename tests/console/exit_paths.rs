@@ -4,7 +4,7 @@
 //! exit with a sensible status. Each console watches a healthy endpoint and one that hangs, so
 //! a scrape is in flight when it leaves.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

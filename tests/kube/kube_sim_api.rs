@@ -3,7 +3,7 @@
 //! cordons, rollout restarts, access reviews, the pod proxy, and every injected fault giving
 //! the right `KubeError`.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

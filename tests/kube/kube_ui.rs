@@ -2,7 +2,7 @@
 //! table's status cell, the pod panel of the full detail pane, the marker of the compact
 //! detail, and the Deployments view (`d`).
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -5,7 +5,7 @@ use kvtop_core::engine::{EngineFlavor, EngineSample, GpuSample, extract_engines,
 use kvtop_core::metrics::{Bucket, LineError, MetricType, parse};
 
 fn fixture(name: &str) -> String {
-    let path = format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
+    let path = format!("{}/../../tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 

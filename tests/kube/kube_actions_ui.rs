@@ -3,7 +3,7 @@
 //! the answers back as events, the screen drawn into a `TestBackend`, the requests the API
 //! recorded and the audit log.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 
