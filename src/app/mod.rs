@@ -49,6 +49,31 @@ pub enum Event {
     Action(ActionUpdate),
 }
 
+impl From<ScrapeReport> for Event {
+    fn from(report: ScrapeReport) -> Self {
+        Event::Scrape(report)
+    }
+}
+
+impl From<SourceReport> for Event {
+    fn from(report: SourceReport) -> Self {
+        Event::Source(report)
+    }
+}
+
+#[cfg(feature = "demo")]
+impl From<crate::diagnose::FreshLogLines> for Event {
+    fn from(lines: crate::diagnose::FreshLogLines) -> Self {
+        Event::Logs(lines.0)
+    }
+}
+
+impl From<KubeUpdate> for Event {
+    fn from(update: KubeUpdate) -> Self {
+        Event::Kube(update)
+    }
+}
+
 /// What the state machine asks the event loop to do.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Command {

@@ -16,9 +16,9 @@ use crate::app::{Command, Event};
 use crate::config::{Config, PrometheusConfig, TargetConfig};
 #[cfg(feature = "demo")]
 use crate::diagnose::{SimLogFeed, SimLogPoller};
-use crate::sources::kube::{ClusterClient, Discovery, PodScrapers};
+use crate::sources::kube::{ClusterClient, Discovery, PodScrapers, WorkerOutboxes};
 use crate::sources::prometheus::{ClientSettings, PollSettings, Poller, PromClient, QueryPlan};
-use crate::sources::{ScrapeSettings, ScrapeTarget, Scrapers, build_client};
+use crate::sources::{Outbox, ScrapeSettings, ScrapeTarget, Scrapers, build_client};
 use crate::theme::Theme;
 use kvtop_core::fleet::{Fleet, QuantileWindow};
 #[cfg(feature = "demo")]
@@ -171,10 +171,15 @@ pub async fn run_console_with(
     #[cfg(feature = "demo")]
     let _sim_logs = sim.map(|sim| {
         let poller = SimLogPoller::matching(sim.control(), &sim.engines, &app.fleet);
-        SimLogFeed::start(poller, config.interval, tx.clone())
+        SimLogFeed::start(poller, config.interval, Outbox::new(tx.clone()))
     });
     let mut workers = Workers {
-        scrapers: Scrapers::start(client.clone(), settings.clone(), scrape_targets, tx.clone()),
+        scrapers: Scrapers::start(
+            client.clone(),
+            settings.clone(),
+            scrape_targets,
+            Outbox::new(tx.clone()),
+        ),
         pods: None,
         discovery: None,
         actions: None,
@@ -199,8 +204,12 @@ pub async fn run_console_with(
             .iter()
             .map(|c| (c.context.clone(), c.client.clone()))
             .collect();
-        workers.pods = Some(PodScrapers::new(client, settings, by_context, tx.clone()));
-        workers.discovery = Some(Discovery::start(&clusters, k, tx));
+        let outboxes = WorkerOutboxes {
+            scrapes: Outbox::new(tx.clone()),
+            updates: Outbox::new(tx.clone()),
+        };
+        workers.pods = Some(PodScrapers::new(client, settings, by_context, outboxes));
+        workers.discovery = Some(Discovery::start(&clusters, k, Outbox::new(tx)));
     } else {
         drop(tx);
     }
@@ -274,7 +283,13 @@ fn start_prometheus(
         backfill: prom.backfill.unwrap_or(config.range),
         slow_every: SLOW_QUERY_EVERY,
     };
-    Ok(Poller::start(client, plan, settings, events, window))
+    Ok(Poller::start(
+        client,
+        plan,
+        settings,
+        Outbox::new(events),
+        window,
+    ))
 }
 
 /// The row standing for a Prometheus server before it names any pod: `prometheus host:port`.

@@ -16,7 +16,7 @@ mod prometheus;
 mod resolve;
 mod resolved;
 mod targets;
-pub(crate) mod toml_location;
+pub(crate) use kvtop_core::toml_location;
 pub use kvtop_core::units;
 mod validate;
 

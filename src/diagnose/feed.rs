@@ -1,20 +1,23 @@
 //! The in-process log feed: without Kubernetes, the simulator's engines' logs reach the rules
 //! by polling the simulator itself. [`SimLogPoller`] copies new lines into a [`TargetLogs`]
 //! on demand (`kvtop check` calls it each cycle); [`SimLogFeed`] runs one in a task for the
-//! console and sends what it finds to the event loop as [`Event::Logs`], like any worker.
+//! console and sends what it finds to the event loop as [`FreshLogLines`], like any worker.
 //!
 //! Line times are the simulator's clock. `kvtop demo` runs it at wall speed and `kvtop check`
 //! evaluates on the simulator's clock, so they line up with the `now` of the rules cycle.
 
 use std::time::Duration;
 
-use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use super::TargetLogs;
-use crate::app::Event;
+use crate::sources::Outbox;
 use kvtop_core::fleet::{Fleet, TargetId};
 use kvtop_sim::{SimControl, SimEndpoint};
+
+/// Log lines written since the last poll, per target: `(written at, text)`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FreshLogLines(pub Vec<(TargetId, Vec<(f64, String)>)>);
 
 /// Copies new log lines of simulated engines into a [`TargetLogs`].
 #[derive(Debug, Clone)]
@@ -70,7 +73,7 @@ impl SimLogPoller {
 }
 
 /// A task polling a [`SimLogPoller`] every interval and sending the new lines to the console
-/// as [`Event::Logs`]. Dropping the feed stops the task.
+/// as [`FreshLogLines`]. Dropping the feed stops the task.
 #[derive(Debug)]
 pub struct SimLogFeed {
     task: JoinHandle<()>,
@@ -81,7 +84,7 @@ impl SimLogFeed {
     pub fn start(
         mut poller: SimLogPoller,
         interval: Duration,
-        events: mpsc::Sender<Event>,
+        events: Outbox<FreshLogLines>,
     ) -> Self {
         let task = tokio::spawn(async move {
             let mut ticker = tokio::time::interval(interval.max(Duration::from_millis(100)));
@@ -92,7 +95,7 @@ impl SimLogFeed {
                 if fresh.is_empty() {
                     continue;
                 }
-                if events.send(Event::Logs(fresh)).await.is_err() {
+                if !events.send(FreshLogLines(fresh)).await {
                     break; // the console is gone
                 }
             }

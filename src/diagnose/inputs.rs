@@ -64,7 +64,7 @@ pub fn engine_inputs<'a>(
             };
             // An engine discovered in Kubernetes: its pod's facts, labels, state reasons,
             // events and log lines.
-            kvtop_core::kube_model::with_pod(input, fleet.pod_info(e.target))
+            kvtop_core::rules::with_pod(input, fleet.pod_info(e.target))
         })
         .collect()
 }

@@ -14,6 +14,6 @@ pub mod plan;
 pub mod report;
 
 #[cfg(feature = "demo")]
-pub use feed::{SimLogFeed, SimLogPoller};
+pub use feed::{FreshLogLines, SimLogFeed, SimLogPoller};
 pub use logs::{LogRing, TargetLogs};
 pub use observe::{Clock, Observation, ObserveSettings, ObserveTarget, observe};

@@ -23,10 +23,9 @@ use super::TargetLogs;
 use super::feed::SimLogPoller;
 use super::inputs;
 use super::plan::{self, DurationPlan};
-use crate::app::Event;
-use crate::sources::{ScrapeSettings, ScrapeTarget, Scrapers, build_client};
+use crate::sources::{Outbox, ScrapeSettings, ScrapeTarget, Scrapers, build_client};
 use kvtop_core::clock::unix_now;
-use kvtop_core::fleet::{Fleet, FleetSettings, TargetId, TargetSpec, Ts};
+use kvtop_core::fleet::{Fleet, FleetSettings, ScrapeReport, TargetId, TargetSpec, Ts};
 use kvtop_core::rules::{Finding, RuleEngine, RuleSet};
 #[cfg(feature = "demo")]
 use kvtop_sim::SimControl;
@@ -177,7 +176,7 @@ pub async fn observe(
         Clock::Wall => None,
     };
     let client = build_client(&settings.scrape)?;
-    let (tx, mut rx) = mpsc::channel(8192);
+    let (tx, mut rx) = mpsc::channel::<ScrapeReport>(8192);
     let scrape_targets = targets
         .iter()
         .zip(&ids)
@@ -187,7 +186,12 @@ pub async fn observe(
             bearer_token: t.bearer_token.clone(),
         })
         .collect();
-    let scrapers = Scrapers::start(client, settings.scrape.clone(), scrape_targets, tx);
+    let scrapers = Scrapers::start(
+        client,
+        settings.scrape.clone(),
+        scrape_targets,
+        Outbox::new(tx),
+    );
 
     let mut engine = RuleEngine::new(rules);
     #[cfg_attr(not(feature = "demo"), allow(unused_mut))]
@@ -204,11 +208,9 @@ pub async fn observe(
     let mut cycles = 0u32;
     let (findings, ended) = loop {
         tokio::select! {
-            Some(event) = rx.recv() => {
-                if let Event::Scrape(mut report) = event {
-                    report.at = clock.restamp(report.at);
-                    fleet.ingest(report);
-                }
+            Some(mut report) = rx.recv() => {
+                report.at = clock.restamp(report.at);
+                fleet.ingest(report);
                 continue;
             }
             _ = ticker.tick() => {}

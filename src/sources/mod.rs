@@ -3,8 +3,10 @@
 
 pub mod decode;
 pub mod kube;
+mod outbox;
 pub mod prometheus;
 pub mod scrape;
 
 pub use decode::decode_payload;
+pub use outbox::Outbox;
 pub use scrape::{ScrapeSettings, ScrapeTarget, Scrapers, build_client, scrape_once};

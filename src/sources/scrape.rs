@@ -6,13 +6,12 @@
 
 use std::time::Duration;
 
+use crate::sources::Outbox;
 use reqwest::header::{ACCEPT, AUTHORIZATION, HeaderValue};
-use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio::time::{Instant, MissedTickBehavior};
 
 use super::decode::decode_payload;
-use crate::app::Event;
 use kvtop_core::clock::unix_now;
 use kvtop_core::fleet::{ScrapeError, ScrapePayload, ScrapeReport, TargetId};
 
@@ -177,7 +176,7 @@ fn root_cause(err: &(dyn std::error::Error + 'static)) -> String {
 pub struct Scrapers {
     client: reqwest::Client,
     settings: ScrapeSettings,
-    events: mpsc::Sender<Event>,
+    events: Outbox<ScrapeReport>,
     workers: Vec<(TargetId, JoinHandle<()>)>,
 }
 
@@ -188,7 +187,7 @@ impl Scrapers {
         client: reqwest::Client,
         settings: ScrapeSettings,
         targets: Vec<ScrapeTarget>,
-        events: mpsc::Sender<Event>,
+        events: Outbox<ScrapeReport>,
     ) -> Self {
         let mut scrapers = Scrapers {
             client,
@@ -250,7 +249,7 @@ impl Scrapers {
                     took: started.elapsed().as_secs_f64(),
                     outcome,
                 };
-                if events.send(Event::Scrape(report)).await.is_err() {
+                if !events.send(report).await {
                     break; // the console is gone
                 }
             }

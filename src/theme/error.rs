@@ -3,7 +3,7 @@
 use std::io;
 use std::path::PathBuf;
 
-use crate::config::LineCol;
+use kvtop_core::toml_location::LineCol;
 
 /// An error loading a theme. File errors name the file and the key.
 #[derive(Debug, thiserror::Error)]

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use super::file::ThemeFile;
 use super::{Theme, ThemeError, builtin_theme_names, is_valid_theme_name};
-use crate::config::toml_location::{self, TomlError};
+use kvtop_core::toml_location::{self, TomlError};
 
 /// The themes built into the binary, by name.
 pub(super) const BUILTIN_THEMES: [(&str, &str); 4] = [

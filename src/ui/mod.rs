@@ -16,7 +16,7 @@ pub mod diagnostics;
 pub mod findings;
 pub mod fleet_table;
 pub mod footer;
-pub mod format;
+pub use kvtop_core::format;
 pub mod gpu;
 pub mod header;
 pub mod help;

@@ -15,6 +15,7 @@ use kvtop::app::kube::KubeView;
 use kvtop::app::state::App;
 use kvtop::app::{Command, Event, update};
 use kvtop::config::KubernetesConfig;
+use kvtop::sources::Outbox;
 use kvtop::sources::kube::{ClusterClient, Discovery, PodScrapers};
 use kvtop::sources::{ScrapeSettings, build_client};
 use kvtop::theme::Theme;
@@ -72,8 +73,12 @@ async fn console(setup: Setup) -> Console {
     let (tx, rx) = mpsc::channel(4096);
     let clients: HashMap<String, kube::Client> =
         [("sim".to_owned(), cluster.client.clone())].into();
-    let pods = PodScrapers::new(http, scrape, clients, tx.clone());
-    let discovery = Discovery::start(std::slice::from_ref(&cluster), &settings, tx);
+    let outboxes = kvtop::sources::kube::WorkerOutboxes {
+        scrapes: Outbox::new(tx.clone()),
+        updates: Outbox::new(tx.clone()),
+    };
+    let pods = PodScrapers::new(http, scrape, clients, outboxes);
+    let discovery = Discovery::start(std::slice::from_ref(&cluster), &settings, Outbox::new(tx));
     let mut app = App::new(
         Fleet::new(FleetSettings {
             interval: 0.5,
@@ -542,7 +547,7 @@ async fn several_kubeconfig_contexts_are_watched_together_and_labelled() {
         .await
         .unwrap_or_else(|e| panic!("{e}"));
     let (tx, mut rx) = mpsc::channel(1024);
-    let _discovery = Discovery::start(&clusters, &settings, tx);
+    let _discovery = Discovery::start(&clusters, &settings, Outbox::new(tx));
     let mut app = App::new(
         Fleet::new(FleetSettings::default()),
         Theme::fallback(),
@@ -613,9 +618,7 @@ async fn the_built_in_rules_fire_on_what_discovery_attaches_to_the_pods() {
     let inputs: Vec<EngineInput<'_>> = fleet
         .engines()
         .iter()
-        .map(|e| {
-            kvtop_core::kube_model::with_pod(EngineInput::from_state(e), fleet.pod_info(e.target))
-        })
+        .map(|e| kvtop_core::rules::with_pod(EngineInput::from_state(e), fleet.pod_info(e.target)))
         .collect();
     let findings = engine
         .evaluate(&inputs, kvtop_core::clock::unix_now())

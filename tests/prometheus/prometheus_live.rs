@@ -177,7 +177,7 @@ async fn kvtop_reads_the_simulated_fleet_back_through_prometheus() {
             backfill: Duration::from_secs(10),
             slow_every: 30,
         },
-        tx,
+        kvtop::sources::Outbox::new(tx),
         window_rx,
     );
     let mut app = App::new(

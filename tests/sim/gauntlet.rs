@@ -400,7 +400,7 @@ async fn every_bad_endpoint_shows_its_reason_while_the_console_stays_live() {
     );
     let (tx, mut rx) = mpsc::channel(8192);
     let client = build_client(&settings).expect("client");
-    let _scrapers = Scrapers::start(client, settings, targets, tx);
+    let _scrapers = Scrapers::start(client, settings, targets, kvtop::sources::Outbox::new(tx));
 
     // Phase 1: every engine answers.
     let deadline = tokio::time::Instant::now() + Duration::from_secs(20);

@@ -44,7 +44,7 @@ async fn dcgm_exporters_feed_the_engines_gpu_signals() {
     let exporter = targets.last().map(|t| t.id).expect("an exporter");
     let (tx, mut rx) = mpsc::channel(256);
     let client = build_client(&settings).expect("client");
-    let _scrapers = Scrapers::start(client, settings, targets, tx);
+    let _scrapers = Scrapers::start(client, settings, targets, kvtop::sources::Outbox::new(tx));
 
     let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
     let done = |fleet: &Fleet| {

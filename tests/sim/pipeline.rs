@@ -57,7 +57,7 @@ fn console_on(endpoints: &[(String, String)]) -> (App, mpsc::Receiver<Event>, Sc
     );
     let (tx, rx) = mpsc::channel(1024);
     let client = build_client(&settings).expect("client");
-    let scrapers = Scrapers::start(client, settings, targets, tx);
+    let scrapers = Scrapers::start(client, settings, targets, kvtop::sources::Outbox::new(tx));
     (app, rx, scrapers)
 }
 

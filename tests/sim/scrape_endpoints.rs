@@ -228,7 +228,7 @@ async fn hung_target_does_not_delay_others() {
             bearer_token: None,
         },
     ];
-    let _scrapers = Scrapers::start(client, s, targets, tx);
+    let _scrapers = Scrapers::start(client, s, targets, kvtop::sources::Outbox::new(tx));
     let (mut good_ok, mut hung_timeouts) = (0, 0);
     while hung_timeouts < 3 {
         let Some(Event::Scrape(report)) = rx.recv().await else {

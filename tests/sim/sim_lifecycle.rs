@@ -195,7 +195,7 @@ async fn the_log_feed_fills_the_recent_lines_of_each_engine_target() {
     let feed = SimLogFeed::start(
         SimLogPoller::matching(sim.control(), &sim.engines, &fleet),
         Duration::from_millis(100),
-        tx,
+        kvtop::sources::Outbox::new(tx),
     );
     // 20 simulated seconds: the first crash of engine 1 is due, throughput lines are written.
     let mut logs = TargetLogs::default();

@@ -107,7 +107,7 @@ async fn an_overloaded_engine_shows_up_as_a_finding() {
     app.diag.set_rules(&rules);
     let (tx, mut rx) = mpsc::channel(1024);
     let client = build_client(&settings).expect("client");
-    let _scrapers = Scrapers::start(client, settings, targets, tx);
+    let _scrapers = Scrapers::start(client, settings, targets, kvtop::sources::Outbox::new(tx));
     let engine_name = sim.engines[OVERLOADED].name.clone();
 
     // Fold events as the event loop does: a batch, then the rules once, then a frame.

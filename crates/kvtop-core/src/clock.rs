@@ -1,10 +1,12 @@
 //! The one place that reads the wall clock. Pure code receives `now` from here.
 
-use crate::fleet::Ts;
 use jiff::Timestamp;
 use jiff::civil::DateTime;
 use jiff::tz::TimeZone;
 use std::time::{SystemTime, UNIX_EPOCH};
+
+/// Seconds since the Unix epoch: the one time type of the pure code.
+pub type Ts = f64;
 
 /// Seconds since the Unix epoch, as the fleet model counts time.
 pub fn unix_now() -> Ts {

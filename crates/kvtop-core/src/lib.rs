@@ -11,13 +11,16 @@
 //! - [`rules`]: the troubleshooting rules as data, their expressions and evaluation.
 //! - [`kube_model`]: pods and workloads as kvtop sees them, from k8s-openapi types.
 //! - [`actions`]: plans and guards for the Kubernetes actions.
-//! - [`clock`], [`units`]: time stamps, durations and sizes.
+//! - [`clock`], [`units`], [`format`]: time stamps, durations and sizes, and how numbers read.
+//! - [`toml_location`]: line, column and key path of a place in a TOML document.
 
 pub mod actions;
 pub mod clock;
 pub mod engine;
 pub mod fleet;
+pub mod format;
 pub mod kube_model;
 pub mod metrics;
 pub mod rules;
+pub mod toml_location;
 pub mod units;

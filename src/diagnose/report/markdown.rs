@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use super::super::observe::Observation;
 use super::{evidence, firing, fleet_rows, headline, kind, pending, summaries, utc};
-use crate::ui::format::{age, count, latency, percent, si};
+use kvtop_core::format::{age, count, latency, percent, si};
 use kvtop_core::rules::{Finding, Severity};
 
 /// The snapshot as Markdown.

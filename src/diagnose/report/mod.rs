@@ -135,7 +135,7 @@ pub fn evidence(finding: &Finding) -> Vec<String> {
 /// `3m02s` or `3m02s simulated (30× faster: 6s)`.
 pub fn observed_for(obs: &Observation) -> String {
     let secs = obs.ended - obs.started;
-    let shown = crate::ui::format::age(secs);
+    let shown = kvtop_core::format::age(secs);
     if (obs.time_scale - 1.0).abs() < f64::EPSILON {
         shown
     } else {
@@ -143,7 +143,7 @@ pub fn observed_for(obs: &Observation) -> String {
         format!(
             "{shown} simulated ({}× faster: {})",
             trim_number(obs.time_scale),
-            crate::ui::format::age(wall.as_secs_f64())
+            kvtop_core::format::age(wall.as_secs_f64())
         )
     }
 }

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use super::super::observe::Observation;
 use super::{evidence, firing, headline, kind, pending};
-use crate::ui::format::age;
+use kvtop_core::format::age;
 use kvtop_core::rules::Severity;
 
 /// The report as text for a terminal or a log.

@@ -22,13 +22,14 @@ use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
 use k8s_openapi::api::core::v1::{Event as K8sEvent, Pod};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use kube::api::{Api, ListParams, LogParams};
-use tokio::sync::{mpsc, watch};
+use tokio::sync::watch;
+
+use crate::sources::Outbox;
 use tokio::task::JoinHandle;
 
 use super::client::ClusterClient;
 use super::error::{ApiCall, KubeError};
 use super::update::KubeUpdate;
-use crate::app::Event;
 use crate::config::KubernetesConfig;
 use kvtop_core::kube_model::{
     ConvertOptions, DeploymentSummary, EndpointDefaults, PodInfo, PodKey, PodPhase, pod_info,
@@ -75,7 +76,7 @@ impl Discovery {
     pub fn start(
         clusters: &[ClusterClient],
         settings: &KubernetesConfig,
-        events: mpsc::Sender<Event>,
+        events: Outbox<KubeUpdate>,
     ) -> Discovery {
         let (follow, follow_rx) = watch::channel(None);
         let mut tasks = Vec::new();
@@ -118,7 +119,7 @@ impl Drop for Discovery {
 struct Ctx {
     cluster: ClusterClient,
     settings: Arc<KubernetesConfig>,
-    events: mpsc::Sender<Event>,
+    events: Outbox<KubeUpdate>,
     known: KnownPods,
 }
 
@@ -148,7 +149,7 @@ impl Ctx {
     }
 
     async fn send(&self, update: KubeUpdate) -> bool {
-        self.events.send(Event::Kube(update)).await.is_ok()
+        self.events.send(update).await
     }
 
     /// Namespaces of the known pods.

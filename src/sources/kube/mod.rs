@@ -12,5 +12,5 @@ pub mod update;
 pub use client::{ClusterClient, IN_CLUSTER, connect};
 pub use discovery::{Discovery, PREVIOUS_PREFIX};
 pub use error::{ApiCall, KubeError, KubeErrorKind, Unreachable};
-pub use scrape::{PodScrapers, scrape_via_proxy};
+pub use scrape::{PodScrapers, WorkerOutboxes, scrape_via_proxy};
 pub use update::{KubeUpdate, PodScrape};

@@ -5,15 +5,14 @@
 
 use std::collections::HashMap;
 
+use crate::sources::Outbox;
 use http::{HeaderValue, Request, header};
 use http_body_util::{BodyExt, LengthLimitError, Limited};
-use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio::time::{Instant, MissedTickBehavior};
 
 use super::error::{KubeErrorKind, Unreachable, classify};
 use super::update::{KubeUpdate, PodScrape};
-use crate::app::Event;
 use crate::sources::scrape::ACCEPT_TEXT;
 use crate::sources::{ScrapeSettings, ScrapeTarget, decode_payload, scrape_once};
 use kvtop_core::clock::unix_now;
@@ -102,12 +101,20 @@ fn unreachable(error: &ScrapeError) -> bool {
     )
 }
 
+/// Where a pod's scrape worker sends its scrapes and what it learns about the pod (a switch
+/// to the API proxy).
+#[derive(Debug, Clone)]
+pub struct WorkerOutboxes {
+    pub scrapes: Outbox<ScrapeReport>,
+    pub updates: Outbox<KubeUpdate>,
+}
+
 /// The running pod scrape workers. Dropping it stops them.
 pub struct PodScrapers {
     http: reqwest::Client,
     settings: ScrapeSettings,
     clients: HashMap<String, kube::Client>,
-    events: mpsc::Sender<Event>,
+    events: WorkerOutboxes,
     workers: HashMap<TargetId, JoinHandle<()>>,
 }
 
@@ -117,7 +124,7 @@ impl PodScrapers {
         http: reqwest::Client,
         settings: ScrapeSettings,
         clients: HashMap<String, kube::Client>,
-        events: mpsc::Sender<Event>,
+        events: WorkerOutboxes,
     ) -> PodScrapers {
         PodScrapers {
             http,
@@ -171,7 +178,7 @@ struct Worker {
     http: reqwest::Client,
     settings: ScrapeSettings,
     client: Option<kube::Client>,
-    events: mpsc::Sender<Event>,
+    events: WorkerOutboxes,
     scrape: PodScrape,
 }
 
@@ -221,7 +228,7 @@ impl Worker {
                 took: started.elapsed().as_secs_f64(),
                 outcome,
             };
-            if self.events.send(Event::Scrape(report)).await.is_err() {
+            if !self.events.scrapes.send(report).await {
                 return;
             }
         }
@@ -242,6 +249,6 @@ impl Worker {
             target: self.scrape.target,
             route,
         };
-        self.events.send(Event::Kube(update)).await.is_ok()
+        self.events.updates.send(update).await
     }
 }

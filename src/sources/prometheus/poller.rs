@@ -5,7 +5,9 @@
 use std::time::Duration;
 
 use futures_util::future::join_all;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::watch;
+
+use crate::sources::Outbox;
 use tokio::task::JoinHandle;
 use tokio::time::{Instant, MissedTickBehavior};
 
@@ -13,7 +15,6 @@ use super::client::{PromClient, RawAnswer};
 use super::decode::decode_answer;
 use super::merge::{CycleMerge, RangeMerge};
 use super::query::{QueryPlan, QuerySpec};
-use crate::app::Event;
 use kvtop_core::clock::unix_now;
 use kvtop_core::fleet::{
     BackfillReport, DerivedPayload, DerivedReport, QuantileWindow, QueryFailure, ScrapeError,
@@ -195,7 +196,7 @@ impl Poller {
         client: PromClient,
         plan: QueryPlan,
         settings: PollSettings,
-        events: mpsc::Sender<Event>,
+        events: Outbox<SourceReport>,
         mut window: watch::Receiver<QuantileWindow>,
     ) -> Self {
         let handle = tokio::spawn(async move {
@@ -208,11 +209,7 @@ impl Poller {
                     .await
                 {
                     Ok(report) => {
-                        if events
-                            .send(Event::Source(SourceReport::Backfill(report)))
-                            .await
-                            .is_err()
-                        {
+                        if !events.send(SourceReport::Backfill(report)).await {
                             return;
                         }
                     }
@@ -236,11 +233,7 @@ impl Poller {
                     took: started.elapsed().as_secs_f64(),
                     outcome,
                 };
-                if events
-                    .send(Event::Source(SourceReport::Cycle(report)))
-                    .await
-                    .is_err()
-                {
+                if !events.send(SourceReport::Cycle(report)).await {
                     break; // the console is gone
                 }
             }

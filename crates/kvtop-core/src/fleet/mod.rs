@@ -22,5 +22,4 @@ pub use state::{
     ScrapePayload, ScrapeReport, SourceReport, StatusCounts, TargetId, TargetSpec, TargetState,
 };
 
-/// Seconds since the Unix epoch.
-pub type Ts = f64;
+pub use crate::clock::Ts;

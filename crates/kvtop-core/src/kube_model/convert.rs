@@ -7,7 +7,7 @@ use super::endpoint::{EndpointDefaults, MetricsEndpoint, NamedPort};
 use super::lines::LineRing;
 use super::pod::{EnvVar, Owner, PodInfo, PodKey, PodPhase, Termination};
 use super::vllm_args::VllmArgs;
-use crate::fleet::Ts;
+use crate::clock::Ts;
 
 /// What the conversion needs besides the pod.
 #[derive(Debug, Clone, Copy)]

@@ -10,7 +10,6 @@ pub mod convert;
 pub mod endpoint;
 pub mod lines;
 pub mod pod;
-pub mod rules_input;
 pub mod selector;
 pub mod vllm_args;
 pub mod workload;
@@ -21,7 +20,6 @@ pub use endpoint::{
 };
 pub use lines::LineRing;
 pub use pod::{EnvVar, Owner, PodInfo, PodKey, PodPhase, Termination};
-pub use rules_input::with_pod;
 pub use selector::{FieldSelector, LabelSelector, SelectorError};
 pub use vllm_args::VllmArgs;
 pub use workload::{DeploymentSummary, HpaSummary, PdbSummary, summarize};

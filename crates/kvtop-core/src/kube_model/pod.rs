@@ -6,7 +6,7 @@ use std::fmt;
 use super::endpoint::MetricsEndpoint;
 use super::lines::LineRing;
 use super::vllm_args::VllmArgs;
-use crate::fleet::Ts;
+use crate::clock::Ts;
 
 /// Environment variable name prefixes worth showing and feeding to rules.
 const ENV_PREFIXES: &[&str] = &[

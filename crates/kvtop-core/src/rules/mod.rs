@@ -74,6 +74,7 @@ pub mod health;
 pub mod input;
 mod lexer;
 pub mod model;
+mod pod_input;
 pub mod routing;
 pub mod signals;
 pub mod truth;
@@ -87,6 +88,7 @@ pub use finding::{Finding, FindingCounts, FindingState, RESOLVED_KEEP_SECS, Subj
 pub use health::{Breaker, EngineHealth, Health};
 pub use input::{EngineInput, GpuSignals};
 pub use model::{Per, Rule, Scope, Severity, Suggest, Unobservable};
+pub use pod_input::with_pod;
 pub use routing::{GroupRouting, PROMPT_SIZES, explain_routing};
 pub use truth::{Evidence, Truth};
 pub use units::Unit;

@@ -1,8 +1,8 @@
 //! PURE. A pod's data as the rules read it: facts (`config.*`, `env.*`, `pod.*`), labels, state
 //! reasons, event messages and log lines, added to an engine's [`EngineInput`].
 
-use super::pod::PodInfo;
-use crate::rules::EngineInput;
+use super::input::EngineInput;
+use crate::kube_model::PodInfo;
 
 /// `input` with what the engine's pod says; unchanged without a pod (the pod-based rules then
 /// see unknowns and do not fire).
@@ -13,7 +13,7 @@ use crate::rules::EngineInput;
 /// let inputs: Vec<EngineInput<'_>> = fleet
 ///     .engines()
 ///     .iter()
-///     .map(|e| kvtop_core::kube_model::with_pod(EngineInput::from_state(e), fleet.pod_info(e.target)))
+///     .map(|e| kvtop_core::rules::with_pod(EngineInput::from_state(e), fleet.pod_info(e.target)))
 ///     .collect();
 /// # }
 /// ```
