@@ -15,51 +15,51 @@ pub enum SimVersion {
 }
 
 /// V1 time to first token, seconds.
-pub const V1_TTFT: &[f64] = &[
+pub(crate) const V1_TTFT: &[f64] = &[
     0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0,
     20.0, 40.0, 80.0, 160.0, 640.0, 2560.0,
 ];
 
 /// V1 inter-token latency (and time per output token), seconds.
-pub const V1_ITL: &[f64] = &[
+pub(crate) const V1_ITL: &[f64] = &[
     0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0,
     40.0, 80.0,
 ];
 
 /// V1 request latencies (e2e, queue, prefill, decode, inference), seconds.
-pub const V1_REQUEST_LATENCY: &[f64] = &[
+pub(crate) const V1_REQUEST_LATENCY: &[f64] = &[
     0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0, 60.0, 120.0, 240.0,
     480.0, 960.0, 1920.0, 7680.0,
 ];
 
 /// V1 prefill time per prompt token, seconds.
-pub const V1_PREFILL_PER_TOKEN: &[f64] =
+pub(crate) const V1_PREFILL_PER_TOKEN: &[f64] =
     &[0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0];
 
 /// V1 tokens per engine step (CUDA graph capture sizes up to the batched-token limit).
-pub const V1_ITERATION_TOKENS: &[f64] = &[
+pub(crate) const V1_ITERATION_TOKENS: &[f64] = &[
     1.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0, 512.0, 1024.0, 2048.0, 4096.0, 8192.0, 16384.0,
 ];
 
 /// Histogram of the `n` sampling parameter (both dialects).
-pub const PARAMS_N: &[f64] = &[1.0, 2.0, 5.0, 10.0, 20.0];
+pub(crate) const PARAMS_N: &[f64] = &[1.0, 2.0, 5.0, 10.0, 20.0];
 
 /// V0 time to first token, seconds.
-pub const V0_TTFT: &[f64] = &[
+pub(crate) const V0_TTFT: &[f64] = &[
     0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0,
 ];
 
 /// V0 time per output token, seconds.
-pub const V0_TPOT: &[f64] = &[
+pub(crate) const V0_TPOT: &[f64] = &[
     0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5,
 ];
 
 /// V0 end-to-end request latency, seconds.
-pub const V0_E2E: &[f64] = &[1.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0, 60.0];
+pub(crate) const V0_E2E: &[f64] = &[1.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0, 60.0];
 
 /// vLLM's `build_1_2_5_buckets(max_value)`: 1, 2, 5, 10, 20, 50, ... up to and including
 /// `max_value` (token-count histograms are bounded by `max_model_len`).
-pub fn one_two_five(max_value: f64) -> Vec<f64> {
+pub(crate) fn one_two_five(max_value: f64) -> Vec<f64> {
     let mut bounds = Vec::new();
     let mut exponent = 1.0;
     // 1e300 is far beyond any token count; the loop ends long before.

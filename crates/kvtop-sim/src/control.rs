@@ -68,7 +68,7 @@ impl SimControl {
     }
 
     /// The engine's index, by index or pod name.
-    pub fn index_of(&self, engine: &EngineRef) -> Option<usize> {
+    pub(crate) fn index_of(&self, engine: &EngineRef) -> Option<usize> {
         match engine {
             EngineRef::Index(i) => Some(*i).filter(|i| *i < self.sites.len()),
             EngineRef::Name(name) => self.names.iter().position(|n| n == name),

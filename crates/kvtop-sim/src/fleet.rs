@@ -11,11 +11,11 @@ use super::params::{EngineParams, TrafficProfile};
 use super::sampling::Sampler;
 
 /// Kubernetes namespace of the simulated pods.
-pub const NAMESPACE: &str = "llm";
+pub(crate) const NAMESPACE: &str = "llm";
 /// Container name of the vLLM server in each pod.
-pub const CONTAINER: &str = "vllm";
+pub(crate) const CONTAINER: &str = "vllm";
 /// Block size of every simulated engine (vLLM's default).
-pub const BLOCK_SIZE: u32 = 16;
+pub(crate) const BLOCK_SIZE: u32 = 16;
 
 /// A model the fleet serves, with what it costs in GPU memory.
 #[derive(Debug, Clone, PartialEq)]
@@ -34,7 +34,7 @@ pub struct ModelSpec {
 }
 
 /// Llama 3.1 8B: 32 layers, 8 KV heads of 128 → 128 KiB of KV per token.
-pub const LLAMA_8B: ModelSpec = ModelSpec {
+pub(crate) const LLAMA_8B: ModelSpec = ModelSpec {
     id: "meta-llama/Llama-3.1-8B-Instruct",
     deployment: "vllm-llama-8b",
     kv_bytes_per_token: 2 * 32 * 8 * 128 * 2,
@@ -44,7 +44,7 @@ pub const LLAMA_8B: ModelSpec = ModelSpec {
 };
 
 /// Qwen2.5 7B: 28 layers, 4 KV heads of 128 → 56 KiB of KV per token.
-pub const QWEN_7B: ModelSpec = ModelSpec {
+pub(crate) const QWEN_7B: ModelSpec = ModelSpec {
     id: "Qwen/Qwen2.5-7B-Instruct",
     deployment: "vllm-qwen-7b",
     kv_bytes_per_token: 2 * 28 * 4 * 128 * 2,
@@ -124,11 +124,11 @@ pub enum Scenario {
 }
 
 /// The XID of `Scenario::parse("xid")`: 79, "GPU has fallen off the bus".
-pub const DEFAULT_XID: u32 = 79;
+pub(crate) const DEFAULT_XID: u32 = 79;
 
 impl Scenario {
     /// Names [`Scenario::parse`] accepts, for help texts.
-    pub const NAMES: [&'static str; 17] = [
+    pub(crate) const NAMES: [&'static str; 17] = [
         "healthy",
         "kv-pressure",
         "down",
@@ -260,7 +260,7 @@ impl Scenario {
     }
 
     /// The fault of the engine's GPU in this scenario.
-    pub fn gpu_fault(self) -> GpuFault {
+    pub(crate) fn gpu_fault(self) -> GpuFault {
         match self {
             Scenario::GpuThermal => GpuFault::Thermal,
             Scenario::GpuLowUtil => GpuFault::LowUtil,
@@ -335,7 +335,7 @@ impl std::str::FromStr for ScenarioAssignment {
 
 /// Give engine `engine` of `plan` another scenario, with the traffic that goes with it (the
 /// engine's parameters are derived again from its own seed, so the result is deterministic).
-pub fn apply_scenario(
+pub(crate) fn apply_scenario(
     plan: &mut FleetPlan,
     engine: &EngineRef,
     scenario: Scenario,
@@ -373,7 +373,7 @@ pub fn apply_scenario(
 }
 
 /// The engines a trap on engine `index` starves: the healthy engines serving the same model.
-pub fn trap_peers(plan: &FleetPlan, index: usize) -> Vec<usize> {
+pub(crate) fn trap_peers(plan: &FleetPlan, index: usize) -> Vec<usize> {
     let Some(model) = plan.engines.get(index).map(|e| e.model.id) else {
         return Vec::new();
     };
@@ -385,13 +385,13 @@ pub fn trap_peers(plan: &FleetPlan, index: usize) -> Vec<usize> {
 }
 
 /// The random stream an engine's parameters are drawn from (apart from its traffic stream).
-pub fn params_sampler(engine_seed: u64) -> Sampler {
+pub(crate) fn params_sampler(engine_seed: u64) -> Sampler {
     Sampler::new(splitmix(engine_seed ^ 0x7061_7261_6d73))
 }
 
 /// The fleet's composition: for three engines or more, engine 0 is under KV pressure and the
 /// last one is down; every other engine is healthy.
-pub fn scenario_for(index: usize, engines: usize) -> Scenario {
+pub(crate) fn scenario_for(index: usize, engines: usize) -> Scenario {
     if engines < 3 {
         Scenario::Healthy
     } else if index == 0 {
@@ -532,7 +532,7 @@ pub fn plan(engines: usize, gpus_per_node: usize, version: SimVersion, seed: u64
 
 /// Engine parameters for a model on a GPU in a scenario. The KV cache is what remains of
 /// `gpu_memory_utilization` × framebuffer after weights and activations.
-pub fn engine_params(
+pub(crate) fn engine_params(
     model: &ModelSpec,
     gpu: &GpuSpec,
     scenario: Scenario,

@@ -6,7 +6,7 @@ use std::fmt::Write;
 /// (`floatToGoString`): Python's shortest round-trip `repr` ("1.0", "0.001", "1e-05"), with
 /// Go-style exponents for positive values of seven or more integer digits ("2.341057e+06"),
 /// and "+Inf", "-Inf", "NaN".
-pub fn push_float(out: &mut String, v: f64) {
+pub(crate) fn push_float(out: &mut String, v: f64) {
     if v.is_nan() {
         out.push_str("NaN");
         return;
@@ -80,7 +80,7 @@ fn push_python_exponent(out: &mut String, v: f64) {
 }
 
 /// Append a label value escaped for the text format (`\\`, `\"`, `\n`).
-pub fn push_label_value(out: &mut String, value: &str) {
+pub(crate) fn push_label_value(out: &mut String, value: &str) {
     for c in value.chars() {
         match c {
             '\\' => out.push_str("\\\\"),

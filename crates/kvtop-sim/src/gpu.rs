@@ -25,7 +25,7 @@ pub struct GpuSpec {
 }
 
 /// An NVIDIA H100 SXM 80 GB.
-pub const H100_SXM: GpuSpec = GpuSpec {
+pub(crate) const H100_SXM: GpuSpec = GpuSpec {
     name: "NVIDIA H100 80GB HBM3",
     fb_total_mib: 81_559,
     fb_reserved_mib: 519,
@@ -54,13 +54,13 @@ pub enum GpuFault {
 }
 
 /// Temperature a GPU with failed cooling heads for, °C.
-pub const THERMAL_TARGET_C: f64 = 95.0;
+pub(crate) const THERMAL_TARGET_C: f64 = 95.0;
 /// Temperature from which a hot GPU throttles its clock, °C (H100: slowdown around 87–90 °C).
-pub const THROTTLE_C: f64 = 87.0;
+pub(crate) const THROTTLE_C: f64 = 87.0;
 /// SM clock of a thermally throttled GPU, MHz.
-pub const THROTTLED_SM_CLOCK_MHZ: f64 = 1410.0;
+pub(crate) const THROTTLED_SM_CLOCK_MHZ: f64 = 1410.0;
 /// Highest utilization of a starved GPU (0..1).
-pub const LOW_UTIL_CAP: f64 = 0.12;
+pub(crate) const LOW_UTIL_CAP: f64 = 0.12;
 
 /// One GPU's dynamic state.
 #[derive(Debug, Clone, PartialEq)]
@@ -93,7 +93,7 @@ impl GpuModel {
 
     /// Move to `now` with the engine's current activity (0..1) and the framebuffer share its
     /// process holds (`gpu_memory_utilization`, or 0 when no process runs).
-    pub fn advance_to(&mut self, now: f64, activity: f64, memory_fraction: f64) {
+    pub(crate) fn advance_to(&mut self, now: f64, activity: f64, memory_fraction: f64) {
         let dt = now - self.clock;
         self.utilization = clamp_unit(activity);
         if self.fault == GpuFault::LowUtil {
@@ -114,13 +114,13 @@ impl GpuModel {
     }
 
     /// Record an XID error (shown until replaced; 0 clears it).
-    pub fn set_xid(&mut self, code: u32) {
+    pub(crate) fn set_xid(&mut self, code: u32) {
         self.xid = code;
     }
 
     /// Inject (or, with [`GpuFault::None`], clear) a fault; it shapes readings from the next
     /// advance on.
-    pub fn set_fault(&mut self, fault: GpuFault) {
+    pub(crate) fn set_fault(&mut self, fault: GpuFault) {
         self.fault = fault;
     }
 

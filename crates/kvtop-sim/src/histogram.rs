@@ -31,7 +31,7 @@ impl SimHistogram {
     }
 
     /// Record `n` observations of the same value. Non-finite values are ignored.
-    pub fn observe_n(&mut self, value: f64, n: u64) {
+    pub(crate) fn observe_n(&mut self, value: f64, n: u64) {
         if n == 0 || !value.is_finite() {
             return;
         }

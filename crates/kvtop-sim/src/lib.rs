@@ -48,7 +48,7 @@ pub use buckets::SimVersion;
 pub use control::SimControl;
 pub use fleet::{EngineRef, Scenario, ScenarioAssignment};
 pub use logs::LogLine;
-pub use pod::{ContainerExit, PodLifecycle};
+pub use pod::PodLifecycle;
 pub use schedule::{TimedScenario, demo_story};
 
 use gpu::GpuModel;

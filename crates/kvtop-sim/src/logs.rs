@@ -19,9 +19,9 @@ use super::gpu::GpuSpec;
 
 /// Lines kept per pod: about 40 minutes of throughput lines every 10 s, some 60 KiB, so a
 /// simulated fleet of 1,000 engines keeps its logs in tens of MiB.
-pub const LOG_CAPACITY: usize = 256;
+pub(crate) const LOG_CAPACITY: usize = 256;
 /// vLLM V1 writes its throughput line every 10 s (`VLLM_LOG_STATS_INTERVAL`), V0 every 5 s.
-pub fn stats_interval(version: SimVersion) -> f64 {
+pub(crate) fn stats_interval(version: SimVersion) -> f64 {
     match version {
         SimVersion::V1 => 10.0,
         SimVersion::V0 => 5.0,
@@ -43,7 +43,7 @@ pub struct LogLine {
 
 /// A pod's recent log lines, oldest first, bounded by [`LOG_CAPACITY`].
 #[derive(Debug, Clone, Default)]
-pub struct PodLog {
+pub(crate) struct PodLog {
     lines: VecDeque<LogLine>,
     next_seq: u64,
 }
@@ -83,12 +83,9 @@ impl PodLog {
         self.next_seq
     }
 
+    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.lines.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.lines.is_empty()
     }
 }
 
@@ -107,7 +104,7 @@ pub struct StatsLine {
 
 /// Speculative decoding figures over the interval since the previous throughput line.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct SpecLine {
+pub(crate) struct SpecLine {
     pub drafts: u64,
     pub draft_tokens: u64,
     pub accepted_tokens: u64,
@@ -187,7 +184,7 @@ pub fn stats(
 }
 
 /// V0's separate prefix-cache line, written after each throughput line.
-pub fn prefix_hit_v0(at: f64, hit: f64) -> String {
+pub(crate) fn prefix_hit_v0(at: f64, hit: f64) -> String {
     line(
         "INFO",
         at,
@@ -201,7 +198,7 @@ pub fn prefix_hit_v0(at: f64, hit: f64) -> String {
 }
 
 /// The speculative decoding statistics line that follows the throughput line.
-pub fn spec_decode(version: SimVersion, at: f64, s: &SpecLine) -> String {
+pub(crate) fn spec_decode(version: SimVersion, at: f64, s: &SpecLine) -> String {
     let acceptance = if s.draft_tokens > 0 {
         s.accepted_tokens as f64 / s.draft_tokens as f64
     } else {
@@ -270,7 +267,7 @@ pub fn spec_decode(version: SimVersion, at: f64, s: &SpecLine) -> String {
 }
 
 /// vLLM release the simulated image carries, per metrics dialect.
-pub fn vllm_release(version: SimVersion) -> &'static str {
+pub(crate) fn vllm_release(version: SimVersion) -> &'static str {
     match version {
         SimVersion::V1 => "0.10.1.1",
         SimVersion::V0 => "0.6.3.post1",
@@ -279,7 +276,7 @@ pub fn vllm_release(version: SimVersion) -> &'static str {
 
 /// How long a start takes at full size, seconds: the offsets of [`startup`]'s lines before
 /// the API server is up, which a shorter start scales down.
-pub const STARTUP_S: f64 = 41.0;
+pub(crate) const STARTUP_S: f64 = 41.0;
 /// Offset (before ready, at full size) of the first line written after the model is loaded
 /// and the profiling run begins: a start that runs out of memory stops before it.
 const PROFILING_OFFSET: f64 = -12.0;
@@ -398,7 +395,7 @@ fn cuda_oom(tried_gib: f64, gpu: &GpuSpec) -> String {
 /// A start that fails in the profiling run: the lines written before it, squeezed into
 /// `[starting_at, crashed_at]`, then the traceback of the first forward pass over a step's
 /// worth of tokens (`batched_tokens` × the model's KV bytes per token) that does not fit.
-pub fn failed_startup(
+pub(crate) fn failed_startup(
     spec: &EngineSpec,
     gpu: &GpuSpec,
     version: SimVersion,
@@ -443,7 +440,7 @@ pub fn failed_startup(
 }
 
 /// What an engine killed by an out-of-memory error while serving writes, in order.
-pub fn out_of_memory(at: f64, version: SimVersion, gpu: &GpuSpec) -> Vec<String> {
+pub(crate) fn out_of_memory(at: f64, version: SimVersion, gpu: &GpuSpec) -> Vec<String> {
     let core = match version {
         SimVersion::V1 => "core.py:710",
         SimVersion::V0 => "engine.py:135",

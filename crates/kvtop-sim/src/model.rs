@@ -18,9 +18,9 @@ use super::params::EngineParams;
 use super::sampling::Sampler;
 
 /// Longest sub-step, simulated seconds.
-pub const MAX_SUBSTEP_S: f64 = 0.1;
+pub(crate) const MAX_SUBSTEP_S: f64 = 0.1;
 /// Most sub-steps per [`EngineModel::advance`] call; a longer interval uses longer sub-steps.
-pub const MAX_SUBSTEPS_PER_ADVANCE: f64 = 2_000.0;
+pub(crate) const MAX_SUBSTEPS_PER_ADVANCE: f64 = 2_000.0;
 /// Most phases per sub-step; the last phase then runs to the end of the sub-step.
 const MAX_PHASES_PER_SUBSTEP: usize = 12;
 /// Most arrivals generated in one call; beyond it the surplus is turned away in bulk.
@@ -37,7 +37,7 @@ const EPSILON_S: f64 = 1e-9;
 
 /// Why a request finished (`finished_reason` label).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FinishReason {
+pub(crate) enum FinishReason {
     /// The model produced an end-of-sequence token.
     Stop,
     /// `max_tokens` was reached.
@@ -69,8 +69,9 @@ pub struct EngineCounters {
 }
 
 impl EngineCounters {
+    #[cfg(test)]
     /// Finished requests over every reason.
-    pub fn finished_total(&self) -> u64 {
+    pub(crate) fn finished_total(&self) -> u64 {
         self.finished_stop + self.finished_length + self.finished_abort
     }
 }
@@ -215,7 +216,7 @@ impl EngineModel {
     /// Replace the engine's parameters from now on, keeping its process state (requests,
     /// counters, histograms): a change of traffic or of behaviour without a restart. The
     /// metrics dialect stays the one the process started with.
-    pub fn set_params(&mut self, params: EngineParams) {
+    pub(crate) fn set_params(&mut self, params: EngineParams) {
         let version = self.params.version;
         let rate_changed = params.traffic.arrival_rate != self.params.traffic.arrival_rate;
         self.params = EngineParams { version, ..params };
@@ -233,7 +234,7 @@ impl EngineModel {
     }
 
     /// Advance the engine to simulated time `now`; earlier times are ignored.
-    pub fn advance_to(&mut self, now: f64) {
+    pub(crate) fn advance_to(&mut self, now: f64) {
         let dt = now - self.state.clock;
         if dt > 0.0 {
             self.advance(dt);
@@ -265,7 +266,7 @@ impl EngineModel {
     }
 
     /// When the current process started.
-    pub fn started_at(&self) -> f64 {
+    pub(crate) fn started_at(&self) -> f64 {
         self.state.started_at
     }
 
@@ -279,8 +280,9 @@ impl EngineModel {
         self.state.waiting.len()
     }
 
+    #[cfg(test)]
     /// KV blocks held by running requests.
-    pub fn blocks_used(&self) -> u64 {
+    pub(crate) fn blocks_used(&self) -> u64 {
         self.state.blocks_used
     }
 
@@ -303,18 +305,13 @@ impl EngineModel {
     }
 
     /// Smoothed GPU utilisation caused by engine steps (0..1, time constant ~1 s).
-    pub fn gpu_activity(&self) -> f64 {
+    pub(crate) fn gpu_activity(&self) -> f64 {
         self.state.activity
-    }
-
-    /// Seconds the GPU spent executing steps since the process started.
-    pub fn busy_seconds(&self) -> f64 {
-        self.state.busy_seconds
     }
 
     /// V0 `avg_prompt_throughput_toks_per_s` / `avg_generation_throughput_toks_per_s` over the
     /// last completed window.
-    pub fn avg_throughput(&self) -> (f64, f64) {
+    pub(crate) fn avg_throughput(&self) -> (f64, f64) {
         (
             self.state.throughput.prompt_tps,
             self.state.throughput.generation_tps,
@@ -322,7 +319,7 @@ impl EngineModel {
     }
 
     /// Lifetime prefix-cache hit rate (V0 gauge `gpu_prefix_cache_hit_rate`), 0 before any query.
-    pub fn prefix_hit_rate(&self) -> f64 {
+    pub(crate) fn prefix_hit_rate(&self) -> f64 {
         let c = &self.state.counters;
         if c.prefix_queries == 0 {
             0.0

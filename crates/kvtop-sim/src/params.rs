@@ -130,7 +130,7 @@ pub struct SpecDecode {
 
 impl SpecDecode {
     /// Tokens one draft step emits on average: the accepted ones plus the target's own.
-    pub fn tokens_per_draft(&self) -> f64 {
+    pub(crate) fn tokens_per_draft(&self) -> f64 {
         1.0 + f64::from(self.num_speculative_tokens) * self.acceptance.clamp(0.0, 1.0)
     }
 }
@@ -196,7 +196,7 @@ impl EngineParams {
     }
 
     /// Blocks the allocator can hand out (see [`EngineParams::usable_kv_share`]).
-    pub fn usable_blocks(&self) -> u64 {
+    pub(crate) fn usable_blocks(&self) -> u64 {
         let share = if self.usable_kv_share.is_finite() {
             self.usable_kv_share.clamp(0.0, 1.0)
         } else {

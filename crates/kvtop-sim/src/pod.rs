@@ -13,11 +13,11 @@ use super::model::{EngineCounters, EngineModel};
 
 /// In the `oom-crashloop` scenario: the first crash comes this long after the scenario starts,
 /// seconds.
-pub const OOM_FIRST_CRASH_S: f64 = 20.0;
+pub(crate) const OOM_FIRST_CRASH_S: f64 = 20.0;
 /// ...each restarted engine serves this long before it runs out of memory again...
-pub const OOM_UP_S: f64 = 45.0;
+pub(crate) const OOM_UP_S: f64 = 45.0;
 /// ...and its endpoint refuses connections this long after each crash.
-pub const OOM_DOWN_S: f64 = 8.0;
+pub(crate) const OOM_DOWN_S: f64 = 8.0;
 /// How long a normal start takes before the API server answers (the start-up lines span it).
 const STARTUP_S: f64 = logs::STARTUP_S;
 
@@ -60,7 +60,7 @@ struct StatsMark {
 
 /// A vLLM pod: engine model plus GPU physics, its log and its lifecycle.
 #[derive(Debug, Clone)]
-pub struct SimPod {
+pub(crate) struct SimPod {
     pub spec: EngineSpec,
     pub engine: EngineModel,
     pub gpu: GpuModel,
@@ -145,7 +145,7 @@ impl SimPod {
 
     /// Advance engine, GPU and log to `now`, playing every event due on the way. Earlier
     /// times are ignored.
-    pub fn advance_to(&mut self, now: f64) {
+    pub(crate) fn advance_to(&mut self, now: f64) {
         while let Some((at, event)) = self.next_event().filter(|(at, _)| *at <= now) {
             self.advance_parts(at);
             match event {
@@ -158,18 +158,12 @@ impl SimPod {
     }
 
     /// When the pod next starts or stops serving by itself (a crash or a restart), if ever.
-    pub fn next_transition(&self) -> Option<f64> {
+    pub(crate) fn next_transition(&self) -> Option<f64> {
         if self.serving {
             self.next_crash_at
         } else {
             self.restart_at
         }
-    }
-
-    /// Restart the process at `now`, as after a crash or a delete: counters and state start
-    /// from zero, the log shows a fresh start.
-    pub fn restart(&mut self, now: f64) {
-        self.start_process(now, now, now);
     }
 
     /// Stop the process at `now` (a pod deleted): it writes its shutdown lines and no longer
@@ -187,7 +181,7 @@ impl SimPod {
     /// A new process that started at `starting_at` and serves from `ready_at` (at most
     /// `now`), told at `now`: counters and state start from zero at `ready_at`, its start-up
     /// lines span the two times. A process still serving is shut down first.
-    pub fn start_process(&mut self, starting_at: f64, ready_at: f64, now: f64) {
+    pub(crate) fn start_process(&mut self, starting_at: f64, ready_at: f64, now: f64) {
         let ready_at = ready_at.min(now);
         let starting_at = starting_at.min(ready_at);
         self.advance_to(now);

@@ -7,7 +7,7 @@ use rand::{Rng, SeedableRng};
 
 /// A seeded source of the variates used by the simulator.
 #[derive(Debug, Clone)]
-pub struct Sampler {
+pub(crate) struct Sampler {
     rng: SmallRng,
     /// The second normal deviate of the last Box–Muller pair, not yet used.
     spare_normal: Option<f64>,
@@ -23,7 +23,7 @@ impl Sampler {
     }
 
     /// Uniform on `[0, 1)`.
-    pub fn uniform(&mut self) -> f64 {
+    pub(crate) fn uniform(&mut self) -> f64 {
         self.rng.random::<f64>()
     }
 
@@ -33,7 +33,7 @@ impl Sampler {
     }
 
     /// A standard normal deviate (Box–Muller; the pair's second value is kept for the next call).
-    pub fn standard_normal(&mut self) -> f64 {
+    pub(crate) fn standard_normal(&mut self) -> f64 {
         if let Some(z) = self.spare_normal.take() {
             return z;
         }
@@ -44,13 +44,13 @@ impl Sampler {
     }
 
     /// A lognormal deviate with the given median (`exp(mu)`) and shape `sigma`.
-    pub fn lognormal(&mut self, median: f64, sigma: f64) -> f64 {
+    pub(crate) fn lognormal(&mut self, median: f64, sigma: f64) -> f64 {
         median * (sigma * self.standard_normal()).exp()
     }
 
     /// An exponential deviate with the given rate (events per unit time); infinite for a
     /// non-positive or non-finite rate, meaning "never".
-    pub fn exponential(&mut self, rate: f64) -> f64 {
+    pub(crate) fn exponential(&mut self, rate: f64) -> f64 {
         if rate > 0.0 && rate.is_finite() {
             -self.uniform_open_low().ln() / rate
         } else {
@@ -59,7 +59,7 @@ impl Sampler {
     }
 
     /// True with probability `p` (clamped to `[0, 1]`).
-    pub fn chance(&mut self, p: f64) -> bool {
+    pub(crate) fn chance(&mut self, p: f64) -> bool {
         self.uniform() < p.clamp(0.0, 1.0)
     }
 

@@ -10,7 +10,7 @@ use crate::server::{EngineSite, SimClock};
 
 /// One read of an engine for its periodic stats line.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct EngineReading {
+pub(crate) struct EngineReading {
     pub running: usize,
     pub waiting: usize,
     pub kv_usage: f64,
@@ -19,7 +19,7 @@ pub struct EngineReading {
 
 /// The engines of the fleet, by index, and the simulated clock.
 #[derive(Clone)]
-pub struct EngineLink {
+pub(crate) struct EngineLink {
     sites: Vec<Arc<EngineSite>>,
     clock: Arc<SimClock>,
 }
@@ -32,11 +32,6 @@ impl EngineLink {
     /// Current simulated time.
     pub fn now(&self) -> f64 {
         self.clock.now()
-    }
-
-    /// Simulated seconds per wall-clock second.
-    pub fn time_scale(&self) -> f64 {
-        self.clock.time_scale()
     }
 
     /// Stop the engine's process: it writes its shutdown lines, no longer serves and loses its
@@ -97,7 +92,7 @@ impl EngineLink {
     }
 
     /// Take the engine in (its configured arrival rate) or out (no new requests) of routing.
-    pub fn set_routed(&self, engine: usize, now: f64, routed: bool) {
+    pub(crate) fn set_routed(&self, engine: usize, now: f64, routed: bool) {
         if let Some(site) = self.sites.get(engine) {
             site.with_pod(|pod| {
                 pod.advance_to(now);
@@ -118,7 +113,7 @@ impl EngineLink {
     }
 
     /// When the engine's current process started; `None` while it is stopped.
-    pub fn started_at(&self, engine: usize) -> Option<f64> {
+    pub(crate) fn started_at(&self, engine: usize) -> Option<f64> {
         let site = self.sites.get(engine)?;
         site.with_pod(|pod| pod.serving.then(|| pod.engine.started_at()))
     }

@@ -85,7 +85,7 @@ pub struct RecordedRequest {
 
 impl RecordedRequest {
     /// A decoded query parameter.
-    pub fn param(&self, key: &str) -> Option<String> {
+    pub(crate) fn param(&self, key: &str) -> Option<String> {
         self.query.split('&').find_map(|pair| {
             let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
             (k == key).then(|| percent_decode(v))
@@ -147,10 +147,6 @@ impl Control {
     /// Every recorded request, oldest first.
     pub fn requests(&self) -> Vec<RecordedRequest> {
         lock(&self.requests).iter().cloned().collect()
-    }
-
-    pub fn clear_requests(&self) {
-        lock(&self.requests).clear();
     }
 
     pub fn inject(&self, rule: FaultRule) {

@@ -27,9 +27,9 @@ impl Default for Timings {
 }
 
 /// The kubelet's first crash back-off, seconds.
-pub const BACKOFF_INITIAL: f64 = 10.0;
+pub(crate) const BACKOFF_INITIAL: f64 = 10.0;
 /// The kubelet's longest crash back-off, seconds.
-pub const BACKOFF_MAX: f64 = 300.0;
+pub(crate) const BACKOFF_MAX: f64 = 300.0;
 
 /// Where a crash-looping container is at some time after its first start.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -63,7 +63,7 @@ impl CrashLoop {
 
 /// The crash loop of a container first started at `first_start` that fails after `run` seconds,
 /// as of `now`.
-pub fn crash_loop(first_start: f64, run: f64, now: f64) -> CrashLoop {
+pub(crate) fn crash_loop(first_start: f64, run: f64, now: f64) -> CrashLoop {
     let run = run.max(0.1);
     let mut state = CrashLoop {
         failures: 0,
@@ -101,7 +101,7 @@ pub fn crash_loop(first_start: f64, run: f64, now: f64) -> CrashLoop {
 
 /// Where a pod that starts normally is, `age` seconds after it was created.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Stage {
+pub(crate) enum Stage {
     /// `ContainerCreating`.
     Creating,
     /// Running, not ready.
@@ -110,7 +110,7 @@ pub enum Stage {
 }
 
 /// The stage at `age` seconds after creation.
-pub fn stage(age: f64, t: &Timings) -> Stage {
+pub(crate) fn stage(age: f64, t: &Timings) -> Stage {
     if age < t.creating {
         Stage::Creating
     } else if age < t.creating + t.starting {

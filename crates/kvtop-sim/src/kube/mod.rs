@@ -196,10 +196,6 @@ impl KubeSimHandle {
         self.control.requests()
     }
 
-    pub fn clear_requests(&self) {
-        self.control.clear_requests();
-    }
-
     /// Make matching requests fail from now on.
     pub fn inject(&self, rule: FaultRule) {
         self.control.inject(rule);
@@ -227,11 +223,6 @@ impl KubeSimHandle {
     /// Names of `engine`'s current pods (a replaced pod's successor appears at once).
     pub fn pods_of(&self, engine: usize) -> Vec<String> {
         self.shared.with_cluster(|c, _| c.pods_of(engine))
-    }
-
-    /// The engine a pod runs.
-    pub fn engine_of(&self, pod: &str) -> Option<usize> {
-        self.shared.with_cluster(|c, _| c.engine_of(pod))
     }
 
     /// The arrival rate an engine currently gets (0 once it is out of routing).
@@ -267,7 +258,7 @@ impl Drop for KubeSimHandle {
 
 /// A kubeconfig naming one cluster at `url` as context `context`, default namespace
 /// `namespace`, without credentials. JSON is valid YAML, so kubectl and kube-rs read it as is.
-pub fn kubeconfig_for(url: &str, namespace: &str, context: &str) -> String {
+pub(crate) fn kubeconfig_for(url: &str, namespace: &str, context: &str) -> String {
     let config = serde_json::json!({
         "apiVersion": "v1",
         "kind": "Config",

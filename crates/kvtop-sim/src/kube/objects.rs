@@ -12,19 +12,19 @@ use kvtop_core::kube_model::DEFAULT_ROUTING_LABEL;
 /// Label every simulated vLLM pod carries (and the default discovery selectors include).
 pub const APP_LABEL: (&str, &str) = ("app.kubernetes.io/name", "vllm");
 /// The production-stack style component label.
-pub const COMPONENT_LABEL: (&str, &str) = ("app.kubernetes.io/component", "serving-engine");
+pub(crate) const COMPONENT_LABEL: (&str, &str) = ("app.kubernetes.io/component", "serving-engine");
 /// Label naming the model a pod serves (its value is the Deployment name without `vllm-`).
-pub const MODEL_LABEL: &str = "model";
+pub(crate) const MODEL_LABEL: &str = "model";
 /// Label tying a pod to its ReplicaSet.
-pub const HASH_LABEL: &str = "pod-template-hash";
+pub(crate) const HASH_LABEL: &str = "pod-template-hash";
 /// Annotation `kubectl rollout restart` sets on the pod template.
-pub const RESTARTED_AT: &str = "kubectl.kubernetes.io/restartedAt";
+pub(crate) const RESTARTED_AT: &str = "kubectl.kubernetes.io/restartedAt";
 /// PodDisruptionBudget `minAvailable` of every Deployment (the vLLM-on-Kubernetes article's value).
-pub const PDB_MIN_AVAILABLE: i64 = 2;
+pub(crate) const PDB_MIN_AVAILABLE: i64 = 2;
 /// HPA target: average waiting requests per pod (the article's "pending requests 50 per pod").
-pub const HPA_WAITING_TARGET: f64 = 50.0;
+pub(crate) const HPA_WAITING_TARGET: f64 = 50.0;
 /// The metric the HPAs scale on.
-pub const HPA_METRIC: &str = "vllm:num_requests_waiting";
+pub(crate) const HPA_METRIC: &str = "vllm:num_requests_waiting";
 
 /// RFC 3339 with whole seconds, as `metav1.Time` is written.
 pub fn time(at: f64) -> String {
@@ -34,7 +34,7 @@ pub fn time(at: f64) -> String {
 }
 
 /// RFC 3339 with nanoseconds, as log timestamps are written.
-pub fn time_nanos(at: f64) -> String {
+pub(crate) fn time_nanos(at: f64) -> String {
     let nanos = (at * 1e9) as i128;
     k8s_openapi::jiff::Timestamp::from_nanosecond(nanos)
         .map(|t| format!("{t:.9}"))
@@ -63,7 +63,7 @@ pub fn model_label(model: &ModelSpec) -> &'static str {
 }
 
 /// Labels selecting a model's pods (the Deployment's and ReplicaSets' selector).
-pub fn selector_labels(model: &ModelSpec) -> Value {
+pub(crate) fn selector_labels(model: &ModelSpec) -> Value {
     json!({
         APP_LABEL.0: APP_LABEL.1,
         MODEL_LABEL: model_label(model),
@@ -72,7 +72,7 @@ pub fn selector_labels(model: &ModelSpec) -> Value {
 
 /// Labels of a model's pod template: the selector labels, the component label and the
 /// routing label.
-pub fn template_labels(model: &ModelSpec) -> Value {
+pub(crate) fn template_labels(model: &ModelSpec) -> Value {
     json!({
         APP_LABEL.0: APP_LABEL.1,
         COMPONENT_LABEL.0: COMPONENT_LABEL.1,
@@ -94,11 +94,11 @@ pub enum Tuning {
 }
 
 /// Token budget of the engine that cannot start.
-pub const OVERSIZED_BATCHED_TOKENS: u64 = 16_384;
+pub(crate) const OVERSIZED_BATCHED_TOKENS: u64 = 16_384;
 
 /// How each engine of a fleet of `engines` is tuned: the down engine has the oversized
 /// chunked-prefill budget, the first healthy one too many OpenMP threads.
-pub fn tuning_for(spec: &EngineSpec, engines: usize) -> Tuning {
+pub(crate) fn tuning_for(spec: &EngineSpec, engines: usize) -> Tuning {
     let first_healthy =
         (0..engines).find(|i| crate::fleet::scenario_for(*i, engines) == Scenario::Healthy);
     if spec.scenario == Scenario::Down {
@@ -244,7 +244,7 @@ pub fn deployment(model: &ModelSpec, replicas: usize, meta: Value, template: &Va
 
 /// A pod template of a model; `container` is taken from the first engine's pod and stands for
 /// the model's engines (the simulated engines' ports differ, which a real template cannot).
-pub fn pod_template(model: &ModelSpec, container: Value) -> Value {
+pub(crate) fn pod_template(model: &ModelSpec, container: Value) -> Value {
     json!({
         "metadata": {"labels": template_labels(model)},
         "spec": {"containers": [container], "restartPolicy": "Always", "terminationGracePeriodSeconds": 30}
@@ -252,7 +252,7 @@ pub fn pod_template(model: &ModelSpec, container: Value) -> Value {
 }
 
 /// A ReplicaSet of a Deployment for one template hash.
-pub fn replica_set(
+pub(crate) fn replica_set(
     model: &ModelSpec,
     hash: &str,
     replicas: usize,
@@ -353,7 +353,7 @@ pub fn pdb(model: &ModelSpec, meta: Value) -> Value {
 }
 
 /// A quantity for a value that may have a fraction: whole numbers plain, else in milli-units.
-pub fn format_quantity(v: f64) -> String {
+pub(crate) fn format_quantity(v: f64) -> String {
     if v.fract() == 0.0 && v.abs() < 1e15 {
         format!("{}", v as i64)
     } else {

@@ -15,7 +15,7 @@ pub enum PatchKind {
 
 impl PatchKind {
     /// The format named by a `Content-Type` header.
-    pub fn from_content_type(content_type: &str) -> Option<PatchKind> {
+    pub(crate) fn from_content_type(content_type: &str) -> Option<PatchKind> {
         let essence = content_type.split(';').next().unwrap_or("").trim();
         match essence {
             "application/merge-patch+json" => Some(PatchKind::Merge),

@@ -7,7 +7,7 @@ use serde_json::json;
 
 /// A failed request: HTTP code, the Status `reason`, a message and the object it concerns.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ApiError {
+pub(crate) struct ApiError {
     pub code: u16,
     pub reason: &'static str,
     pub message: String,
@@ -37,12 +37,12 @@ impl ApiError {
     }
 
     /// 404: `pods "x" not found`.
-    pub fn not_found(resource: &str, name: &str) -> ApiError {
+    pub(crate) fn not_found(resource: &str, name: &str) -> ApiError {
         Self::new(404, "NotFound", format!("{resource} \"{name}\" not found")).about(resource, name)
     }
 
     /// 404 for a path the API does not serve.
-    pub fn no_route() -> ApiError {
+    pub(crate) fn no_route() -> ApiError {
         Self::new(
             404,
             "NotFound",
@@ -51,7 +51,7 @@ impl ApiError {
     }
 
     /// 409: the object changed since the client read it.
-    pub fn conflict(resource: &str, name: &str, why: &str) -> ApiError {
+    pub(crate) fn conflict(resource: &str, name: &str, why: &str) -> ApiError {
         Self::new(
             409,
             "Conflict",
@@ -88,7 +88,7 @@ impl ApiError {
     }
 
     /// 429 for an eviction a PodDisruptionBudget blocks.
-    pub fn disruption_budget(pdb: &str, needs: i32, has: i32) -> ApiError {
+    pub(crate) fn disruption_budget(pdb: &str, needs: i32, has: i32) -> ApiError {
         let mut err = Self::new(
             429,
             "TooManyRequests",
@@ -105,7 +105,7 @@ impl ApiError {
     }
 
     /// 400.
-    pub fn bad_request(message: impl Into<String>) -> ApiError {
+    pub(crate) fn bad_request(message: impl Into<String>) -> ApiError {
         Self::new(400, "BadRequest", message.into())
     }
 
@@ -119,7 +119,7 @@ impl ApiError {
     }
 
     /// 415 for a patch type the API does not accept.
-    pub fn unsupported_media(content_type: &str) -> ApiError {
+    pub(crate) fn unsupported_media(content_type: &str) -> ApiError {
         Self::new(
             415,
             "UnsupportedMediaType",
@@ -130,7 +130,7 @@ impl ApiError {
     }
 
     /// 405 for a verb a resource does not support.
-    pub fn method_not_allowed(what: &str) -> ApiError {
+    pub(crate) fn method_not_allowed(what: &str) -> ApiError {
         Self::new(
             405,
             "MethodNotAllowed",
@@ -139,7 +139,7 @@ impl ApiError {
     }
 
     /// 503 from the pod proxy when the pod cannot be reached.
-    pub fn unavailable(message: impl Into<String>) -> ApiError {
+    pub(crate) fn unavailable(message: impl Into<String>) -> ApiError {
         Self::new(503, "ServiceUnavailable", message.into())
     }
 
@@ -225,7 +225,7 @@ impl IntoResponse for ApiError {
 }
 
 /// A JSON body with the content type the API server uses.
-pub fn json_body(value: &serde_json::Value) -> Response {
+pub(crate) fn json_body(value: &serde_json::Value) -> Response {
     (
         [(
             header::CONTENT_TYPE,

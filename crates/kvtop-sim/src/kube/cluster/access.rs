@@ -43,7 +43,7 @@ impl Denial {
 
 /// What a request asks to do, in RBAC terms.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct AccessRequest {
+pub(crate) struct AccessRequest {
     pub verb: String,
     pub group: String,
     pub resource: String,
@@ -69,7 +69,7 @@ impl Cluster {
     }
 
     /// `Ok` when allowed, else the API server's 403.
-    pub fn authorize(&self, request: &AccessRequest) -> Result<(), ApiError> {
+    pub(crate) fn authorize(&self, request: &AccessRequest) -> Result<(), ApiError> {
         if self.allowed(request) {
             return Ok(());
         }
@@ -88,7 +88,7 @@ impl Cluster {
     }
 
     /// Answer a SelfSubjectAccessReview body.
-    pub fn access_review(&self, body: &Value) -> Result<Value, ApiError> {
+    pub(crate) fn access_review(&self, body: &Value) -> Result<Value, ApiError> {
         let spec = body
             .get("spec")
             .ok_or_else(|| ApiError::bad_request("SelfSubjectAccessReview without spec"))?;

@@ -25,8 +25,9 @@ use crate::gpu::GpuSpec;
 use crate::sampling::Sampler;
 use kvtop_core::kube_model::{FieldSelector, LabelSelector};
 
-pub use access::{AccessRequest, Denial};
-pub use ops::{DeleteOptions, LogQuery};
+pub(crate) use access::AccessRequest;
+pub use access::Denial;
+pub(crate) use ops::{DeleteOptions, LogQuery};
 
 use super::status::ApiError;
 
@@ -91,7 +92,7 @@ impl Kind {
     }
 
     /// The list kind (`PodList`).
-    pub fn list_kind(self) -> &'static str {
+    pub(crate) fn list_kind(self) -> &'static str {
         match self {
             Kind::Pod => "PodList",
             Kind::Node => "NodeList",
@@ -116,7 +117,7 @@ impl Kind {
     }
 
     /// `apiVersion` of the kind.
-    pub fn api_version(self) -> &'static str {
+    pub(crate) fn api_version(self) -> &'static str {
         match self {
             Kind::Deployment | Kind::ReplicaSet => "apps/v1",
             Kind::Hpa => "autoscaling/v2",
@@ -250,7 +251,7 @@ struct EventRec {
 
 /// The simulated cluster.
 #[derive(Debug)]
-pub struct Cluster {
+pub(crate) struct Cluster {
     cfg: ClusterConfig,
     version: SimVersion,
     rv: u64,
@@ -546,21 +547,6 @@ impl Cluster {
         objects::uid(self.uids)
     }
 
-    /// The namespace the simulated workloads live in.
-    pub fn namespace(&self) -> &str {
-        &self.cfg.namespace
-    }
-
-    /// The user named in access denials.
-    pub fn user(&self) -> &str {
-        &self.cfg.user
-    }
-
-    /// The current resource version (list metadata).
-    pub fn resource_version(&self) -> u64 {
-        self.rv
-    }
-
     /// Advertise `ip` as the pod IP of `engine`'s pods (the API server's proxy still reaches
     /// the engine on 127.0.0.1).
     pub fn set_pod_ip(&mut self, engine: usize, ip: &str) {
@@ -573,14 +559,6 @@ impl Cluster {
     /// Something changed outside the controllers: run them at the next chance.
     fn changed(&mut self) {
         self.last_tick = f64::NEG_INFINITY;
-    }
-
-    /// The engine behind a pod name.
-    pub fn engine_of(&self, pod: &str) -> Option<usize> {
-        self.pods
-            .iter()
-            .find(|p| pod_name(p) == pod)
-            .map(|p| p.engine)
     }
 
     /// Names of the pods (not being deleted) of `engine`.

@@ -15,7 +15,7 @@ use kvtop_core::kube_model::DEFAULT_ROUTING_LABEL;
 
 /// `DeleteOptions` the simulation honours.
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct DeleteOptions {
+pub(crate) struct DeleteOptions {
     pub dry_run: bool,
     pub uid: Option<String>,
     pub resource_version: Option<String>,
@@ -25,7 +25,7 @@ pub struct DeleteOptions {
 
 /// Query parameters of `pods/log`.
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct LogQuery {
+pub(crate) struct LogQuery {
     pub container: Option<String>,
     pub previous: bool,
     pub tail_lines: Option<usize>,
@@ -286,7 +286,7 @@ impl Cluster {
 
     /// Delete a pod: it terminates for a moment, its engine stops, and its ReplicaSet creates a
     /// replacement (a new name) that starts the engine again.
-    pub fn delete_pod(
+    pub(crate) fn delete_pod(
         &mut self,
         name: &str,
         opts: &DeleteOptions,
@@ -436,27 +436,12 @@ impl Cluster {
         Ok(())
     }
 
-    /// A container's log lines up to `now`, filtered as `pods/log` does.
-    pub fn log(
-        &self,
-        name: &str,
-        q: &LogQuery,
-        now: f64,
-        engines: &EngineLink,
-    ) -> Result<Vec<String>, ApiError> {
-        Ok(self
-            .log_entries(name, q, now, engines)?
-            .into_iter()
-            .map(|(_, line)| line)
-            .collect())
-    }
-
     /// Like [`Cluster::log`], with each line's time (for following).
     ///
     /// Once its engine is up, a pod's container log is its engine's own log (the lines of the
     /// engine's current process, and of the one before as `previous`), with the lines only the
     /// cluster knows merged in by time.
-    pub fn log_entries(
+    pub(crate) fn log_entries(
         &self,
         name: &str,
         q: &LogQuery,
@@ -531,7 +516,7 @@ impl Cluster {
 
     /// Where the API server's proxy reaches a pod: `[https:]NAME[:PORT]` → the engine's port
     /// on 127.0.0.1. 503 while the pod is not running.
-    pub fn proxy_target(&self, name_port: &str, now: f64) -> Result<u16, ApiError> {
+    pub(crate) fn proxy_target(&self, name_port: &str, now: f64) -> Result<u16, ApiError> {
         let spec = name_port
             .strip_prefix("https:")
             .or_else(|| name_port.strip_prefix("http:"))
