@@ -27,9 +27,12 @@ fn is_child_for(test: &str) -> bool {
 /// `KVTOP_CONFIG` removed unless given), and fails if the child fails.
 fn run_in_child(test: &str, envs: &[(&str, &OsStr)]) {
     let exe = std::env::current_exe().expect("test binary path");
+    // The harness names tests by their path below the binary's root (`config_files::…`).
+    let module = module_path!().split_once("::").map_or("", |(_, m)| m);
+    let full_name = format!("{module}::{test}");
     let mut command = Command::new(exe);
     command
-        .args(["--exact", test, "--nocapture", "--test-threads=1"])
+        .args(["--exact", &full_name, "--nocapture", "--test-threads=1"])
         .env(CHILD_MARKER, test)
         .env_remove("KVTOP_CONFIG");
     for (name, value) in envs {
