@@ -2,11 +2,11 @@
 //! (counter rates with reset detection, windowed quantiles from bucket deltas) and staleness.
 //! Time is always passed in (`Ts`, seconds since the Unix epoch), never read from a clock.
 
-mod derive;
 pub mod error;
 pub mod gpus;
 pub mod history;
 mod names;
+mod scraped_signals;
 pub mod signals;
 pub mod state;
 mod status;

@@ -3,9 +3,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Range;
 
-use super::derive::derive;
 use super::gpus::{GpuOrigin, GpuSignals, GpuStore, Placement, PlacementIndex};
 use super::names::assign_names;
+use super::scraped_signals::derive;
 use super::status::status_at;
 use super::window::SnapshotWindow;
 use super::{History, ScrapeError, Signals, Ts};
@@ -139,20 +139,21 @@ pub struct EngineState {
     pub latest: Option<EngineSample>,
     pub signals: Signals,
     pub history: History,
+    /// The recent raw snapshots its rates and windowed quantiles are derived from.
+    pub(crate) window: SnapshotWindow,
 }
 
 /// The whole fleet.
 ///
 /// Invariants: `targets` is sorted by id; `engines` is sorted by target, then engine id, and
 /// every target has at least one row (a placeholder until its first good scrape yields
-/// engines); `windows[i]` is the snapshot window of `engines[i]`.
+/// engines).
 #[derive(Debug, Clone)]
 pub struct Fleet {
     settings: FleetSettings,
     next_target: u32,
     targets: Vec<TargetState>,
     engines: Vec<EngineState>,
-    windows: Vec<SnapshotWindow>,
     /// Reused buffer for histogram bucket deltas.
     scratch: Vec<Bucket>,
     /// Kubernetes pod of a target discovered in a cluster.
@@ -178,7 +179,6 @@ impl Fleet {
             next_target: 0,
             targets: Vec::new(),
             engines: Vec::new(),
-            windows: Vec::new(),
             scratch: Vec::new(),
             pods: BTreeMap::new(),
             gpus: GpuStore::new(gpu_history_points(&settings)),
@@ -212,8 +212,6 @@ impl Fleet {
         });
         let at = self.rows_of(id).end;
         self.engines.insert(at, placeholder);
-        self.windows
-            .insert(at, SnapshotWindow::new(self.settings.interval));
         self.join_dirty = true;
         id
     }
@@ -225,8 +223,7 @@ impl Fleet {
         self.targets.remove(index);
         self.pods.remove(&id);
         let rows = self.rows_of(id);
-        self.engines.drain(rows.clone());
-        self.windows.drain(rows);
+        self.engines.drain(rows);
         self.placements.remove(&id);
         self.gpu_exporters.remove(&id);
         self.forget_target_gpus(id);
@@ -306,7 +303,7 @@ impl Fleet {
     pub fn set_window(&mut self, window: super::QuantileWindow) {
         self.settings.window = window;
         let secs = window.secs();
-        for (row, snapshots) in self.engines.iter_mut().zip(&self.windows) {
+        for row in &mut self.engines {
             // Rows of a Prometheus source are derived by Prometheus over the new window from
             // its next answer on.
             if self.sources.iter().any(|s| s.owns(row.target)) {
@@ -314,7 +311,7 @@ impl Fleet {
             }
             if let Some(latest) = &row.latest {
                 let gpu = GpuSignals::of(&row.signals);
-                row.signals = derive(latest, snapshots, secs, &mut self.scratch);
+                row.signals = derive(latest, &row.window, secs, &mut self.scratch);
                 gpu.apply_to(&mut row.signals);
             }
         }
@@ -344,15 +341,14 @@ impl Fleet {
                 row.history.memory_bytes() - size_of::<History>()
                     + row.name.capacity()
                     + row.latest.as_ref().map_or(0, sample_heap_bytes)
+                    + row.window.memory_bytes()
             })
             .sum();
-        let windows: usize = self.windows.iter().map(SnapshotWindow::memory_bytes).sum();
         self.gpus.heap_bytes()
             + size_of::<Self>()
             + self.engines.capacity() * size_of::<EngineState>()
             + self.targets.capacity() * size_of::<TargetState>()
             + rows
-            + windows
     }
 
     fn target_index(&self, id: TargetId) -> Option<usize> {
@@ -376,6 +372,7 @@ impl Fleet {
             latest: None,
             signals: Signals::default(),
             history: History::new(&self.settings),
+            window: SnapshotWindow::new(self.settings.interval),
         }
     }
 
@@ -424,17 +421,14 @@ impl Fleet {
 
         let secs = self.settings.window.secs();
         let gpu = self.gpus.signals_of(id);
-        let (Some(rows), Some(windows)) = (
-            self.engines.get_mut(range.clone()),
-            self.windows.get_mut(range),
-        ) else {
+        let Some(rows) = self.engines.get_mut(range) else {
             return;
         };
-        for ((row, snapshots), sample) in rows.iter_mut().zip(windows).zip(samples) {
-            if snapshots.record(at, &sample) {
+        for (row, sample) in rows.iter_mut().zip(samples) {
+            if row.window.record(at, &sample) {
                 row.restarted_at = Some(at);
             }
-            row.signals = derive(&sample, snapshots, secs, &mut self.scratch);
+            row.signals = derive(&sample, &row.window, secs, &mut self.scratch);
             gpu.apply_to(&mut row.signals);
             row.latest = Some(sample);
             row.last_ok = Some(at);
@@ -476,27 +470,16 @@ impl Fleet {
             return;
         };
         let (target_id, target_name) = (target.id, target.spec.name.clone());
-        let mut old: Vec<Option<(EngineState, SnapshotWindow)>> = self
-            .engines
-            .drain(rows.clone())
-            .zip(self.windows.drain(rows.clone()))
-            .map(Some)
-            .collect();
+        let mut old: Vec<Option<EngineState>> =
+            self.engines.drain(rows.clone()).map(Some).collect();
         let mut new_rows = Vec::new();
-        let mut new_windows = Vec::new();
         for id in ids {
             let kept = old
                 .iter_mut()
-                .find(|slot| slot.as_ref().is_some_and(|(row, _)| row.id == *id))
+                .find(|slot| slot.as_ref().is_some_and(|row| row.id == *id))
                 .and_then(Option::take);
-            let (row, window) = kept.unwrap_or_else(|| {
-                (
-                    self.new_row(target_id, id.clone(), String::new()),
-                    SnapshotWindow::new(self.settings.interval),
-                )
-            });
-            new_rows.push(row);
-            new_windows.push(window);
+            new_rows
+                .push(kept.unwrap_or_else(|| self.new_row(target_id, id.clone(), String::new())));
         }
         let count = new_rows.len();
         let gpu = self.gpus.signals_of(target_id);
@@ -504,7 +487,6 @@ impl Fleet {
             gpu.apply_to(&mut row.signals);
         }
         self.engines.splice(rows.start..rows.start, new_rows);
-        self.windows.splice(rows.start..rows.start, new_windows);
         if let Some(renamed) = self.engines.get_mut(rows.start..rows.start + count) {
             assign_names(&target_name, renamed);
         }
@@ -552,11 +534,11 @@ fn gpu_history_points(settings: &FleetSettings) -> usize {
 /// Bound on the per-GPU history whatever the settings say.
 const MAX_GPU_HISTORY_POINTS: usize = 7200;
 
-mod derived;
 mod gpu;
+mod prometheus_source;
 
-use derived::DerivedSource;
-pub use derived::{
+use prometheus_source::DerivedSource;
+pub use prometheus_source::{
     BackfillReport, DerivedEngine, DerivedPayload, DerivedReport, DerivedSeries,
     DerivedSourceState, InstanceKey, QueryFailure, SourceReport,
 };

@@ -1,5 +1,6 @@
-//! Current signals of one engine: gauges from its latest sample, rates and windowed quantiles
-//! from its snapshot window.
+//! Current signals of one directly scraped engine: gauges from its latest sample, rates and
+//! windowed quantiles from its snapshot window. (Rows of a Prometheus source get theirs
+//! computed by Prometheus: `state::prometheus_source`.)
 
 use super::Signals;
 use super::window::{Counter, HistogramKind, SnapshotWindow};
