@@ -3,9 +3,10 @@
 //! every tick, drawn into a `TestBackend`. Snapshots of the diagnostics and routing views and
 //! of the first screen; severity badge colours; no colour at all in mono.
 
+use crate::common;
 use std::time::Duration;
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use crossterm::event::KeyCode;
 use kvtop::app::{App, Event, View, update};
 use kvtop::theme::Theme;
 use kvtop_core::engine::{CacheConfig, EngineFlavor, EngineId, EngineSample, Histogram};
@@ -13,8 +14,6 @@ use kvtop_core::fleet::{
     Fleet, FleetSettings, ScrapeError, ScrapePayload, ScrapeReport, TargetId, TargetSpec, Ts,
 };
 use kvtop_core::metrics::Bucket;
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
 use ratatui::buffer::Buffer;
 use ratatui::style::Color;
 
@@ -179,38 +178,6 @@ fn app(theme: Theme) -> App {
     }
     update(&mut app, Event::Tick, NOW);
     app
-}
-
-fn press(app: &mut App, code: KeyCode) {
-    update(
-        app,
-        Event::Key(KeyEvent::new(code, KeyModifiers::NONE)),
-        NOW,
-    );
-}
-
-fn render(app: &App, width: u16, height: u16) -> Buffer {
-    let mut terminal = match Terminal::new(TestBackend::new(width, height)) {
-        Ok(t) => t,
-        Err(e) => panic!("test terminal: {e}"),
-    };
-    if let Err(e) = terminal.draw(|frame| kvtop::ui::draw(frame, app, NOW)) {
-        panic!("draw: {e}");
-    }
-    terminal.backend().buffer().clone()
-}
-
-fn text(buf: &Buffer) -> String {
-    let area = buf.area;
-    (area.top()..area.bottom())
-        .map(|y| {
-            let line: String = (area.left()..area.right())
-                .map(|x| buf[(x, y)].symbol())
-                .collect();
-            line.trim_end().to_string()
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 /// The row of the screen whose text contains `needle`.
@@ -549,3 +516,13 @@ fn gpu_signals_from_dcgm_reach_the_rules() {
         "{evidence:?}"
     );
 }
+
+fn press(app: &mut App, code: KeyCode) {
+    common::screen::press(app, code, NOW);
+}
+
+fn render(app: &App, width: u16, height: u16) -> Buffer {
+    common::screen::render(app, width, height, NOW)
+}
+
+use common::screen::buffer_text as text;

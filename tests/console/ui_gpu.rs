@@ -1,6 +1,7 @@
 //! GPU rendering: the GPU columns of the fleet table, the GPU section of the detail pane, the
 //! compact GPU summary and the node view (`n`), from a hand-built fleet with a dcgm-exporter.
 
+use crate::common;
 use std::time::Duration;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -10,8 +11,6 @@ use kvtop_core::engine::{EngineFlavor, EngineId, EngineSample, GpuSample};
 use kvtop_core::fleet::{
     Fleet, FleetSettings, ScrapePayload, ScrapeReport, TargetId, TargetSpec, Ts,
 };
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 
@@ -120,32 +119,6 @@ fn app() -> App {
     )
 }
 
-fn render(app: &App, width: u16, height: u16) -> String {
-    let mut terminal = Terminal::new(TestBackend::new(width, height)).expect("terminal");
-    terminal
-        .draw(|f| kvtop::ui::draw(f, app, NOW))
-        .expect("draw");
-    let buf = terminal.backend().buffer().clone();
-    (0..height)
-        .map(|y| {
-            (0..width)
-                .map(|x| buf[(x, y)].symbol())
-                .collect::<String>()
-                .trim_end()
-                .to_string()
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
-fn press(app: &mut App, c: char) {
-    update(
-        app,
-        Event::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE)),
-        NOW,
-    );
-}
-
 #[test]
 fn the_exporter_is_no_engine_row_and_gpu_columns_show_on_wide_terminals() {
     let app = app();
@@ -198,4 +171,12 @@ fn n_opens_the_node_view_and_scrolls_within_it() {
         NOW,
     );
     assert_eq!(app.view, View::Fleet);
+}
+
+fn render(app: &App, width: u16, height: u16) -> String {
+    common::screen::buffer_text(&common::screen::render(app, width, height, NOW))
+}
+
+fn press(app: &mut App, c: char) {
+    common::screen::press_char(app, c, NOW);
 }

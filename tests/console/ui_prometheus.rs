@@ -1,6 +1,7 @@
 //! What the console shows of a Prometheus source: its placeholder row while it is down, the
 //! engines it names, the cost of its cycle and a partial answer's error in the detail pane.
 
+use crate::common;
 use std::time::Duration;
 
 use kvtop::app::App;
@@ -10,23 +11,9 @@ use kvtop_core::fleet::{
     DerivedEngine, DerivedPayload, DerivedReport, Fleet, FleetSettings, InstanceKey, QueryFailure,
     ScrapeError, Signals, SourceReport, Ts,
 };
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
 
 const NOW: Ts = 1_704_110_584.0;
 const PROM: &str = "http://10.0.0.9:9090";
-
-fn render(app: &App, width: u16, height: u16) -> String {
-    let mut terminal = Terminal::new(TestBackend::new(width, height)).expect("terminal");
-    terminal
-        .draw(|f| kvtop::ui::draw(f, app, NOW))
-        .expect("draw");
-    let buf = terminal.backend().buffer().clone();
-    (0..height)
-        .map(|y| (0..width).map(|x| buf[(x, y)].symbol()).collect::<String>())
-        .collect::<Vec<_>>()
-        .join("\n")
-}
 
 fn app(fleet: Fleet) -> App {
     App::new(
@@ -124,4 +111,8 @@ fn engines_read_through_prometheus_show_the_cycle_and_a_partial_answer() {
         "{screen}"
     );
     assert!(screen.contains("itl query: HTTP 422 executi"), "{screen}");
+}
+
+fn render(app: &App, width: u16, height: u16) -> String {
+    common::screen::text(app, width, height, NOW)
 }

@@ -1,9 +1,10 @@
 //! Rendering tests: the console drawn into a `TestBackend` from a hand-built fleet at a fixed
 //! time, compared with reviewed snapshots; colours and markers checked cell by cell.
 
+use crate::common;
 use std::time::Duration;
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use crossterm::event::KeyCode;
 use kvtop::app::{App, Event, update};
 use kvtop::theme::Theme;
 use kvtop_core::engine::{CacheConfig, EngineFlavor, EngineId, EngineSample, Histogram};
@@ -11,8 +12,6 @@ use kvtop_core::fleet::{
     Fleet, FleetSettings, ScrapeError, ScrapePayload, ScrapeReport, TargetId, TargetSpec, Ts,
 };
 use kvtop_core::metrics::Bucket;
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
 use ratatui::buffer::Buffer;
 use ratatui::style::{Color, Modifier};
 
@@ -297,39 +296,6 @@ fn app(theme: Theme) -> App {
     );
     update(&mut app, Event::Tick, NOW);
     app
-}
-
-fn press(app: &mut App, code: KeyCode, now: Ts) {
-    update(
-        app,
-        Event::Key(KeyEvent::new(code, KeyModifiers::NONE)),
-        now,
-    );
-}
-
-fn render(app: &App, width: u16, height: u16, now: Ts) -> Buffer {
-    let mut terminal = match Terminal::new(TestBackend::new(width, height)) {
-        Ok(t) => t,
-        Err(e) => panic!("test terminal: {e}"),
-    };
-    if let Err(e) = terminal.draw(|frame| kvtop::ui::draw(frame, app, now)) {
-        panic!("draw: {e}");
-    }
-    terminal.backend().buffer().clone()
-}
-
-/// The buffer as text, one line per row, trailing blanks removed.
-fn text(buf: &Buffer) -> String {
-    let area = buf.area;
-    (area.top()..area.bottom())
-        .map(|y| {
-            let line: String = (area.left()..area.right())
-                .map(|x| buf[(x, y)].symbol())
-                .collect();
-            line.trim_end().to_string()
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 /// Row and column where `needle` first appears, in display columns.
@@ -628,3 +594,5 @@ fn a_thousand_rows_scroll_to_the_selection() {
     let selected = (0..60).find(|&y| buf[(NAME_X, y)].modifier.contains(Modifier::REVERSED));
     assert_eq!(selected, Some(2), "{}", text(&buf));
 }
+
+use common::screen::{buffer_text as text, press, render};

@@ -148,14 +148,6 @@ fn screen(app: &mut App, width: u16, height: u16) -> String {
     common::screen::text(app, width, height, NOW)
 }
 
-fn key(app: &mut App, c: char) {
-    update(
-        app,
-        Event::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE)),
-        NOW,
-    );
-}
-
 #[test]
 fn the_table_marks_the_crash_looping_pod_and_the_detail_shows_its_pod() {
     let mut app = app();
@@ -221,4 +213,8 @@ fn d_opens_the_deployments_view_and_esc_closes_it() {
     key(&mut app, 'd');
     let text = screen(&mut app, 160, 48);
     assert!(text.contains("Kubernetes discovery is off"), "{text}");
+}
+
+fn key(app: &mut App, c: char) {
+    common::screen::press_char(app, c, NOW);
 }
