@@ -3,14 +3,15 @@
 //! selected.
 //!
 //! **When rules run.** Ingesting a scrape only marks the findings out of date; the rules run
-//! once per event batch, just before a frame is drawn ([`App::refresh_rules`], called by the
-//! event loop), and on every clock tick ([`App::evaluate_rules`]), because `for` durations and
-//! staleness advance with time alone. Before frames they run no more often than every half
-//! scrape interval (at most every [`REFRESH_SPACING_MAX`] seconds): scrape results of a large
-//! fleet trickle in all second long, and a frame every 100 ms must not mean an evaluation every
-//! 100 ms. A deferred evaluation keeps the findings marked out of date, and the event loop
-//! draws once more when it has run. So a finding is on screen at most half an interval after
-//! the scrape that completes its `for` duration.
+//! when the state is settled after a batch of events ([`App::refresh_rules`], called by
+//! `update::settle`, which the event loop runs once before each frame), and on every clock
+//! tick ([`App::evaluate_rules`]), because `for` durations and staleness advance with time
+//! alone. When settling they run no more often than every half scrape interval (at most every
+//! [`REFRESH_SPACING_MAX`] seconds): scrape results of a large fleet trickle in all second
+//! long, and a frame every 100 ms must not mean an evaluation every 100 ms. A deferred
+//! evaluation keeps the findings marked out of date, and the event loop settles and draws once
+//! more when it has run. So a finding is on screen at most half an interval after the scrape
+//! that completes its `for` duration.
 //!
 //! **Frozen views.** While the view is frozen the rules keep running over the live fleet (so
 //! `for` durations stay true to time) and the views show the findings as of the freeze.
@@ -480,7 +481,7 @@ source = "test"
         assert_eq!(app.diag.view().evaluated_at(), Some(T0));
         app.refresh_rules(T0 + 1.0);
         assert_eq!(app.diag.view().evaluated_at(), Some(T0), "nothing new");
-        crate::app::update(
+        crate::app::step(
             &mut app,
             crate::app::Event::Scrape(scrape(target, T0 + 2.0, 0.5)),
             T0 + 2.0,

@@ -4,21 +4,25 @@
 pub mod action_update;
 pub mod actions;
 pub mod diagnostics;
+mod input;
 pub mod keys;
 pub mod kube;
+pub mod mode;
 pub mod rows;
 pub mod run;
 pub mod state;
 pub mod update;
+pub mod view_model;
 mod views;
 
 pub use diagnostics::{Diagnostics, EngineMarks, FindingKey, RulesView};
 pub use keys::{Action, Binding, Context, KEYMAP, Key};
+pub use mode::{Mode, Modes};
 pub use rows::{SortColumn, visible_rows};
 pub use state::{
     App, ChartRange, Frozen, NodesExtent, Notice, NoticeKind, RowKey, TableScroll, View,
 };
-pub use update::update;
+pub use update::{settle, step, update};
 
 use crate::actions::Plan;
 use crate::sources::kube::{KubeUpdate, PodScrape};

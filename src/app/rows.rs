@@ -138,6 +138,21 @@ pub fn visible_rows(
     keyed.into_iter().map(|(i, _, _)| i).collect()
 }
 
+/// How many rows [`visible_rows`] shows under `filter`, without sorting them.
+pub fn matching_rows(fleet: &Fleet, filter: &str, now: Ts) -> usize {
+    let restart_mark = fleet.settings().restart_mark_secs;
+    let needle = filter.trim().to_lowercase();
+    fleet
+        .engines()
+        .iter()
+        .filter(|engine| !fleet.is_gpu_exporter(engine.target))
+        .filter(|engine| {
+            needle.is_empty()
+                || matches_filter(engine, row_status(engine, now, restart_mark), &needle)
+        })
+        .count()
+}
+
 fn directed(ordering: Ordering, descending: bool) -> Ordering {
     if descending {
         ordering.reverse()

@@ -4,6 +4,11 @@
 //! only when the state is dirty, and at most `max_fps` times a second, so an idle console
 //! writes nothing and a busy one stays within a small byte budget. A key is the exception: the
 //! frame that answers it is drawn at once, so the frame cap never delays the operator.
+//!
+//! Keys and ticks go through `update` (step and settle). Worker events arrive far more often
+//! than frames (a thousand engines report a thousand times a second), so they are only
+//! stepped, and the state is settled once before the next frame, or before the next key so
+//! that it acts on what is current: the rows are sorted once per frame, not once per scrape.
 
 use std::io;
 use std::time::Duration;
@@ -15,7 +20,7 @@ use tokio::sync::{mpsc, watch};
 use tokio::time::{Instant, MissedTickBehavior};
 
 use super::state::App;
-use super::update::update;
+use super::update::{settle, step, update};
 use super::{Command, Event};
 use crate::terminal::ConsoleTerminal;
 use kvtop_core::clock::unix_now;
@@ -92,9 +97,12 @@ pub async fn run_with(
         tokio::time::interval_at(Instant::now() + to_next_second, Duration::from_secs(1));
     ticker.set_missed_tick_behavior(MissedTickBehavior::Skip);
 
+    run_commands(settle(app, unix_now()), workers);
     draw(app, terminal)?;
     let mut last_frame = Instant::now();
     let mut events_open = true;
+    // Worker events were stepped since the state was last settled.
+    let mut unsettled = false;
 
     loop {
         let mut key_pressed = false;
@@ -107,6 +115,9 @@ pub async fn run_with(
             term = input.next() => match term {
                 Some(Ok(ev)) => {
                     key_pressed = matches!(ev, TermEvent::Key(_));
+                    if std::mem::take(&mut unsettled) {
+                        run_commands(settle(app, unix_now()), workers);
+                    }
                     handle_terminal_event(app, ev, workers)
                 }
                 Some(Err(err)) => {
@@ -117,16 +128,17 @@ pub async fn run_with(
             },
             first = events.recv(), if events_open => match first {
                 Some(ev) => {
-                    let mut quit = apply(app, ev, workers);
+                    let mut quit = fold(app, ev, workers);
                     // Fold everything already queued before drawing once.
                     let mut folded = 1;
                     while !quit && folded < MAX_EVENTS_PER_BATCH {
                         match events.try_recv() {
-                            Ok(ev) => quit = apply(app, ev, workers),
+                            Ok(ev) => quit = fold(app, ev, workers),
                             Err(_) => break,
                         }
                         folded += 1;
                     }
+                    unsettled = true;
                     quit.then_some(ExitReason::User)
                 }
                 // Every worker is gone; keep the console up for the user.
@@ -135,7 +147,10 @@ pub async fn run_with(
                     None
                 }
             },
-            _ = ticker.tick() => apply(app, Event::Tick, workers).then_some(ExitReason::User),
+            _ = ticker.tick() => {
+                unsettled = false;
+                apply(app, Event::Tick, workers).then_some(ExitReason::User)
+            }
             _ = tokio::time::sleep_until(frame_due), if app.dirty => None,
         };
         if let Some(reason) = exit {
@@ -150,6 +165,11 @@ pub async fn run_with(
             });
         }
         if should_draw(app.dirty, key_pressed, last_frame.elapsed(), frame_interval) {
+            // Settles the batches folded since the last frame, and rules an earlier settle
+            // deferred.
+            if std::mem::take(&mut unsettled) || app.diag.is_stale() {
+                run_commands(settle(app, unix_now()), workers);
+            }
             draw(app, terminal)?;
             last_frame = Instant::now();
         }
@@ -181,11 +201,22 @@ fn handle_terminal_event(
     apply(app, event, workers).then_some(ExitReason::User)
 }
 
-/// Fold one event into the state and hand the commands to the workers; true when the state
-/// machine asks to quit.
+/// Apply one event and settle (`update`), handing the commands to the workers; true when the
+/// state machine asks to quit.
 fn apply(app: &mut App, event: Event, workers: &mut dyn Executor) -> bool {
+    run_commands(update(app, event, unix_now()), workers)
+}
+
+/// Step one worker event without settling (see the module docs); true when the state machine
+/// asks to quit.
+fn fold(app: &mut App, event: Event, workers: &mut dyn Executor) -> bool {
+    run_commands(step(app, event, unix_now()), workers)
+}
+
+/// Hand commands to the workers; true when one of them is `Quit`.
+fn run_commands(commands: Vec<Command>, workers: &mut dyn Executor) -> bool {
     let mut quit = false;
-    for command in update(app, event, unix_now()) {
+    for command in commands {
         match command {
             Command::Quit => quit = true,
             other => workers.execute(other),
@@ -196,8 +227,6 @@ fn apply(app: &mut App, event: Event, workers: &mut dyn Executor) -> bool {
 
 fn draw(app: &mut App, terminal: &mut ConsoleTerminal) -> io::Result<()> {
     let now = unix_now();
-    // Once per drawn batch of events, whatever the number of scrapes in it.
-    app.refresh_rules(now);
     terminal.draw(|frame| crate::ui::draw(frame, app, now))?;
     // An evaluation deferred by the rules' spacing needs one more frame once it has run.
     app.dirty = app.diag.is_stale();
