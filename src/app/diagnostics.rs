@@ -196,8 +196,11 @@ pub struct Diagnostics {
     live: RulesView,
     /// The findings as of the freeze, while the view is frozen.
     frozen: Option<RulesView>,
-    /// Data arrived that the rules have not seen.
+    /// The findings are out of date (they start so).
     stale: bool,
+    /// Data or rules arrived through the state machine since the rules last ran: what makes
+    /// settling the state run them.
+    news: bool,
     /// Recent log lines per target, for the rules that match text.
     pub logs: TargetLogs,
     /// The finding selected in the diagnostics view.
@@ -217,6 +220,7 @@ impl Diagnostics {
             live: RulesView::new(rules),
             frozen: None,
             stale: true,
+            news: false,
             logs: TargetLogs::default(),
             selected: None,
             routing_offset: 0,
@@ -248,17 +252,23 @@ impl Diagnostics {
     /// Replace the rules; unchanged rules keep their state.
     pub fn set_rules(&mut self, rules: &RuleSet) {
         self.live.engine.set_rules(rules);
-        self.stale = true;
+        self.mark_stale();
     }
 
     /// New data arrived: the findings are out of date.
     pub fn mark_stale(&mut self) {
         self.stale = true;
+        self.news = true;
     }
 
-    /// Whether data arrived that the rules have not seen.
+    /// Whether the findings are out of date.
     pub fn is_stale(&self) -> bool {
         self.stale
+    }
+
+    /// Whether data or rules arrived that the rules have not run over.
+    pub fn has_news(&self) -> bool {
+        self.news
     }
 
     /// Rows of the findings list as last drawn.
@@ -304,6 +314,7 @@ impl App {
         self.diag.logs.prune(now);
         self.diag.live.evaluate(&self.fleet, &self.diag.logs, now);
         self.diag.stale = false;
+        self.diag.news = false;
     }
 
     /// Evaluate the rules if data arrived since they last ran and they last ran at least half a

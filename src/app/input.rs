@@ -13,10 +13,6 @@ use kvtop_core::fleet::Ts;
 
 /// Apply one key at `now`.
 pub(super) fn on_key(app: &mut App, key: &KeyEvent, now: Ts) -> Vec<Command> {
-    // A console built with engines and sent a key before anything else acts on its rows.
-    if !app.view_model.is_settled() {
-        app.settle_rows(now);
-    }
     let Some(action) = lookup_with(app.context(), key, app.pod_actions_offered()) else {
         return Vec::new();
     };

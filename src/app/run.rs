@@ -128,18 +128,8 @@ pub async fn run_with(
             },
             first = events.recv(), if events_open => match first {
                 Some(ev) => {
-                    let mut quit = fold(app, ev, workers);
-                    // Fold everything already queued before drawing once.
-                    let mut folded = 1;
-                    while !quit && folded < MAX_EVENTS_PER_BATCH {
-                        match events.try_recv() {
-                            Ok(ev) => quit = fold(app, ev, workers),
-                            Err(_) => break,
-                        }
-                        folded += 1;
-                    }
                     unsettled = true;
-                    quit.then_some(ExitReason::User)
+                    fold_batch(app, ev, &mut events, workers).then_some(ExitReason::User)
                 }
                 // Every worker is gone; keep the console up for the user.
                 None => {
@@ -157,23 +147,28 @@ pub async fn run_with(
             return Ok(reason);
         }
         if let Some(window) = &window {
-            let current = app.fleet.window();
-            window.send_if_modified(|published| {
-                let changed = *published != current;
-                *published = current;
-                changed
-            });
+            publish_window(window, app);
         }
         if should_draw(app.dirty, key_pressed, last_frame.elapsed(), frame_interval) {
             // Settles the batches folded since the last frame, and rules an earlier settle
             // deferred.
-            if std::mem::take(&mut unsettled) || app.diag.is_stale() {
+            if std::mem::take(&mut unsettled) || app.diag.has_news() {
                 run_commands(settle(app, unix_now()), workers);
             }
             draw(app, terminal)?;
             last_frame = Instant::now();
         }
     }
+}
+
+/// Tell the workers that compute windowed signals themselves the window picked with `w`.
+fn publish_window(window: &watch::Sender<QuantileWindow>, app: &App) {
+    let current = app.fleet.window();
+    window.send_if_modified(|published| {
+        let changed = *published != current;
+        *published = current;
+        changed
+    });
 }
 
 /// Whether to draw now: only a dirty state is drawn; a key's answer at once, anything else
@@ -207,6 +202,26 @@ fn apply(app: &mut App, event: Event, workers: &mut dyn Executor) -> bool {
     run_commands(update(app, event, unix_now()), workers)
 }
 
+/// Step `first` and everything already queued behind it (up to [`MAX_EVENTS_PER_BATCH`]), to
+/// settle and draw once; true when the state machine asks to quit.
+fn fold_batch(
+    app: &mut App,
+    first: Event,
+    events: &mut mpsc::Receiver<Event>,
+    workers: &mut dyn Executor,
+) -> bool {
+    let mut quit = fold(app, first, workers);
+    let mut folded = 1;
+    while !quit && folded < MAX_EVENTS_PER_BATCH {
+        match events.try_recv() {
+            Ok(ev) => quit = fold(app, ev, workers),
+            Err(_) => break,
+        }
+        folded += 1;
+    }
+    quit
+}
+
 /// Step one worker event without settling (see the module docs); true when the state machine
 /// asks to quit.
 fn fold(app: &mut App, event: Event, workers: &mut dyn Executor) -> bool {
@@ -229,7 +244,7 @@ fn draw(app: &mut App, terminal: &mut ConsoleTerminal) -> io::Result<()> {
     let now = unix_now();
     terminal.draw(|frame| crate::ui::draw(frame, app, now))?;
     // An evaluation deferred by the rules' spacing needs one more frame once it has run.
-    app.dirty = app.diag.is_stale();
+    app.dirty = app.diag.has_news();
     Ok(())
 }
 

@@ -213,6 +213,7 @@ impl App {
         interval: Duration,
         range: Duration,
     ) -> App {
+        let view_model = ViewModel::initial(&fleet);
         App {
             fleet,
             theme,
@@ -220,8 +221,8 @@ impl App {
             interval,
             view: View::Fleet,
             selected: None,
-            sort: SortColumn::Name,
-            sort_descending: SortColumn::Name.natural_descending(),
+            sort: SortColumn::default(),
+            sort_descending: SortColumn::default().natural_descending(),
             filter: String::new(),
             modes: Modes::default(),
             range: ChartRange::new(range),
@@ -238,7 +239,7 @@ impl App {
             nodes_offset: 0,
             nodes_extent: Cell::new(NodesExtent::default()),
             actions: ActionsView::default(),
-            view_model: ViewModel::default(),
+            view_model,
         }
     }
 

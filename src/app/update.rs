@@ -60,11 +60,13 @@ pub fn step(app: &mut App, event: Event, now: Ts) -> Vec<Command> {
     }
 }
 
-/// Bring everything derived from the state up to date as of `now`: the rules (when data
-/// arrived, spaced as `App::refresh_rules` says), the visible rows, the selection (pinned to
-/// the first row once there is one, so that re-sorting keeps it), and the log followed.
+/// Bring everything derived from the state up to date as of `now`: the rules (when data or
+/// rules arrived, spaced as `App::refresh_rules` says), the visible rows, the selection (pinned
+/// to the first row once there is one, so that re-sorting keeps it), and the log followed.
 pub fn settle(app: &mut App, now: Ts) -> Vec<Command> {
-    app.refresh_rules(now);
+    if app.diag.has_news() {
+        app.refresh_rules(now);
+    }
     app.settle_rows(now);
     if app.selected.is_none() {
         let first = app.visible_rows().first().copied();

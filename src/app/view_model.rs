@@ -11,8 +11,6 @@ pub struct ViewModel {
     rows: Vec<usize>,
     /// Engine rows before the filter (GPU exporters are not engines).
     engines: usize,
-    /// Whether it was ever computed (an `App` starts unsettled).
-    settled: bool,
 }
 
 impl ViewModel {
@@ -27,13 +25,19 @@ impl ViewModel {
         ViewModel {
             rows: visible_rows(fleet, filter, sort, descending, now),
             engines: engine_rows(fleet),
-            settled: true,
         }
     }
 
-    /// Whether it was ever computed.
-    pub fn is_settled(&self) -> bool {
-        self.settled
+    /// The rows of a console that has seen no event yet: all of them by name. Neither depends
+    /// on the time, so they are computed as of the fleet's last scrape.
+    pub fn initial(fleet: &Fleet) -> ViewModel {
+        let last_scrape = fleet
+            .targets()
+            .iter()
+            .filter_map(|t| t.last_attempt)
+            .fold(0.0, f64::max);
+        let sort = SortColumn::default();
+        ViewModel::compute(fleet, "", sort, sort.natural_descending(), last_scrape)
     }
 
     /// Indices into the shown fleet's engines, in table order.
