@@ -4,6 +4,7 @@
 pub mod action_update;
 pub mod actions;
 pub mod diagnostics;
+mod freeze;
 mod input;
 pub mod keys;
 pub mod kube;

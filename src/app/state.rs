@@ -105,12 +105,14 @@ impl ChartRange {
     }
 }
 
-/// A snapshot of the fleet the view is frozen on; ingestion continues into `App::fleet`.
+/// The instant the view is frozen at; ingestion continues into `App::fleet`.
 #[derive(Debug, Clone)]
 pub struct Frozen {
-    pub fleet: Fleet,
     /// When the view was frozen: ages and charts are drawn as of this time.
     pub at: Ts,
+    /// The fleet's rows, targets and GPUs as they were at `at`, without histories: charts
+    /// read the live histories up to `at` (see `App::history_points`).
+    pub fleet: Fleet,
 }
 
 /// What a transient footer notice reports (the text is in `ui::text`).
@@ -369,21 +371,6 @@ impl App {
             .into_iter()
             .filter(|c| offered || *c != Context::Pod)
             .collect()
-    }
-
-    /// Freeze the view as of `now`, or let it follow the live fleet again.
-    pub(crate) fn toggle_freeze(&mut self, now: Ts) {
-        let freezing = self.frozen.is_none();
-        self.freeze_rules(freezing, now);
-        if self.frozen.take().is_some() {
-            self.set_notice(NoticeKind::Unfrozen, now);
-        } else {
-            self.frozen = Some(Frozen {
-                fleet: self.fleet.clone(),
-                at: now,
-            });
-            self.set_notice(NoticeKind::Frozen, now);
-        }
     }
 
     /// Show a notice in the footer for [`NOTICE_SECS`] from `now`.
