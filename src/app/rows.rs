@@ -104,20 +104,9 @@ pub fn visible_rows(
     descending: bool,
     now: Ts,
 ) -> Vec<usize> {
-    let restart_mark = fleet.settings().restart_mark_secs;
     let needle = filter.trim().to_lowercase();
-    let mut keyed: Vec<(usize, &EngineState, Option<f64>)> = fleet
-        .engines()
-        .iter()
-        .enumerate()
-        .filter(|(_, engine)| !fleet.is_gpu_exporter(engine.target))
-        .filter_map(|(i, engine)| {
-            let status = row_status(engine, now, restart_mark);
-            if !needle.is_empty() && !matches_filter(engine, status, &needle) {
-                return None;
-            }
-            Some((i, engine, sort_value(engine, status, sort, now)))
-        })
+    let mut keyed: Vec<(usize, &EngineState, Option<f64>)> = matching(fleet, &needle, now)
+        .map(|(i, engine, status)| (i, engine, sort_value(engine, status, sort, now)))
         .collect();
 
     keyed.sort_by(|a, b| {
@@ -140,17 +129,26 @@ pub fn visible_rows(
 
 /// How many rows [`visible_rows`] shows under `filter`, without sorting them.
 pub fn matching_rows(fleet: &Fleet, filter: &str, now: Ts) -> usize {
+    matching(fleet, &filter.trim().to_lowercase(), now).count()
+}
+
+/// The engine rows (index, row, status at `now`) that match `needle` (lower-cased; empty
+/// matches every row), in fleet order.
+fn matching<'f>(
+    fleet: &'f Fleet,
+    needle: &'f str,
+    now: Ts,
+) -> impl Iterator<Item = (usize, &'f EngineState, RowStatus)> + 'f {
     let restart_mark = fleet.settings().restart_mark_secs;
-    let needle = filter.trim().to_lowercase();
     fleet
         .engines()
         .iter()
-        .filter(|engine| !fleet.is_gpu_exporter(engine.target))
-        .filter(|engine| {
-            needle.is_empty()
-                || matches_filter(engine, row_status(engine, now, restart_mark), &needle)
+        .enumerate()
+        .filter(|(_, engine)| !fleet.is_gpu_exporter(engine.target))
+        .map(move |(i, engine)| (i, engine, row_status(engine, now, restart_mark)))
+        .filter(move |(_, engine, status)| {
+            needle.is_empty() || matches_filter(engine, *status, needle)
         })
-        .count()
 }
 
 fn directed(ordering: Ordering, descending: bool) -> Ordering {

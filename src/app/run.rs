@@ -90,13 +90,7 @@ pub async fn run_with(
     let mut sighup = signal(SignalKind::hangup())?;
     let mut sigint = signal(SignalKind::interrupt())?;
 
-    // Ticks land just after each wall-clock second, so the header clock changes once per tick.
-    let now = unix_now();
-    let to_next_second = Duration::from_secs_f64(1.0 - now.fract() + 0.005);
-    let mut ticker =
-        tokio::time::interval_at(Instant::now() + to_next_second, Duration::from_secs(1));
-    ticker.set_missed_tick_behavior(MissedTickBehavior::Skip);
-
+    let mut ticker = second_ticker();
     run_commands(settle(app, unix_now()), workers);
     draw(app, terminal)?;
     let mut last_frame = Instant::now();
@@ -112,20 +106,10 @@ pub async fn run_with(
             _ = sigterm.recv() => Some(ExitReason::Terminated),
             _ = sigint.recv() => Some(ExitReason::Terminated),
             _ = sighup.recv() => Some(ExitReason::HangUp),
-            term = input.next() => match term {
-                Some(Ok(ev)) => {
-                    key_pressed = matches!(ev, TermEvent::Key(_));
-                    if std::mem::take(&mut unsettled) {
-                        run_commands(settle(app, unix_now()), workers);
-                    }
-                    handle_terminal_event(app, ev, workers)
-                }
-                Some(Err(err)) => {
-                    tracing::warn!(%err, "terminal input failed");
-                    Some(ExitReason::InputClosed)
-                }
-                None => Some(ExitReason::InputClosed),
-            },
+            term = input.next() => {
+                key_pressed = matches!(term, Some(Ok(TermEvent::Key(_))));
+                on_input(app, term, &mut unsettled, workers)
+            }
             first = events.recv(), if events_open => match first {
                 Some(ev) => {
                     unsettled = true;
@@ -180,6 +164,38 @@ fn should_draw(
     frame_interval: Duration,
 ) -> bool {
     dirty && (key_pressed || since_last_frame >= frame_interval)
+}
+
+/// Clock ticks just after each wall-clock second, so the header clock changes once per tick.
+fn second_ticker() -> tokio::time::Interval {
+    let to_next_second = Duration::from_secs_f64(1.0 - unix_now().fract() + 0.005);
+    let mut ticker =
+        tokio::time::interval_at(Instant::now() + to_next_second, Duration::from_secs(1));
+    ticker.set_missed_tick_behavior(MissedTickBehavior::Skip);
+    ticker
+}
+
+/// What the terminal sent. Worker events folded since the last frame are settled first, so
+/// that a key acts on the current rows.
+fn on_input(
+    app: &mut App,
+    term: Option<io::Result<TermEvent>>,
+    unsettled: &mut bool,
+    workers: &mut dyn Executor,
+) -> Option<ExitReason> {
+    match term {
+        Some(Ok(ev)) => {
+            if std::mem::take(unsettled) {
+                run_commands(settle(app, unix_now()), workers);
+            }
+            handle_terminal_event(app, ev, workers)
+        }
+        Some(Err(err)) => {
+            tracing::warn!(%err, "terminal input failed");
+            Some(ExitReason::InputClosed)
+        }
+        None => Some(ExitReason::InputClosed),
+    }
 }
 
 fn handle_terminal_event(

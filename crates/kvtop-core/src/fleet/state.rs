@@ -233,7 +233,7 @@ impl Fleet {
                 restarted_at: row.restarted_at,
                 last_ok: row.last_ok,
                 latest: row.latest.clone(),
-                signals: row.signals.clone(),
+                signals: row.signals,
                 history: History::none(),
             })
             .collect();
