@@ -1,5 +1,10 @@
 //! The console's state machine: `update(&mut App, Event, now) -> Vec<Command>`; the event loop
 //! that feeds it lives in `run`.
+//!
+//! `update` folds an event in (`update::step`: keys go to the handler of the mode on top of
+//! `App::modes`, see `mode` and `input`) and then settles the state (`update::settle`): the
+//! rules run over new data, the visible rows are computed once, the selection and the
+//! followed log catch up. Drawing (`ui::draw`, over `&App`) only reads what was settled.
 
 pub mod action_update;
 pub mod actions;
