@@ -221,6 +221,32 @@ mod tests {
     }
 
     #[test]
+    fn the_rows_shown_change_when_the_state_is_settled_not_before() {
+        let (mut app, _) = app_with(&[("a", 0.2), ("b", 0.9), ("c", 0.5)]);
+        let names = |app: &App| -> Vec<String> {
+            let engines = app.view_fleet().engines();
+            app.visible_rows()
+                .iter()
+                .filter_map(|&i| engines.get(i))
+                .map(|e| e.name.clone())
+                .collect()
+        };
+        assert_eq!(names(&app), ["a", "b", "c"]);
+        app.sort = SortColumn::Kv;
+        app.sort_descending = true;
+        assert_eq!(
+            names(&app),
+            ["a", "b", "c"],
+            "drawing reads the settled rows"
+        );
+        settle(&mut app, T0);
+        assert_eq!(names(&app), ["b", "c", "a"]);
+        // A key settles on its own.
+        ch(&mut app, 'S');
+        assert_eq!(names(&app), ["a", "c", "b"]);
+    }
+
+    #[test]
     fn unknown_values_sort_last_in_both_directions() {
         let (mut app, _) = app_with(&[("a", 0.2), ("b", 0.9)]);
         app.fleet.add_target(TargetSpec {
