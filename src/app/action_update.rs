@@ -10,6 +10,7 @@ use super::actions::{
     PlanButton, PlanScreen, PlanState, RunOutcome,
 };
 use super::keys::Action;
+use super::mode::Mode;
 use super::state::{App, Notice, NoticeKind, PROBLEM_SECS, View};
 use crate::actions::{ActionKind, Plan, Policy};
 use kvtop_core::actions::plan::{plan_cordon, plan_drain_node, plan_pod, plan_rollout_restart};
@@ -69,11 +70,8 @@ impl App {
     /// The engine the actions would act on, and its pod: in the fleet view the selected
     /// engine; in the diagnostics view the selected finding's engine (else the fleet's
     /// selection). `None` when that engine is not a discovered Kubernetes pod.
-    pub fn action_subject(&self, now: Ts) -> Option<(TargetId, &PodInfo)> {
-        let fleet_target = || {
-            let rows = self.rows(now);
-            self.selected_engine(&rows).map(|e| e.target)
-        };
+    pub fn action_subject(&self) -> Option<(TargetId, &PodInfo)> {
+        let fleet_target = || self.selected_engine(self.visible_rows()).map(|e| e.target);
         let target = match self.view {
             View::Fleet => fleet_target(),
             View::Diagnostics => {
@@ -97,26 +95,32 @@ impl App {
     /// Whether the pod's action keys (`a`, `D`, `R`) exist now: actions are enabled, the view
     /// is the fleet or diagnostics, and the engine acted on is a pod of a context that allows
     /// changes.
-    pub fn pod_actions_offered(&self, now: Ts) -> bool {
+    pub fn pod_actions_offered(&self) -> bool {
         self.kube.enabled
             && self.actions.enabled
             && self
-                .action_subject(now)
+                .action_subject()
                 .is_some_and(|(_, pod)| self.actions.allows(&pod.key.context))
     }
 }
 
-/// Handle an action-related key: `Some(commands)`, or `None` when `action` is not one.
-pub(super) fn on_key(
-    app: &mut App,
-    action: Action,
-    key: &KeyEvent,
-    now: Ts,
-) -> Option<Vec<Command>> {
+/// The pod's action keys in the fleet and diagnostics views: `Some(commands)`, or `None` when
+/// `action` is not one of them.
+pub(super) fn pod_key(app: &mut App, action: Action, now: Ts) -> Option<Vec<Command>> {
     let commands = match action {
         Action::OpenActionMenu => open_menu(app, now),
         Action::PlanDrainPod => plan_for_pod(app, ActionKind::DrainPod, now),
         Action::PlanRestartPod => plan_for_pod(app, ActionKind::RestartPod, now),
+        _ => return None,
+    };
+    app.dirty = true;
+    Some(commands)
+}
+
+/// A key of the action menu.
+pub(super) fn menu_key(app: &mut App, action: Action, now: Ts) -> Vec<Command> {
+    app.dirty = true;
+    match action {
         Action::MenuDown | Action::MenuUp => {
             if let Some(menu) = app.actions.menu.as_mut() {
                 let last = menu.entries.len().saturating_sub(1);
@@ -126,66 +130,79 @@ pub(super) fn on_key(
                     menu.selected.saturating_sub(1)
                 };
             }
-            Vec::new()
         }
-        Action::MenuChoose => choose(app, now),
+        Action::MenuChoose => return choose(app, now),
         Action::MenuClose => {
             app.actions.menu = None;
-            Vec::new()
+            app.modes.close(Mode::ActionMenu);
         }
+        Action::ToggleHelp => app.modes.open(Mode::Help),
+        _ => {}
+    }
+    Vec::new()
+}
+
+/// A key of the plan screen.
+pub(super) fn plan_key(app: &mut App, action: Action, key: &KeyEvent, now: Ts) -> Vec<Command> {
+    app.dirty = true;
+    match action {
+        Action::PlanActivate => return activate(app, now),
+        Action::PlanToggleDryRun => return toggle_dry_run(app),
+        Action::PlanCancel => close_plan(app),
+        Action::ToggleHelp => app.modes.open(Mode::Help),
+        _ => {
+            if let Some(screen) = app.actions.plan.as_mut() {
+                edit_plan_screen(screen, action, key);
+            }
+        }
+    }
+    Vec::new()
+}
+
+/// Focus, scrolling and the typed name of the plan screen.
+fn edit_plan_screen(screen: &mut PlanScreen, action: Action, key: &KeyEvent) {
+    match action {
         Action::PlanFocusNext | Action::PlanFocusPrev => {
-            if let Some(screen) = app.actions.plan.as_mut() {
-                screen.focus = match screen.focus {
-                    PlanButton::Cancel => PlanButton::Run,
-                    PlanButton::Run => PlanButton::Cancel,
-                };
-            }
-            Vec::new()
+            screen.focus = match screen.focus {
+                PlanButton::Cancel => PlanButton::Run,
+                PlanButton::Run => PlanButton::Cancel,
+            };
         }
-        Action::PlanActivate => activate(app, now),
-        Action::PlanCancel => {
-            app.actions.plan = None;
-            Vec::new()
-        }
-        Action::PlanToggleDryRun => toggle_dry_run(app),
-        Action::PlanScrollDown | Action::PlanScrollUp => {
-            if let Some(screen) = app.actions.plan.as_mut() {
-                screen.scroll = if action == Action::PlanScrollDown {
-                    screen.scroll.saturating_add(1)
-                } else {
-                    screen.scroll.saturating_sub(1)
-                };
-            }
-            Vec::new()
-        }
+        Action::PlanScrollDown => screen.scroll = screen.scroll.saturating_add(1),
+        Action::PlanScrollUp => screen.scroll = screen.scroll.saturating_sub(1),
         Action::PlanInput => {
-            if let (Some(screen), KeyCode::Char(c)) = (app.actions.plan.as_mut(), key.code) {
-                let wants_name =
-                    matches!(&screen.plan, PlanState::Ready(p) if p.requires_typed_name);
-                if wants_name {
-                    screen.typed.push(c);
-                    screen.message = None;
-                }
+            let wants_name = matches!(&screen.plan, PlanState::Ready(p) if p.requires_typed_name);
+            if let (true, KeyCode::Char(c)) = (wants_name, key.code) {
+                screen.typed.push(c);
+                screen.message = None;
             }
-            Vec::new()
         }
         Action::PlanBackspace => {
-            if let Some(screen) = app.actions.plan.as_mut() {
-                screen.typed.pop();
-            }
-            Vec::new()
+            screen.typed.pop();
         }
+        _ => {}
+    }
+}
+
+/// A key of the progress panel.
+pub(super) fn progress_key(app: &mut App, action: Action) -> Vec<Command> {
+    app.dirty = true;
+    match action {
         Action::HideProgress => {
-            app.actions.run_visible = false;
+            app.modes.close(Mode::ActionProgress);
             if app.actions.run.as_ref().is_some_and(|r| !r.running()) {
                 app.actions.run = None;
             }
-            Vec::new()
         }
-        _ => return None,
-    };
-    app.dirty = true;
-    Some(commands)
+        Action::ToggleHelp => app.modes.open(Mode::Help),
+        _ => {}
+    }
+    Vec::new()
+}
+
+fn close_plan(app: &mut App) {
+    app.actions.plan = None;
+    app.modes.close(Mode::ActionPlan);
 }
 
 /// Fold an answer of the executor in.
@@ -260,7 +277,7 @@ fn busy(app: &mut App, now: Ts) -> bool {
     let Some(status) = app.actions.running().map(|r| r.status_line()) else {
         return false;
     };
-    app.actions.run_visible = true;
+    app.modes.open(Mode::ActionProgress);
     long_notice(
         app,
         NoticeKind::Action(format!("one action at a time: {status}")),
@@ -271,7 +288,7 @@ fn busy(app: &mut App, now: Ts) -> bool {
 
 /// The subject pod with everything a request needs, or a notice when there is none.
 fn subject(app: &mut App, now: Ts) -> Option<(TargetId, PodInfo, bool)> {
-    let found = app.action_subject(now).map(|(t, p)| (t, p.clone()));
+    let found = app.action_subject().map(|(t, p)| (t, p.clone()));
     let Some((target, pod)) = found else {
         app.set_notice(
             NoticeKind::Action("the selected engine is not a discovered Kubernetes pod".into()),
@@ -390,6 +407,7 @@ fn open_menu(app: &mut App, now: Ts) -> Vec<Command> {
         })
         .collect();
     let id = app.actions.next_id();
+    app.modes.open(Mode::ActionMenu);
     app.actions.menu = Some(ActionMenu {
         id,
         subject: format!("{}/{}", pod.key.namespace, pod.key.name),
@@ -424,6 +442,7 @@ fn plan_for_pod(app: &mut App, kind: ActionKind, now: Ts) -> Vec<Command> {
 fn open_plan(app: &mut App, request: ActionRequest) -> Vec<Command> {
     let id = app.actions.next_id();
     app.actions.menu = None;
+    app.modes.replace(Mode::ActionMenu, Mode::ActionPlan);
     app.actions.plan = Some(PlanScreen {
         id,
         request: request.clone(),
@@ -484,7 +503,7 @@ fn activate(app: &mut App, now: Ts) -> Vec<Command> {
         return Vec::new();
     };
     if screen.focus == PlanButton::Cancel {
-        app.actions.plan = None;
+        close_plan(app);
         return Vec::new();
     }
     let gate = run_gate(screen, app);
@@ -498,6 +517,7 @@ fn activate(app: &mut App, now: Ts) -> Vec<Command> {
     let message = match (gate, plan) {
         (RunGate::Ready, Some(plan)) => {
             app.actions.plan = None;
+            app.modes.replace(Mode::ActionPlan, Mode::ActionProgress);
             app.actions.run = Some(ActionRun {
                 id,
                 plan: (*plan).clone(),
@@ -511,7 +531,6 @@ fn activate(app: &mut App, now: Ts) -> Vec<Command> {
                 notes: Vec::new(),
                 outcome: None,
             });
-            app.actions.run_visible = true;
             return vec![Command::RunAction {
                 id,
                 plan,

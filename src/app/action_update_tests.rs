@@ -392,7 +392,7 @@ fn read_only_removes_the_keys_from_effect_help_and_footer() {
         "{text}"
     );
     let help = |app: &App| -> Vec<String> {
-        crate::ui::help::sections(&app.theme, &app.help_contexts(T0))
+        crate::ui::help::sections(&app.theme, &app.help_contexts())
             .concat()
             .iter()
             .map(|l| l.to_string())
@@ -476,7 +476,7 @@ fn a_run_reports_progress_hides_on_esc_and_refuses_a_second_action() {
     assert!(text.contains("▶  2. WAIT llm/vllm-a"), "{text}");
     assert!(text.contains("✓  1. PATCH"), "{text}");
     press(&mut app, KeyCode::Esc);
-    assert!(!app.actions.run_visible);
+    assert!(!app.progress_visible());
     let text = screen_text(&app, 80, 24);
     assert!(
         text.lines()
@@ -486,7 +486,7 @@ fn a_run_reports_progress_hides_on_esc_and_refuses_a_second_action() {
     );
     // One action at a time: the keys say so and show the panel again.
     assert!(ch(&mut app, 'R').is_empty());
-    assert!(app.actions.plan.is_none() && app.actions.run_visible);
+    assert!(app.actions.plan.is_none() && app.progress_visible());
     assert!(
         matches!(&app.notice, Some(n) if n.kind == NoticeKind::Action("one action at a time: drain vllm-a: step 2/3".into()))
     );
@@ -540,7 +540,9 @@ fn engines_without_a_pod_have_no_actions() {
         target: id,
         id: Default::default(),
     });
-    assert!(!app.pod_actions_offered(T0));
+    // The target was added behind `update`'s back: settle its rows as `update` would.
+    app.settle_rows(T0);
+    assert!(!app.pod_actions_offered());
     // Only the log follower hears about the new selection.
     let commands = ch(&mut app, 'a');
     assert_eq!(commands, vec![Command::FollowLogs(None)]);

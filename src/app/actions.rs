@@ -214,10 +214,9 @@ pub struct ActionsView {
     pub audit_problem: Option<String>,
     pub menu: Option<ActionMenu>,
     pub plan: Option<PlanScreen>,
-    /// The running action, or the last one until its panel is closed.
+    /// The running action, or the last one until its panel is closed (whether the panel is
+    /// shown is `Mode::ActionProgress` on `App::modes`).
     pub run: Option<ActionRun>,
-    /// The progress panel is shown (Esc hides it; the action goes on).
-    pub run_visible: bool,
     next_id: u64,
 }
 

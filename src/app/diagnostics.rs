@@ -3,14 +3,15 @@
 //! selected.
 //!
 //! **When rules run.** Ingesting a scrape only marks the findings out of date; the rules run
-//! once per event batch, just before a frame is drawn ([`App::refresh_rules`], called by the
-//! event loop), and on every clock tick ([`App::evaluate_rules`]), because `for` durations and
-//! staleness advance with time alone. Before frames they run no more often than every half
-//! scrape interval (at most every [`REFRESH_SPACING_MAX`] seconds): scrape results of a large
-//! fleet trickle in all second long, and a frame every 100 ms must not mean an evaluation every
-//! 100 ms. A deferred evaluation keeps the findings marked out of date, and the event loop
-//! draws once more when it has run. So a finding is on screen at most half an interval after
-//! the scrape that completes its `for` duration.
+//! when the state is settled after a batch of events ([`App::refresh_rules`], called by
+//! `update::settle`, which the event loop runs once before each frame), and on every clock
+//! tick ([`App::evaluate_rules`]), because `for` durations and staleness advance with time
+//! alone. When settling they run no more often than every half scrape interval (at most every
+//! [`REFRESH_SPACING_MAX`] seconds): scrape results of a large fleet trickle in all second
+//! long, and a frame every 100 ms must not mean an evaluation every 100 ms. A deferred
+//! evaluation keeps the findings marked out of date, and the event loop settles and draws once
+//! more when it has run. So a finding is on screen at most half an interval after the scrape
+//! that completes its `for` duration.
 //!
 //! **Frozen views.** While the view is frozen the rules keep running over the live fleet (so
 //! `for` durations stay true to time) and the views show the findings as of the freeze.
@@ -195,8 +196,11 @@ pub struct Diagnostics {
     live: RulesView,
     /// The findings as of the freeze, while the view is frozen.
     frozen: Option<RulesView>,
-    /// Data arrived that the rules have not seen.
+    /// The findings are out of date (they start so).
     stale: bool,
+    /// Data or rules arrived through the state machine since the rules last ran: what makes
+    /// settling the state run them.
+    news: bool,
     /// Recent log lines per target, for the rules that match text.
     pub logs: TargetLogs,
     /// The finding selected in the diagnostics view.
@@ -216,6 +220,7 @@ impl Diagnostics {
             live: RulesView::new(rules),
             frozen: None,
             stale: true,
+            news: false,
             logs: TargetLogs::default(),
             selected: None,
             routing_offset: 0,
@@ -247,17 +252,23 @@ impl Diagnostics {
     /// Replace the rules; unchanged rules keep their state.
     pub fn set_rules(&mut self, rules: &RuleSet) {
         self.live.engine.set_rules(rules);
-        self.stale = true;
+        self.mark_stale();
     }
 
     /// New data arrived: the findings are out of date.
     pub fn mark_stale(&mut self) {
         self.stale = true;
+        self.news = true;
     }
 
-    /// Whether data arrived that the rules have not seen.
+    /// Whether the findings are out of date.
     pub fn is_stale(&self) -> bool {
         self.stale
+    }
+
+    /// Whether data or rules arrived that the rules have not run over.
+    pub fn has_news(&self) -> bool {
+        self.news
     }
 
     /// Rows of the findings list as last drawn.
@@ -303,6 +314,7 @@ impl App {
         self.diag.logs.prune(now);
         self.diag.live.evaluate(&self.fleet, &self.diag.logs, now);
         self.diag.stale = false;
+        self.diag.news = false;
     }
 
     /// Evaluate the rules if data arrived since they last ran and they last ran at least half a
@@ -480,7 +492,7 @@ source = "test"
         assert_eq!(app.diag.view().evaluated_at(), Some(T0));
         app.refresh_rules(T0 + 1.0);
         assert_eq!(app.diag.view().evaluated_at(), Some(T0), "nothing new");
-        crate::app::update(
+        crate::app::step(
             &mut app,
             crate::app::Event::Scrape(scrape(target, T0 + 2.0, 0.5)),
             T0 + 2.0,

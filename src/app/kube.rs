@@ -69,21 +69,7 @@ impl KubeView {
 pub fn apply(app: &mut App, update: KubeUpdate, now: Ts) -> Vec<Command> {
     let mut commands = Vec::new();
     match update {
-        KubeUpdate::Pods { changed, gone, .. } => {
-            for key in gone {
-                if let Some(id) = app.kube.targets.remove(&key) {
-                    app.fleet.remove_target(id);
-                    app.kube.routes.remove(&id);
-                    commands.push(Command::StopScrape(id));
-                }
-            }
-            for pod in changed {
-                if let Some(command) = upsert(app, pod) {
-                    commands.push(command);
-                }
-            }
-            app.dirty = true;
-        }
+        KubeUpdate::Pods { changed, gone, .. } => commands = apply_pods(app, changed, gone),
         KubeUpdate::Events { key, messages } => {
             if let Some(pod) = pod_mut(app, &key) {
                 pod.events.replace(messages);
@@ -112,24 +98,7 @@ pub fn apply(app: &mut App, update: KubeUpdate, now: Ts) -> Vec<Command> {
             context,
             task,
             error,
-        } => {
-            let slot = (context, task.to_owned());
-            match error {
-                Some(error) => {
-                    let text = error.to_string();
-                    tracing::warn!(message = %text, "kubernetes");
-                    app.kube.problems.insert(slot, text.clone());
-                    app.notice = Some(super::state::Notice {
-                        kind: NoticeKind::Problem(text),
-                        until: now + PROBLEM_NOTICE_SECS,
-                    });
-                }
-                None => {
-                    app.kube.problems.remove(&slot);
-                }
-            }
-            app.dirty = true;
-        }
+        } => record_problem(app, (context, task.to_owned()), error, now),
         KubeUpdate::Route { target, route } => {
             match route {
                 ScrapeRoute::Proxy => app.kube.routes.insert(target, route),
@@ -139,6 +108,49 @@ pub fn apply(app: &mut App, update: KubeUpdate, now: Ts) -> Vec<Command> {
         }
     }
     commands
+}
+
+/// Pods gone stop being scraped; new or changed ones are (re)scraped.
+fn apply_pods(app: &mut App, changed: Vec<PodInfo>, gone: Vec<PodKey>) -> Vec<Command> {
+    let mut commands = Vec::new();
+    for key in gone {
+        if let Some(id) = app.kube.targets.remove(&key) {
+            app.fleet.remove_target(id);
+            app.kube.routes.remove(&id);
+            commands.push(Command::StopScrape(id));
+        }
+    }
+    for pod in changed {
+        if let Some(command) = upsert(app, pod) {
+            commands.push(command);
+        }
+    }
+    app.dirty = true;
+    commands
+}
+
+/// A problem of one (context, task) appeared (shown in the footer too) or went away.
+fn record_problem(
+    app: &mut App,
+    slot: (String, String),
+    error: Option<impl std::fmt::Display>,
+    now: Ts,
+) {
+    match error {
+        Some(error) => {
+            let text = error.to_string();
+            tracing::warn!(message = %text, "kubernetes");
+            app.kube.problems.insert(slot, text.clone());
+            app.notice = Some(super::state::Notice {
+                kind: NoticeKind::Problem(text),
+                until: now + PROBLEM_NOTICE_SECS,
+            });
+        }
+        None => {
+            app.kube.problems.remove(&slot);
+        }
+    }
+    app.dirty = true;
 }
 
 fn pod_mut<'a>(app: &'a mut App, key: &PodKey) -> Option<&'a mut PodInfo> {

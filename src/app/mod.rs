@@ -1,24 +1,34 @@
 //! The console's state machine: `update(&mut App, Event, now) -> Vec<Command>`; the event loop
 //! that feeds it lives in `run`.
+//!
+//! `update` folds an event in (`update::step`: keys go to the handler of the mode on top of
+//! `App::modes`, see `mode` and `input`) and then settles the state (`update::settle`): the
+//! rules run over new data, the visible rows are computed once, the selection and the
+//! followed log catch up. Drawing (`ui::draw`, over `&App`) only reads what was settled.
 
 pub mod action_update;
 pub mod actions;
 pub mod diagnostics;
+mod freeze;
+mod input;
 pub mod keys;
 pub mod kube;
+pub mod mode;
 pub mod rows;
 pub mod run;
 pub mod state;
 pub mod update;
+pub mod view_model;
 mod views;
 
 pub use diagnostics::{Diagnostics, EngineMarks, FindingKey, RulesView};
 pub use keys::{Action, Binding, Context, KEYMAP, Key};
+pub use mode::{Mode, Modes};
 pub use rows::{SortColumn, visible_rows};
 pub use state::{
     App, ChartRange, Frozen, NodesExtent, Notice, NoticeKind, RowKey, TableScroll, View,
 };
-pub use update::update;
+pub use update::{settle, step, update};
 
 use crate::actions::Plan;
 use crate::sources::kube::{KubeUpdate, PodScrape};

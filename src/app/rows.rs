@@ -104,20 +104,9 @@ pub fn visible_rows(
     descending: bool,
     now: Ts,
 ) -> Vec<usize> {
-    let restart_mark = fleet.settings().restart_mark_secs;
     let needle = filter.trim().to_lowercase();
-    let mut keyed: Vec<(usize, &EngineState, Option<f64>)> = fleet
-        .engines()
-        .iter()
-        .enumerate()
-        .filter(|(_, engine)| !fleet.is_gpu_exporter(engine.target))
-        .filter_map(|(i, engine)| {
-            let status = row_status(engine, now, restart_mark);
-            if !needle.is_empty() && !matches_filter(engine, status, &needle) {
-                return None;
-            }
-            Some((i, engine, sort_value(engine, status, sort, now)))
-        })
+    let mut keyed: Vec<(usize, &EngineState, Option<f64>)> = matching(fleet, &needle, now)
+        .map(|(i, engine, status)| (i, engine, sort_value(engine, status, sort, now)))
         .collect();
 
     keyed.sort_by(|a, b| {
@@ -136,6 +125,30 @@ pub fn visible_rows(
             .then(a.0.cmp(&b.0))
     });
     keyed.into_iter().map(|(i, _, _)| i).collect()
+}
+
+/// How many rows [`visible_rows`] shows under `filter`, without sorting them.
+pub fn matching_rows(fleet: &Fleet, filter: &str, now: Ts) -> usize {
+    matching(fleet, &filter.trim().to_lowercase(), now).count()
+}
+
+/// The engine rows (index, row, status at `now`) that match `needle` (lower-cased; empty
+/// matches every row), in fleet order.
+fn matching<'f>(
+    fleet: &'f Fleet,
+    needle: &'f str,
+    now: Ts,
+) -> impl Iterator<Item = (usize, &'f EngineState, RowStatus)> + 'f {
+    let restart_mark = fleet.settings().restart_mark_secs;
+    fleet
+        .engines()
+        .iter()
+        .enumerate()
+        .filter(|(_, engine)| !fleet.is_gpu_exporter(engine.target))
+        .map(move |(i, engine)| (i, engine, row_status(engine, now, restart_mark)))
+        .filter(move |(_, engine, status)| {
+            needle.is_empty() || matches_filter(engine, *status, needle)
+        })
 }
 
 fn directed(ordering: Ordering, descending: bool) -> Ordering {

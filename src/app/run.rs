@@ -4,6 +4,11 @@
 //! only when the state is dirty, and at most `max_fps` times a second, so an idle console
 //! writes nothing and a busy one stays within a small byte budget. A key is the exception: the
 //! frame that answers it is drawn at once, so the frame cap never delays the operator.
+//!
+//! Keys and ticks go through `update` (step and settle). Worker events arrive far more often
+//! than frames (a thousand engines report a thousand times a second), so they are only
+//! stepped, and the state is settled once before the next frame, or before the next key so
+//! that it acts on what is current: the rows are sorted once per frame, not once per scrape.
 
 use std::io;
 use std::time::Duration;
@@ -15,7 +20,7 @@ use tokio::sync::{mpsc, watch};
 use tokio::time::{Instant, MissedTickBehavior};
 
 use super::state::App;
-use super::update::update;
+use super::update::{settle, step, update};
 use super::{Command, Event};
 use crate::terminal::ConsoleTerminal;
 use kvtop_core::clock::unix_now;
@@ -85,16 +90,13 @@ pub async fn run_with(
     let mut sighup = signal(SignalKind::hangup())?;
     let mut sigint = signal(SignalKind::interrupt())?;
 
-    // Ticks land just after each wall-clock second, so the header clock changes once per tick.
-    let now = unix_now();
-    let to_next_second = Duration::from_secs_f64(1.0 - now.fract() + 0.005);
-    let mut ticker =
-        tokio::time::interval_at(Instant::now() + to_next_second, Duration::from_secs(1));
-    ticker.set_missed_tick_behavior(MissedTickBehavior::Skip);
-
+    let mut ticker = second_ticker();
+    run_commands(settle(app, unix_now()), workers);
     draw(app, terminal)?;
     let mut last_frame = Instant::now();
     let mut events_open = true;
+    // Worker events were stepped since the state was last settled.
+    let mut unsettled = false;
 
     loop {
         let mut key_pressed = false;
@@ -104,30 +106,14 @@ pub async fn run_with(
             _ = sigterm.recv() => Some(ExitReason::Terminated),
             _ = sigint.recv() => Some(ExitReason::Terminated),
             _ = sighup.recv() => Some(ExitReason::HangUp),
-            term = input.next() => match term {
-                Some(Ok(ev)) => {
-                    key_pressed = matches!(ev, TermEvent::Key(_));
-                    handle_terminal_event(app, ev, workers)
-                }
-                Some(Err(err)) => {
-                    tracing::warn!(%err, "terminal input failed");
-                    Some(ExitReason::InputClosed)
-                }
-                None => Some(ExitReason::InputClosed),
-            },
+            term = input.next() => {
+                key_pressed = matches!(term, Some(Ok(TermEvent::Key(_))));
+                on_input(app, term, &mut unsettled, workers)
+            }
             first = events.recv(), if events_open => match first {
                 Some(ev) => {
-                    let mut quit = apply(app, ev, workers);
-                    // Fold everything already queued before drawing once.
-                    let mut folded = 1;
-                    while !quit && folded < MAX_EVENTS_PER_BATCH {
-                        match events.try_recv() {
-                            Ok(ev) => quit = apply(app, ev, workers),
-                            Err(_) => break,
-                        }
-                        folded += 1;
-                    }
-                    quit.then_some(ExitReason::User)
+                    unsettled = true;
+                    fold_batch(app, ev, &mut events, workers).then_some(ExitReason::User)
                 }
                 // Every worker is gone; keep the console up for the user.
                 None => {
@@ -135,25 +121,38 @@ pub async fn run_with(
                     None
                 }
             },
-            _ = ticker.tick() => apply(app, Event::Tick, workers).then_some(ExitReason::User),
+            _ = ticker.tick() => {
+                unsettled = false;
+                apply(app, Event::Tick, workers).then_some(ExitReason::User)
+            }
             _ = tokio::time::sleep_until(frame_due), if app.dirty => None,
         };
         if let Some(reason) = exit {
             return Ok(reason);
         }
         if let Some(window) = &window {
-            let current = app.fleet.window();
-            window.send_if_modified(|published| {
-                let changed = *published != current;
-                *published = current;
-                changed
-            });
+            publish_window(window, app);
         }
         if should_draw(app.dirty, key_pressed, last_frame.elapsed(), frame_interval) {
+            // Settles the batches folded since the last frame, and rules an earlier settle
+            // deferred.
+            if std::mem::take(&mut unsettled) || app.diag.has_news() {
+                run_commands(settle(app, unix_now()), workers);
+            }
             draw(app, terminal)?;
             last_frame = Instant::now();
         }
     }
+}
+
+/// Tell the workers that compute windowed signals themselves the window picked with `w`.
+fn publish_window(window: &watch::Sender<QuantileWindow>, app: &App) {
+    let current = app.fleet.window();
+    window.send_if_modified(|published| {
+        let changed = *published != current;
+        *published = current;
+        changed
+    });
 }
 
 /// Whether to draw now: only a dirty state is drawn; a key's answer at once, anything else
@@ -165,6 +164,38 @@ fn should_draw(
     frame_interval: Duration,
 ) -> bool {
     dirty && (key_pressed || since_last_frame >= frame_interval)
+}
+
+/// Clock ticks just after each wall-clock second, so the header clock changes once per tick.
+fn second_ticker() -> tokio::time::Interval {
+    let to_next_second = Duration::from_secs_f64(1.0 - unix_now().fract() + 0.005);
+    let mut ticker =
+        tokio::time::interval_at(Instant::now() + to_next_second, Duration::from_secs(1));
+    ticker.set_missed_tick_behavior(MissedTickBehavior::Skip);
+    ticker
+}
+
+/// What the terminal sent. Worker events folded since the last frame are settled first, so
+/// that a key acts on the current rows.
+fn on_input(
+    app: &mut App,
+    term: Option<io::Result<TermEvent>>,
+    unsettled: &mut bool,
+    workers: &mut dyn Executor,
+) -> Option<ExitReason> {
+    match term {
+        Some(Ok(ev)) => {
+            if std::mem::take(unsettled) {
+                run_commands(settle(app, unix_now()), workers);
+            }
+            handle_terminal_event(app, ev, workers)
+        }
+        Some(Err(err)) => {
+            tracing::warn!(%err, "terminal input failed");
+            Some(ExitReason::InputClosed)
+        }
+        None => Some(ExitReason::InputClosed),
+    }
 }
 
 fn handle_terminal_event(
@@ -181,11 +212,42 @@ fn handle_terminal_event(
     apply(app, event, workers).then_some(ExitReason::User)
 }
 
-/// Fold one event into the state and hand the commands to the workers; true when the state
-/// machine asks to quit.
+/// Apply one event and settle (`update`), handing the commands to the workers; true when the
+/// state machine asks to quit.
 fn apply(app: &mut App, event: Event, workers: &mut dyn Executor) -> bool {
+    run_commands(update(app, event, unix_now()), workers)
+}
+
+/// Step `first` and everything already queued behind it (up to [`MAX_EVENTS_PER_BATCH`]), to
+/// settle and draw once; true when the state machine asks to quit.
+fn fold_batch(
+    app: &mut App,
+    first: Event,
+    events: &mut mpsc::Receiver<Event>,
+    workers: &mut dyn Executor,
+) -> bool {
+    let mut quit = fold(app, first, workers);
+    let mut folded = 1;
+    while !quit && folded < MAX_EVENTS_PER_BATCH {
+        match events.try_recv() {
+            Ok(ev) => quit = fold(app, ev, workers),
+            Err(_) => break,
+        }
+        folded += 1;
+    }
+    quit
+}
+
+/// Step one worker event without settling (see the module docs); true when the state machine
+/// asks to quit.
+fn fold(app: &mut App, event: Event, workers: &mut dyn Executor) -> bool {
+    run_commands(step(app, event, unix_now()), workers)
+}
+
+/// Hand commands to the workers; true when one of them is `Quit`.
+fn run_commands(commands: Vec<Command>, workers: &mut dyn Executor) -> bool {
     let mut quit = false;
-    for command in update(app, event, unix_now()) {
+    for command in commands {
         match command {
             Command::Quit => quit = true,
             other => workers.execute(other),
@@ -196,11 +258,9 @@ fn apply(app: &mut App, event: Event, workers: &mut dyn Executor) -> bool {
 
 fn draw(app: &mut App, terminal: &mut ConsoleTerminal) -> io::Result<()> {
     let now = unix_now();
-    // Once per drawn batch of events, whatever the number of scrapes in it.
-    app.refresh_rules(now);
     terminal.draw(|frame| crate::ui::draw(frame, app, now))?;
     // An evaluation deferred by the rules' spacing needs one more frame once it has run.
-    app.dirty = app.diag.is_stale();
+    app.dirty = app.diag.has_news();
     Ok(())
 }
 

@@ -7,7 +7,9 @@ use super::actions::ActionsView;
 use super::diagnostics::Diagnostics;
 use super::keys::Context;
 use super::kube::KubeView;
+use super::mode::{Mode, Modes};
 use super::rows::{SortColumn, visible_rows};
+use super::view_model::ViewModel;
 use crate::theme::Theme;
 use kvtop_core::engine::EngineId;
 use kvtop_core::fleet::{EngineState, Fleet, QuantileWindow, TargetId, Ts};
@@ -103,12 +105,14 @@ impl ChartRange {
     }
 }
 
-/// A snapshot of the fleet the view is frozen on; ingestion continues into `App::fleet`.
+/// The instant the view is frozen at; ingestion continues into `App::fleet`.
 #[derive(Debug, Clone)]
 pub struct Frozen {
-    pub fleet: Fleet,
     /// When the view was frozen: ages and charts are drawn as of this time.
     pub at: Ts,
+    /// The fleet's rows, targets and GPUs as they were at `at`, without histories: charts
+    /// read the live histories up to `at` (see `App::history_points`).
+    pub fleet: Fleet,
 }
 
 /// What a transient footer notice reports (the text is in `ui::text`).
@@ -171,11 +175,10 @@ pub struct App {
     pub sort: SortColumn,
     pub sort_descending: bool,
     pub filter: String,
-    /// True while the filter prompt has the keyboard.
-    pub filter_editing: bool,
+    /// The prompts and overlays open over the view; the top one has the keys.
+    pub modes: Modes,
     pub range: ChartRange,
     pub frozen: Option<Frozen>,
-    pub help_visible: bool,
     /// Give the detail pane (charts) more room than the table on short terminals.
     pub detail_expanded: bool,
     pub notice: Option<Notice>,
@@ -198,6 +201,8 @@ pub struct App {
     pub(crate) nodes_extent: Cell<NodesExtent>,
     /// Kubernetes actions: the menu, the plan screen, the running action.
     pub actions: ActionsView,
+    /// The rows as settled after the last batch of events (see `update::settle`).
+    pub(crate) view_model: ViewModel,
 }
 
 impl App {
@@ -210,6 +215,7 @@ impl App {
         interval: Duration,
         range: Duration,
     ) -> App {
+        let view_model = ViewModel::initial(&fleet);
         App {
             fleet,
             theme,
@@ -217,13 +223,12 @@ impl App {
             interval,
             view: View::Fleet,
             selected: None,
-            sort: SortColumn::Name,
-            sort_descending: SortColumn::Name.natural_descending(),
+            sort: SortColumn::default(),
+            sort_descending: SortColumn::default().natural_descending(),
             filter: String::new(),
-            filter_editing: false,
+            modes: Modes::default(),
             range: ChartRange::new(range),
             frozen: None,
-            help_visible: false,
             detail_expanded: false,
             notice: None,
             diag: Diagnostics::builtin(),
@@ -236,6 +241,7 @@ impl App {
             nodes_offset: 0,
             nodes_extent: Cell::new(NodesExtent::default()),
             actions: ActionsView::default(),
+            view_model,
         }
     }
 
@@ -254,7 +260,29 @@ impl App {
         self.frozen.as_ref().map_or(now, |f| f.at)
     }
 
-    /// The visible rows (indices into `view_fleet().engines()`), filtered and sorted.
+    /// The visible rows (indices into `view_fleet().engines()`) as settled after the last
+    /// event: what the table shows and the keys move through.
+    pub fn visible_rows(&self) -> &[usize] {
+        self.view_model.rows()
+    }
+
+    /// Engine rows the filter chooses from, as settled after the last event.
+    pub fn engine_rows(&self) -> usize {
+        self.view_model.engines()
+    }
+
+    /// Recompute the visible rows as of `now` (see [`App::visible_rows`]).
+    pub(crate) fn settle_rows(&mut self, now: Ts) {
+        self.view_model = ViewModel::compute(
+            self.view_fleet(),
+            &self.filter,
+            self.sort,
+            self.sort_descending,
+            self.view_now(now),
+        );
+    }
+
+    /// The visible rows computed afresh from the state as it is now, filtered and sorted.
     pub fn rows(&self, now: Ts) -> Vec<usize> {
         visible_rows(
             self.view_fleet(),
@@ -300,37 +328,45 @@ impl App {
 
     /// Which part of the key map applies now.
     pub fn context(&self) -> Context {
-        if self.help_visible {
-            Context::Help
-        } else {
-            self.context_under_help()
-        }
+        self.modes.context(self.view)
     }
 
     /// The context the help overlay was opened over (or would be).
     pub fn context_under_help(&self) -> Context {
-        if self.actions.plan.is_some() {
-            Context::ActionPlan
-        } else if self.actions.menu.is_some() {
-            Context::ActionMenu
-        } else if self.actions.run_visible && self.actions.run.is_some() {
-            Context::ActionProgress
-        } else if self.filter_editing {
-            Context::Filter
-        } else if self.view == View::Fleet {
-            Context::Fleet
+        self.modes.context_under_help(self.view)
+    }
+
+    /// Whether the filter prompt has the keys.
+    pub fn filter_editing(&self) -> bool {
+        self.modes.is_open(Mode::Filter)
+    }
+
+    /// Whether the help overlay is open.
+    pub fn help_visible(&self) -> bool {
+        self.modes.is_open(Mode::Help)
+    }
+
+    /// Open or close the help overlay over whatever has the keys.
+    pub fn set_help_visible(&mut self, visible: bool) {
+        if visible {
+            self.modes.open(Mode::Help);
         } else {
-            Context::Views
+            self.modes.close(Mode::Help);
         }
+    }
+
+    /// Whether the progress panel of an action is shown.
+    pub fn progress_visible(&self) -> bool {
+        self.modes.is_open(Mode::ActionProgress) && self.actions.run.is_some()
     }
 
     /// The contexts the help overlay lists now: the action keys over an action's menu, plan
     /// or progress; else the views' keys, with the pod's actions only when they are offered.
-    pub fn help_contexts(&self, now: Ts) -> Vec<Context> {
+    pub fn help_contexts(&self) -> Vec<Context> {
         if self.context_under_help().is_action_modal() {
             return Context::ACTION_HELP_ORDER.to_vec();
         }
-        let offered = self.pod_actions_offered(now);
+        let offered = self.pod_actions_offered();
         Context::HELP_ORDER
             .into_iter()
             .filter(|c| offered || *c != Context::Pod)

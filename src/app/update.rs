@@ -1,21 +1,30 @@
 //! The state machine: one event in, state changed, commands out. No I/O, no clock.
+//!
+//! An event is folded in by [`step`]; [`settle`] then brings what is derived from the state up
+//! to date (the rules' findings, the visible rows, the pinned selection, the followed log), so
+//! that drawing only reads. [`update`] does both; the event loop steps through a batch of
+//! worker events and settles once before it draws.
 
-use crossterm::event::{KeyCode, KeyEvent};
-
-use super::keys::{Action, lookup_with};
-use super::state::{App, Frozen, NoticeKind, View};
-use super::{Command, Event};
+use super::state::App;
+use super::{Command, Event, input, kube};
 use kvtop_core::fleet::Ts;
 
-/// Apply one event to the state at time `now`; sets `app.dirty` when the screen may change.
+/// Apply one event to the state at time `now` and settle; sets `app.dirty` when the screen
+/// may change.
 pub fn update(app: &mut App, event: Event, now: Ts) -> Vec<Command> {
-    let mut commands = match event {
+    let mut commands = step(app, event, now);
+    commands.extend(settle(app, now));
+    commands
+}
+
+/// Fold one event into the state at `now`, leaving what is derived from it to [`settle`].
+pub fn step(app: &mut App, event: Event, now: Ts) -> Vec<Command> {
+    match event {
         Event::Scrape(report) => {
             app.fleet.ingest(report);
             app.diag.mark_stale();
             if !app.is_frozen() {
                 app.dirty = true;
-                select_first_if_none(app, now);
             }
             Vec::new()
         }
@@ -23,7 +32,6 @@ pub fn update(app: &mut App, event: Event, now: Ts) -> Vec<Command> {
             app.fleet.ingest_source(report);
             if !app.is_frozen() {
                 app.dirty = true;
-                select_first_if_none(app, now);
             }
             Vec::new()
         }
@@ -42,26 +50,36 @@ pub fn update(app: &mut App, event: Event, now: Ts) -> Vec<Command> {
             app.dirty = true;
             Vec::new()
         }
-        Event::Key(key) => on_key(app, &key, now),
+        Event::Key(key) => input::on_key(app, &key, now),
         Event::Shutdown => {
             app.should_quit = true;
             vec![Command::Quit]
         }
-        Event::Kube(update) => {
-            let commands = super::kube::apply(app, update, now);
-            select_first_if_none(app, now);
-            commands
-        }
+        Event::Kube(update) => kube::apply(app, update, now),
         Event::Action(update) => super::action_update::apply(app, update, now),
-    };
-    commands.extend(super::kube::follow_selection(app));
-    commands
+    }
+}
+
+/// Bring everything derived from the state up to date as of `now`: the rules (when data or
+/// rules arrived, spaced as `App::refresh_rules` says), the visible rows, the selection (pinned
+/// to the first row once there is one, so that re-sorting keeps it), and the log followed.
+pub fn settle(app: &mut App, now: Ts) -> Vec<Command> {
+    if app.diag.has_news() {
+        app.refresh_rules(now);
+    }
+    app.settle_rows(now);
+    if app.selected.is_none() {
+        let first = app.visible_rows().first().copied();
+        app.selected = first
+            .and_then(|i| app.view_fleet().engines().get(i))
+            .map(super::RowKey::of);
+    }
+    kube::follow_selection(app).into_iter().collect()
 }
 
 /// Time-driven changes: fleet status, the clock's second (and with it every age shown), the
 /// expiry of a notice.
 fn on_tick(app: &mut App, now: Ts) {
-    select_first_if_none(app, now);
     let changed = app.fleet.tick(now);
     if changed && !app.is_frozen() {
         app.dirty = true;
@@ -79,234 +97,6 @@ fn on_tick(app: &mut App, now: Ts) {
     }
 }
 
-/// Pin the selection to the first row once there is one, so that re-sorting keeps it.
-fn select_first_if_none(app: &mut App, now: Ts) {
-    if app.selected.is_none() {
-        let rows = app.rows(now);
-        app.select_position(&rows, 0);
-    }
-}
-
-fn on_key(app: &mut App, key: &KeyEvent, now: Ts) -> Vec<Command> {
-    let Some(action) = lookup_with(app.context(), key, app.pod_actions_offered(now)) else {
-        return Vec::new();
-    };
-    if let Some(commands) = super::action_update::on_key(app, action, key, now) {
-        return commands;
-    }
-    if let Some(changed) = super::views::on_key(app, action, now) {
-        app.dirty |= changed;
-        return Vec::new();
-    }
-    let changed = match action {
-        Action::Quit => {
-            app.should_quit = true;
-            return vec![Command::Quit];
-        }
-        Action::ToggleHelp => {
-            app.help_visible = !app.help_visible;
-            true
-        }
-        Action::CloseHelp => {
-            app.help_visible = false;
-            true
-        }
-        Action::SelectDown
-        | Action::SelectUp
-        | Action::SelectFirst
-        | Action::SelectLast
-        | Action::PageDown
-        | Action::PageUp
-            if app.view == View::Nodes =>
-        {
-            scroll_nodes(app, action)
-        }
-        Action::SelectDown => move_selection(app, now, |pos, last, _| (pos + 1).min(last)),
-        Action::SelectUp => move_selection(app, now, |pos, _, _| pos.saturating_sub(1)),
-        Action::SelectFirst => move_selection(app, now, |_, _, _| 0),
-        Action::SelectLast => move_selection(app, now, |_, last, _| last),
-        Action::PageDown => move_selection(app, now, |pos, last, page| (pos + page).min(last)),
-        Action::PageUp => move_selection(app, now, |pos, _, page| pos.saturating_sub(page)),
-        Action::ToggleNodes => {
-            app.view = match app.view {
-                View::Nodes => View::Fleet,
-                View::Fleet | View::Diagnostics | View::Routing => View::Nodes,
-            };
-            true
-        }
-        Action::CycleSort => {
-            app.sort = app.sort.next();
-            app.sort_descending = app.sort.natural_descending();
-            sort_notice(app, now);
-            true
-        }
-        Action::ReverseSort => {
-            app.sort_descending = !app.sort_descending;
-            sort_notice(app, now);
-            true
-        }
-        Action::OpenFilter => {
-            app.filter_editing = true;
-            app.notice = None;
-            true
-        }
-        Action::FilterInput => match key.code {
-            KeyCode::Char(c) => {
-                app.filter.push(c);
-                filter_notice(app, now);
-                true
-            }
-            _ => false,
-        },
-        Action::FilterBackspace => {
-            let removed = app.filter.pop().is_some();
-            if removed {
-                filter_notice(app, now);
-            }
-            removed
-        }
-        Action::KeepFilter => {
-            app.filter_editing = false;
-            if app.filter.trim().is_empty() {
-                app.filter.clear();
-            } else {
-                filter_notice(app, now);
-            }
-            true
-        }
-        Action::ClearFilter if app.kube.deployments_open => {
-            app.kube.deployments_open = false;
-            true
-        }
-        Action::ToggleDeployments => {
-            app.kube.deployments_open = !app.kube.deployments_open;
-            true
-        }
-        Action::ClearFilter => {
-            let had_filter = !app.filter.is_empty();
-            let was_editing = app.filter_editing;
-            app.filter.clear();
-            app.filter_editing = false;
-            if had_filter {
-                app.set_notice(NoticeKind::FilterCleared, now);
-            }
-            had_filter || was_editing
-        }
-        Action::CycleWindow => {
-            let window = app.fleet.window().next();
-            app.fleet.set_window(window);
-            if let Some(frozen) = app.frozen.as_mut() {
-                frozen.fleet.set_window(window);
-            }
-            app.set_notice(NoticeKind::Window(window), now);
-            true
-        }
-        Action::ZoomIn => {
-            app.range = app.range.zoom_in();
-            app.set_notice(NoticeKind::Range(app.range), now);
-            true
-        }
-        Action::ZoomOut => {
-            app.range = app.range.zoom_out();
-            app.set_notice(NoticeKind::Range(app.range), now);
-            true
-        }
-        Action::ToggleFreeze => {
-            let freezing = app.frozen.is_none();
-            app.freeze_rules(freezing, now);
-            if app.frozen.take().is_some() {
-                app.set_notice(NoticeKind::Unfrozen, now);
-            } else {
-                app.frozen = Some(Frozen {
-                    fleet: app.fleet.clone(),
-                    at: now,
-                });
-                app.set_notice(NoticeKind::Frozen, now);
-            }
-            true
-        }
-        Action::ToggleDetail => {
-            app.detail_expanded = !app.detail_expanded;
-            true
-        }
-        // Switching views is handled by `views::on_key` above, actions by `action_update`.
-        Action::OpenDiagnostics
-        | Action::OpenRouting
-        | Action::ShowFleet
-        | Action::JumpToEngine
-        | Action::OpenActionMenu
-        | Action::PlanDrainPod
-        | Action::PlanRestartPod
-        | Action::MenuDown
-        | Action::MenuUp
-        | Action::MenuChoose
-        | Action::MenuClose
-        | Action::PlanFocusNext
-        | Action::PlanFocusPrev
-        | Action::PlanActivate
-        | Action::PlanCancel
-        | Action::PlanToggleDryRun
-        | Action::PlanScrollDown
-        | Action::PlanScrollUp
-        | Action::PlanInput
-        | Action::PlanBackspace
-        | Action::HideProgress => false,
-    };
-    app.dirty |= changed;
-    Vec::new()
-}
-
-/// Move the selection to `to(position, last index, page size)`; true if it moved.
-fn move_selection(app: &mut App, now: Ts, to: impl Fn(usize, usize, usize) -> usize) -> bool {
-    let rows = app.rows(now);
-    let Some(pos) = app.selection(&rows) else {
-        return false;
-    };
-    let before = app.selected.clone();
-    let target = to(pos, rows.len().saturating_sub(1), app.page_size());
-    app.select_position(&rows, target);
-    app.selected != before
-}
-
-fn sort_notice(app: &mut App, now: Ts) {
-    let kind = NoticeKind::Sort {
-        column: app.sort,
-        descending: app.sort_descending,
-    };
-    app.set_notice(kind, now);
-}
-
-fn filter_notice(app: &mut App, now: Ts) {
-    let shown = app.rows(now).len();
-    let fleet = app.view_fleet();
-    let total = fleet
-        .engines()
-        .iter()
-        .filter(|e| !fleet.is_gpu_exporter(e.target))
-        .count();
-    app.set_notice(NoticeKind::Filter { shown, total }, now);
-}
-
-/// Scroll the node view by a line, a page, or to an end (within what was last drawn); true if
-/// it moved.
-fn scroll_nodes(app: &mut App, action: Action) -> bool {
-    let extent = app.nodes_extent.get();
-    let page = extent.height.max(1);
-    let last = extent.lines.saturating_sub(extent.height);
-    let before = app.nodes_offset.min(last);
-    let after = match action {
-        Action::SelectDown => before + 1,
-        Action::SelectUp => before.saturating_sub(1),
-        Action::PageDown => before + page,
-        Action::PageUp => before.saturating_sub(page),
-        Action::SelectFirst => 0,
-        _ => last,
-    }
-    .min(last);
-    app.nodes_offset = after;
-    after != before
-}
-
 #[cfg(test)]
 mod tests {
     use std::time::Duration;
@@ -315,6 +105,7 @@ mod tests {
 
     use super::*;
     use crate::app::rows::SortColumn;
+    use crate::app::state::NoticeKind;
     use crate::theme::Theme;
     use kvtop_core::engine::{EngineId, EngineSample};
     use kvtop_core::fleet::{
@@ -430,6 +221,32 @@ mod tests {
     }
 
     #[test]
+    fn the_rows_shown_change_when_the_state_is_settled_not_before() {
+        let (mut app, _) = app_with(&[("a", 0.2), ("b", 0.9), ("c", 0.5)]);
+        let names = |app: &App| -> Vec<String> {
+            let engines = app.view_fleet().engines();
+            app.visible_rows()
+                .iter()
+                .filter_map(|&i| engines.get(i))
+                .map(|e| e.name.clone())
+                .collect()
+        };
+        assert_eq!(names(&app), ["a", "b", "c"]);
+        app.sort = SortColumn::Kv;
+        app.sort_descending = true;
+        assert_eq!(
+            names(&app),
+            ["a", "b", "c"],
+            "drawing reads the settled rows"
+        );
+        settle(&mut app, T0);
+        assert_eq!(names(&app), ["b", "c", "a"]);
+        // A key settles on its own.
+        ch(&mut app, 'S');
+        assert_eq!(names(&app), ["a", "c", "b"]);
+    }
+
+    #[test]
     fn unknown_values_sort_last_in_both_directions() {
         let (mut app, _) = app_with(&[("a", 0.2), ("b", 0.9)]);
         app.fleet.add_target(TargetSpec {
@@ -478,7 +295,7 @@ mod tests {
     fn filter_prompt_edits_live_enter_keeps_and_esc_clears() {
         let (mut app, _) = app_with(&[("vllm-a", 0.1), ("vllm-b", 0.1), ("sglang-c", 0.1)]);
         ch(&mut app, '/');
-        assert!(app.filter_editing);
+        assert!(app.filter_editing());
         // Letters bound in the fleet view are text in the prompt.
         for c in "VLLM".chars() {
             ch(&mut app, c);
@@ -492,7 +309,7 @@ mod tests {
         key(&mut app, KeyCode::Backspace);
         assert_eq!(app.filter, "VLL");
         key(&mut app, KeyCode::Enter);
-        assert!(!app.filter_editing);
+        assert!(!app.filter_editing());
         assert_eq!(app.filter, "VLL");
         assert_eq!(row_names(&app).len(), 2);
         // Now `j` navigates again instead of typing.
@@ -570,14 +387,14 @@ mod tests {
     fn help_is_modal_and_closes_with_esc() {
         let (mut app, _) = app_with(&[("a", 0.1), ("b", 0.1)]);
         ch(&mut app, '?');
-        assert!(app.help_visible);
+        assert!(app.help_visible());
         ch(&mut app, 'j');
         assert_eq!(selected_name(&app).as_deref(), Some("a"));
         key(&mut app, KeyCode::Esc);
-        assert!(!app.help_visible);
+        assert!(!app.help_visible());
         ch(&mut app, '?');
         ch(&mut app, '?');
-        assert!(!app.help_visible);
+        assert!(!app.help_visible());
     }
 
     #[test]

@@ -1,4 +1,5 @@
-//! Keys of the diagnostics and routing views, and switching between views.
+//! Keys of the views: moving through the one shown (engines, findings, lines), and switching
+//! between them.
 
 use super::diagnostics::FindingKey;
 use super::keys::Action;
@@ -6,19 +7,45 @@ use super::state::{App, NoticeKind, RowKey, View};
 use kvtop_core::fleet::Ts;
 use kvtop_core::rules::Subject;
 
-/// Handle `action` if it switches views or navigates the diagnostics or routing view:
-/// `Some(whether the screen changed)`; `None` leaves it to the fleet view's handling.
-pub(super) fn on_key(app: &mut App, action: Action, now: Ts) -> Option<bool> {
+/// Switch views (or, from the diagnostics view, jump to a finding's engine); true if the
+/// screen changed.
+pub(super) fn switch_key(app: &mut App, action: Action, now: Ts) -> bool {
     match action {
-        Action::OpenDiagnostics => Some(open_diagnostics(app, now)),
-        Action::OpenRouting => Some(switch(app, View::Routing)),
-        Action::ShowFleet => Some(switch(app, View::Fleet)),
-        Action::JumpToEngine => Some(app.view == View::Diagnostics && jump_to_engine(app, now)),
-        _ => match app.view {
-            View::Fleet | View::Nodes => None,
-            View::Diagnostics => move_finding(app, action),
-            View::Routing => scroll_routing(app, action),
-        },
+        Action::OpenDiagnostics => open_diagnostics(app),
+        Action::OpenRouting => switch(app, View::Routing),
+        Action::ShowFleet => switch(app, View::Fleet),
+        Action::JumpToEngine => app.view == View::Diagnostics && jump_to_engine(app, now),
+        Action::ToggleNodes => {
+            app.view = match app.view {
+                View::Nodes => View::Fleet,
+                View::Fleet | View::Diagnostics | View::Routing => View::Nodes,
+            };
+            true
+        }
+        _ => false,
+    }
+}
+
+/// Move through the view shown by a line, a page, or to an end: the selected engine, the
+/// selected finding, or the first line of the routing or node view. True if it moved.
+pub(super) fn navigate(app: &mut App, action: Action) -> bool {
+    match app.view {
+        View::Fleet => move_selection(app, action),
+        View::Diagnostics => move_finding(app, action),
+        View::Routing => scroll_routing(app, action),
+        View::Nodes => scroll_nodes(app, action),
+    }
+}
+
+/// Where a movement key goes from `pos` in a list whose last position is `last`.
+fn moved(action: Action, pos: usize, last: usize, page: usize) -> usize {
+    match action {
+        Action::SelectDown => (pos + 1).min(last),
+        Action::SelectUp => pos.saturating_sub(1),
+        Action::SelectFirst => 0,
+        Action::PageDown => (pos + page).min(last),
+        Action::PageUp => pos.saturating_sub(page),
+        _ => last,
     }
 }
 
@@ -29,10 +56,9 @@ fn switch(app: &mut App, view: View) -> bool {
 }
 
 /// Show the findings; coming from the fleet, start on the selected engine's worst finding.
-fn open_diagnostics(app: &mut App, now: Ts) -> bool {
+fn open_diagnostics(app: &mut App) -> bool {
     if app.view == View::Fleet {
-        let rows = app.rows(now);
-        let engine = app.selected_engine(&rows).map(RowKey::of);
+        let engine = app.selected_engine(app.visible_rows()).map(RowKey::of);
         let first = engine.and_then(|key| {
             app.diag
                 .view()
@@ -47,47 +73,59 @@ fn open_diagnostics(app: &mut App, now: Ts) -> bool {
     switch(app, View::Diagnostics)
 }
 
-/// Move the finding selection; `None` for actions that are not movements.
-fn move_finding(app: &mut App, action: Action) -> Option<bool> {
+/// Move the engine selection through the rows as shown.
+fn move_selection(app: &mut App, action: Action) -> bool {
+    let rows = app.visible_rows();
+    let Some(pos) = app.selection(rows) else {
+        return false;
+    };
+    let target = moved(action, pos, rows.len().saturating_sub(1), app.page_size());
+    let key = rows
+        .get(target)
+        .and_then(|&i| app.view_fleet().engines().get(i))
+        .map(RowKey::of);
+    let changed = key.is_some() && key != app.selected;
+    if key.is_some() {
+        app.selected = key;
+    }
+    changed
+}
+
+/// Move the finding selection.
+fn move_finding(app: &mut App, action: Action) -> bool {
     let findings = app.diag.view().findings();
     let last = findings.len().saturating_sub(1);
     let page = app.diag.list_height().max(1);
     let pos = app.diag.selection(findings).unwrap_or(0);
-    let to = match action {
-        Action::SelectDown => (pos + 1).min(last),
-        Action::SelectUp => pos.saturating_sub(1),
-        Action::SelectFirst => 0,
-        Action::SelectLast => last,
-        Action::PageDown => (pos + page).min(last),
-        Action::PageUp => pos.saturating_sub(page),
-        _ => return None,
-    };
-    let key = findings.get(to).map(FindingKey::of);
+    let key = findings
+        .get(moved(action, pos, last, page))
+        .map(FindingKey::of);
     let changed = key.is_some() && key != app.diag.selected;
     if key.is_some() {
         app.diag.selected = key;
     }
-    Some(changed)
+    changed
 }
 
-/// Scroll the routing view; `None` for actions that are not movements.
-fn scroll_routing(app: &mut App, action: Action) -> Option<bool> {
+/// Scroll the routing view.
+fn scroll_routing(app: &mut App, action: Action) -> bool {
     let (lines, height) = app.diag.routing_extent();
     let last = lines.saturating_sub(height);
-    let page = height.max(1);
     let at = app.diag.routing_offset.min(last);
-    let to = match action {
-        Action::SelectDown => (at + 1).min(last),
-        Action::SelectUp => at.saturating_sub(1),
-        Action::SelectFirst => 0,
-        Action::SelectLast => last,
-        Action::PageDown => (at + page).min(last),
-        Action::PageUp => at.saturating_sub(page),
-        _ => return None,
-    };
+    let to = moved(action, at, last, height.max(1));
     let changed = to != app.diag.routing_offset;
     app.diag.routing_offset = to;
-    Some(changed)
+    changed
+}
+
+/// Scroll the node view (within what was last drawn).
+fn scroll_nodes(app: &mut App, action: Action) -> bool {
+    let extent = app.nodes_extent.get();
+    let last = extent.lines.saturating_sub(extent.height);
+    let before = app.nodes_offset.min(last);
+    let after = moved(action, before, last, extent.height.max(1));
+    app.nodes_offset = after;
+    after != before
 }
 
 /// Select the selected finding's engine (for a model's finding, its first engine) in the fleet
@@ -116,7 +154,7 @@ fn jump_to_engine(app: &mut App, now: Ts) -> bool {
     };
     let hidden = {
         let engines = app.view_fleet().engines();
-        !app.rows(now)
+        !app.visible_rows()
             .iter()
             .any(|&i| engines.get(i).is_some_and(|e| key.is(e)))
     };
@@ -284,9 +322,9 @@ source = "test"
         let mut app = app();
         key(&mut app, KeyCode::Char('x'));
         key(&mut app, KeyCode::Char('?'));
-        assert!(app.help_visible);
+        assert!(app.help_visible());
         key(&mut app, KeyCode::Esc);
-        assert!(!app.help_visible);
+        assert!(!app.help_visible());
         assert_eq!(app.view, View::Diagnostics, "Esc closed the help only");
         key(&mut app, KeyCode::Char('f'));
         assert!(app.is_frozen());

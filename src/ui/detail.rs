@@ -348,7 +348,7 @@ fn chart(buf: &mut Buffer, area: Rect, app: &App, engine: &EngineState, spec: &C
     let data: Vec<Vec<(f64, f64)>> = spec
         .series
         .iter()
-        .map(|(series, _, _)| engine.history.points(*series, from))
+        .map(|(series, _, _)| app.history_points(engine, *series, from))
         .collect();
     let top = spec.ceiling.unwrap_or_else(|| {
         let max = data
@@ -616,7 +616,7 @@ fn spark_line<'a>(app: &App, engine: &EngineState, now: Ts, width: usize) -> Lin
         if i > 0 {
             spans.push(Span::raw("  "));
         }
-        let points = engine.history.points(spec.series, from);
+        let points = app.history_points(engine, spec.series, from);
         let style = match spec.series {
             Series::KvUsage => series_style(theme, SeriesStyle::KvLevel, &engine.signals),
             _ => theme.series[1],

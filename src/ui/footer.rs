@@ -13,18 +13,14 @@ use crate::app::{App, NoticeKind, View};
 use crate::theme::Theme;
 use kvtop_core::fleet::Ts;
 
-/// Draw the footer; `shown` is the number of rows the filter lets through.
-pub fn render(buf: &mut Buffer, area: Rect, app: &App, shown: usize, now: Ts) {
+/// Draw the footer.
+pub fn render(buf: &mut Buffer, area: Rect, app: &App, now: Ts) {
     let theme = &app.theme;
-    let fleet = app.view_fleet();
-    let total = fleet
-        .engines()
-        .iter()
-        .filter(|e| !fleet.is_gpu_exporter(e.target))
-        .count();
+    let shown = app.visible_rows().len();
+    let total = app.engine_rows();
     let mut segments = Vec::new();
 
-    if app.filter_editing {
+    if app.filter_editing() {
         segments.push(Segment::left(
             0,
             vec![
@@ -40,7 +36,7 @@ pub fn render(buf: &mut Buffer, area: Rect, app: &App, shown: usize, now: Ts) {
         segments.extend(hints(theme, Context::Filter, &text::FILTER_HINTS, 2, true));
     } else {
         // A running action whose panel is hidden stays in sight.
-        if let Some(run) = app.actions.running().filter(|_| !app.actions.run_visible) {
+        if let Some(run) = app.actions.running().filter(|_| !app.progress_visible()) {
             segments.push(Segment::left(
                 0,
                 vec![Span::styled(
@@ -64,7 +60,7 @@ pub fn render(buf: &mut Buffer, area: Rect, app: &App, shown: usize, now: Ts) {
             None => segments.extend(match app.view {
                 View::Fleet | View::Nodes => {
                     let mut fleet = hints(theme, Context::Fleet, &text::FOOTER_HINTS, 2, false);
-                    if app.pod_actions_offered(now) {
+                    if app.pod_actions_offered() {
                         let pod = hints(theme, Context::Pod, &text::POD_HINTS, 3, false);
                         let at = fleet.len().min(1);
                         fleet.splice(at..at, pod);
@@ -73,7 +69,7 @@ pub fn render(buf: &mut Buffer, area: Rect, app: &App, shown: usize, now: Ts) {
                 }
                 View::Diagnostics => {
                     let mut diag = hints(theme, Context::Views, &text::DIAGNOSTICS_HINTS, 2, false);
-                    if app.pod_actions_offered(now) {
+                    if app.pod_actions_offered() {
                         let pod = hints(theme, Context::Pod, &text::POD_HINTS, 3, false);
                         let at = diag.len().min(1);
                         diag.splice(at..at, pod);
@@ -97,7 +93,7 @@ pub fn render(buf: &mut Buffer, area: Rect, app: &App, shown: usize, now: Ts) {
             ));
         }
     }
-    let sort_notice_shown = !app.filter_editing
+    let sort_notice_shown = !app.filter_editing()
         && app
             .notice
             .as_ref()

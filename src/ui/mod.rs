@@ -98,7 +98,8 @@ pub fn layout(area: Rect, detail_expanded: bool) -> Areas {
     }
 }
 
-/// Draw the whole console as of `now` (the clock); data is drawn as of `app.view_now(now)`.
+/// Draw the whole console as of `now` (the clock); data is drawn as of `app.view_now(now)`,
+/// its rows as `update` last settled them. Drawing only reads the state.
 pub fn draw(frame: &mut Frame, app: &App, now: Ts) {
     let area = frame.area();
     draw_into(frame.buffer_mut(), area, app, now);
@@ -113,15 +114,15 @@ pub fn draw_into(buf: &mut Buffer, area: Rect, app: &App, now: Ts) {
         return;
     }
     let areas = layout(area, app.detail_expanded);
-    let rows = app.rows(now);
-    let selected = app.selection(&rows);
+    let rows = app.visible_rows();
+    let selected = app.selection(rows);
 
     header::render(buf, areas.header, app, now);
     match app.view {
         View::Fleet => {
-            fleet_table::render(buf, areas.table, app, &rows, selected, now);
+            fleet_table::render(buf, areas.table, app, rows, selected, now);
             findings::render_strip(buf, areas.findings, app);
-            let engine = app.selected_engine(&rows);
+            let engine = app.selected_engine(rows);
             match areas.detail_mode {
                 DetailMode::Full => detail::render_full(buf, areas.detail, app, engine, now),
                 DetailMode::Compact => {
@@ -133,7 +134,7 @@ pub fn draw_into(buf: &mut Buffer, area: Rect, app: &App, now: Ts) {
         View::Routing => routing::render(buf, body(area, &areas), app),
         View::Nodes => nodes::render(buf, body(area, &areas), app, now),
     }
-    footer::render(buf, areas.footer, app, rows.len(), now);
+    footer::render(buf, areas.footer, app, now);
     if app.kube.deployments_open {
         let body = Rect::new(
             area.x,
@@ -143,7 +144,7 @@ pub fn draw_into(buf: &mut Buffer, area: Rect, app: &App, now: Ts) {
         );
         deployments::render(buf, body, app);
     }
-    if let Some(run) = app.actions.run.as_ref().filter(|_| app.actions.run_visible) {
+    if let Some(run) = app.actions.run.as_ref().filter(|_| app.progress_visible()) {
         action_progress::render(buf, area, app, run, now);
     }
     if let Some(menu) = &app.actions.menu {
@@ -152,8 +153,8 @@ pub fn draw_into(buf: &mut Buffer, area: Rect, app: &App, now: Ts) {
     if let Some(screen) = &app.actions.plan {
         actions::render_plan(buf, area, app, screen);
     }
-    if app.help_visible {
-        help::render(buf, area, &app.theme, &app.help_contexts(now));
+    if app.help_visible() {
+        help::render(buf, area, &app.theme, &app.help_contexts());
     }
 }
 

@@ -440,7 +440,7 @@ fn no_size_panics() {
     for expanded in [false, true] {
         app.detail_expanded = expanded;
         for help in [false, true] {
-            app.help_visible = help;
+            app.set_help_visible(help);
             for &w in &widths {
                 for &h in &heights {
                     render(&app, w, h, NOW);
@@ -539,7 +539,7 @@ fn mono_theme_uses_no_colour_and_marks_levels_in_text() {
     let theme = Theme::fallback_mono();
     let mut app = app(theme);
     for (w, h, help) in [(80, 24, false), (160, 48, false), (80, 24, true)] {
-        app.help_visible = help;
+        app.set_help_visible(help);
         let buf = render(&app, w, h, NOW);
         for cell in &buf.content {
             assert_eq!(cell.fg, Color::Reset, "fg of {:?}", cell.symbol());

@@ -658,7 +658,7 @@ fn answer_keys(app: &mut App) {
     assert_ne!(app.sort_descending, descending, "S reverses the sort");
 
     update(app, key(KeyCode::Char('/')), now);
-    assert!(app.filter_editing, "/ opens the filter");
+    assert!(app.filter_editing(), "/ opens the filter");
     for c in "hang".chars() {
         update(app, key(KeyCode::Char(c)), now);
     }

@@ -116,6 +116,20 @@ impl History {
         }
     }
 
+    /// A history that holds nothing and is never written: the stand-in in a copy of the fleet
+    /// whose readers take points from the live history (a frozen view, see
+    /// [`super::Fleet::without_history`]).
+    pub fn none() -> Self {
+        History {
+            full: Tier::with_capacity(0),
+            pending: PendingBucket::default(),
+            coarse: Tier::with_capacity(0),
+            full_secs: 0.0,
+            total_secs: 0.0,
+            step: 1.0,
+        }
+    }
+
     /// Append the signals derived at time `t`.
     pub fn push(&mut self, t: super::Ts, signals: &super::Signals) {
         if !t.is_finite() || self.newest_time().is_some_and(|newest| t < newest) {

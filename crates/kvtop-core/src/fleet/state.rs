@@ -215,6 +215,42 @@ impl Fleet {
         self.join_dirty = true;
         id
     }
+    /// A copy of the fleet without the engines' histories (each is [`History::none`]), for a
+    /// view frozen at an instant: it keeps what the rows, targets, windows and GPUs were then,
+    /// and reads its charts from the live histories up to that instant instead of copying them
+    /// (the histories are most of the fleet's memory).
+    pub fn without_history(&self) -> Fleet {
+        let engines = self
+            .engines
+            .iter()
+            .map(|row| EngineState {
+                target: row.target,
+                id: row.id.clone(),
+                name: row.name.clone(),
+                status: row.status,
+                restarted_at: row.restarted_at,
+                last_ok: row.last_ok,
+                latest: row.latest.clone(),
+                signals: row.signals,
+                history: History::none(),
+            })
+            .collect();
+        Fleet {
+            settings: self.settings,
+            next_target: self.next_target,
+            targets: self.targets.clone(),
+            engines,
+            windows: self.windows.clone(),
+            scratch: Vec::new(),
+            pods: self.pods.clone(),
+            gpus: self.gpus.clone(),
+            placements: self.placements.clone(),
+            gpu_exporters: self.gpu_exporters.clone(),
+            sources: self.sources.clone(),
+            placement_index: self.placement_index.clone(),
+            join_dirty: self.join_dirty,
+        }
+    }
     /// Remove a target and its rows.
     pub fn remove_target(&mut self, id: TargetId) {
         let Some(index) = self.target_index(id) else {

@@ -1,0 +1,145 @@
+//! Freezing the view (`f`): the view stays at an instant while ingestion goes on.
+//!
+//! Freezing records the instant and what the rows, targets and GPUs were then, but not the
+//! engines' histories (most of the fleet's memory): the charts of a frozen view read the live
+//! histories up to the frozen instant. Histories only grow at their new end, so those points
+//! are the ones the view had, with two exceptions that come with not copying: the live history
+//! folds points older than its full-resolution span into coarse buckets, so a view frozen for
+//! longer than that span shows those parts of its charts at the coarse resolution; and an
+//! engine the live fleet removed (a pod gone) loses its charts.
+
+use super::state::{App, Frozen, NoticeKind};
+use kvtop_core::fleet::{EngineState, Series, Ts};
+
+impl App {
+    /// Freeze the view as of `now`, or let it follow the live fleet again.
+    pub(crate) fn toggle_freeze(&mut self, now: Ts) {
+        let freezing = self.frozen.is_none();
+        self.freeze_rules(freezing, now);
+        if self.frozen.take().is_some() {
+            self.set_notice(NoticeKind::Unfrozen, now);
+        } else {
+            self.frozen = Some(Frozen {
+                at: now,
+                fleet: self.fleet.without_history(),
+            });
+            self.set_notice(NoticeKind::Frozen, now);
+        }
+    }
+
+    /// Points of one series of a shown engine from `since`, oldest first: its history, or for
+    /// a frozen view the live engine's history up to the frozen instant (nothing once the
+    /// engine is gone from the live fleet).
+    pub fn history_points(
+        &self,
+        engine: &EngineState,
+        series: Series,
+        since: Ts,
+    ) -> Vec<(f64, f64)> {
+        let Some(frozen) = &self.frozen else {
+            return engine.history.points(series, since);
+        };
+        let live = self
+            .fleet
+            .engines()
+            .iter()
+            .find(|e| e.target == engine.target && e.id == engine.id);
+        let mut points = live.map_or_else(Vec::new, |e| e.history.points(series, since));
+        points.retain(|&(t, _)| t <= frozen.at);
+        points
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::app::{Event, update};
+    use crate::theme::Theme;
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    use kvtop_core::engine::{EngineId, EngineSample};
+    use kvtop_core::fleet::{
+        Fleet, FleetSettings, ScrapePayload, ScrapeReport, TargetId, TargetSpec,
+    };
+
+    const T0: Ts = 5_000.0;
+
+    fn scrape(target: TargetId, at: Ts, kv: f64) -> Event {
+        Event::Scrape(ScrapeReport {
+            target,
+            at,
+            took: 0.01,
+            outcome: Ok(ScrapePayload {
+                engines: vec![EngineSample {
+                    id: EngineId {
+                        model: "m".into(),
+                        engine: String::new(),
+                    },
+                    kv_usage: Some(kv),
+                    ..EngineSample::default()
+                }],
+                ..ScrapePayload::default()
+            }),
+        })
+    }
+
+    /// One engine scraped at T0, T0 + 1 and T0 + 2 with KV 0.1, 0.2, 0.3.
+    fn app() -> (App, TargetId) {
+        let mut fleet = Fleet::new(FleetSettings::default());
+        let target = fleet.add_target(TargetSpec {
+            name: "a".into(),
+            url: "http://a/metrics".into(),
+        });
+        let mut app = App::new(
+            fleet,
+            Theme::fallback(),
+            "test".into(),
+            Duration::from_secs(1),
+            Duration::from_secs(300),
+        );
+        for (step, kv) in [0.1, 0.2, 0.3].into_iter().enumerate() {
+            let at = T0 + step as f64;
+            update(&mut app, scrape(target, at, kv), at);
+        }
+        (app, target)
+    }
+
+    fn freeze(app: &mut App, now: Ts) {
+        let f = KeyEvent::new(KeyCode::Char('f'), KeyModifiers::NONE);
+        update(app, Event::Key(f), now);
+    }
+
+    fn kv_points(app: &App) -> Vec<(f64, f64)> {
+        let rows = app.visible_rows();
+        let Some(engine) = app.selected_engine(rows) else {
+            panic!("no engine shown");
+        };
+        app.history_points(engine, Series::KvUsage, 0.0)
+    }
+
+    #[test]
+    fn a_frozen_view_copies_no_history_and_charts_stop_at_the_instant() {
+        let (mut app, target) = app();
+        freeze(&mut app, T0 + 2.5);
+        let Some(frozen) = app.frozen.as_ref() else {
+            panic!("not frozen");
+        };
+        assert!(frozen.fleet.engines().iter().all(|e| e.history.is_empty()));
+        update(&mut app, scrape(target, T0 + 3.0, 0.9), T0 + 3.0);
+        let kv: Vec<f64> = kv_points(&app).iter().map(|p| p.1).collect();
+        assert_eq!(kv.len(), 3, "{kv:?}");
+        assert!((kv[2] - 0.3).abs() < 1e-6, "{kv:?}");
+        freeze(&mut app, T0 + 4.0);
+        assert_eq!(kv_points(&app).len(), 4, "live again");
+    }
+
+    #[test]
+    fn an_engine_gone_from_the_live_fleet_has_no_frozen_chart() {
+        let (mut app, target) = app();
+        freeze(&mut app, T0 + 2.5);
+        app.fleet.remove_target(target);
+        assert!(kv_points(&app).is_empty());
+        assert_eq!(app.view_fleet().engines().len(), 1, "the row stays");
+    }
+}

@@ -1,0 +1,176 @@
+//! Keys: the mode on top of [`App::modes`] picks the part of the key map that applies and the
+//! handler that carries the action out.
+
+use crossterm::event::{KeyCode, KeyEvent};
+
+use super::keys::{Action, lookup_with};
+use super::mode::Mode;
+use super::rows::matching_rows;
+use super::state::{App, NoticeKind};
+use super::view_model::engine_rows;
+use super::{Command, action_update, views};
+use kvtop_core::fleet::Ts;
+
+/// Apply one key at `now`.
+pub(super) fn on_key(app: &mut App, key: &KeyEvent, now: Ts) -> Vec<Command> {
+    let Some(action) = lookup_with(app.context(), key, app.pod_actions_offered()) else {
+        return Vec::new();
+    };
+    if action == Action::Quit {
+        app.should_quit = true;
+        return vec![Command::Quit];
+    }
+    match app.modes.top() {
+        None => browse_key(app, action, now),
+        Some(Mode::Help) => {
+            app.dirty |= action == Action::CloseHelp && app.modes.close(Mode::Help);
+            Vec::new()
+        }
+        Some(Mode::Filter) => {
+            app.dirty |= filter_key(app, action, key, now);
+            Vec::new()
+        }
+        Some(Mode::ActionMenu) => action_update::menu_key(app, action, now),
+        Some(Mode::ActionPlan) => action_update::plan_key(app, action, key, now),
+        Some(Mode::ActionProgress) => action_update::progress_key(app, action),
+    }
+}
+
+/// A key of the view shown, with nothing open over it.
+fn browse_key(app: &mut App, action: Action, now: Ts) -> Vec<Command> {
+    if let Some(commands) = action_update::pod_key(app, action, now) {
+        return commands;
+    }
+    let changed = match action {
+        Action::ToggleHelp => {
+            app.modes.open(Mode::Help);
+            true
+        }
+        Action::SelectDown
+        | Action::SelectUp
+        | Action::SelectFirst
+        | Action::SelectLast
+        | Action::PageDown
+        | Action::PageUp => views::navigate(app, action),
+        Action::OpenDiagnostics
+        | Action::OpenRouting
+        | Action::ShowFleet
+        | Action::JumpToEngine
+        | Action::ToggleNodes => views::switch_key(app, action, now),
+        Action::OpenFilter => {
+            app.modes.open(Mode::Filter);
+            app.notice = None;
+            true
+        }
+        Action::ClearFilter => clear_filter(app, now),
+        Action::ToggleDeployments => {
+            app.kube.deployments_open = !app.kube.deployments_open;
+            true
+        }
+        Action::ToggleDetail => {
+            app.detail_expanded = !app.detail_expanded;
+            true
+        }
+        _ => display_key(app, action, now),
+    };
+    app.dirty |= changed;
+    Vec::new()
+}
+
+/// How the data is shown: the sort, the quantile window, the chart range, the freeze.
+fn display_key(app: &mut App, action: Action, now: Ts) -> bool {
+    match action {
+        Action::CycleSort => {
+            app.sort = app.sort.next();
+            app.sort_descending = app.sort.natural_descending();
+            sort_notice(app, now);
+        }
+        Action::ReverseSort => {
+            app.sort_descending = !app.sort_descending;
+            sort_notice(app, now);
+        }
+        Action::CycleWindow => {
+            let window = app.fleet.window().next();
+            app.fleet.set_window(window);
+            if let Some(frozen) = app.frozen.as_mut() {
+                frozen.fleet.set_window(window);
+            }
+            app.set_notice(NoticeKind::Window(window), now);
+        }
+        Action::ZoomIn | Action::ZoomOut => {
+            app.range = if action == Action::ZoomIn {
+                app.range.zoom_in()
+            } else {
+                app.range.zoom_out()
+            };
+            app.set_notice(NoticeKind::Range(app.range), now);
+        }
+        Action::ToggleFreeze => app.toggle_freeze(now),
+        _ => return false,
+    }
+    true
+}
+
+/// A key of the filter prompt.
+fn filter_key(app: &mut App, action: Action, key: &KeyEvent, now: Ts) -> bool {
+    match action {
+        Action::FilterInput => match key.code {
+            KeyCode::Char(c) => {
+                app.filter.push(c);
+                filter_notice(app, now);
+                true
+            }
+            _ => false,
+        },
+        Action::FilterBackspace => {
+            let removed = app.filter.pop().is_some();
+            if removed {
+                filter_notice(app, now);
+            }
+            removed
+        }
+        Action::KeepFilter => {
+            app.modes.close(Mode::Filter);
+            if app.filter.trim().is_empty() {
+                app.filter.clear();
+            } else {
+                filter_notice(app, now);
+            }
+            true
+        }
+        Action::ClearFilter => clear_filter(app, now),
+        _ => false,
+    }
+}
+
+/// Esc in the fleet view or the prompt: close the Deployments panel if it is open (the prompt
+/// stays open then), else drop the filter and close the prompt.
+fn clear_filter(app: &mut App, now: Ts) -> bool {
+    if app.kube.deployments_open {
+        app.kube.deployments_open = false;
+        return true;
+    }
+    let had_filter = !app.filter.is_empty();
+    let was_editing = app.modes.close(Mode::Filter);
+    app.filter.clear();
+    if had_filter {
+        app.set_notice(NoticeKind::FilterCleared, now);
+    }
+    had_filter || was_editing
+}
+
+fn sort_notice(app: &mut App, now: Ts) {
+    let kind = NoticeKind::Sort {
+        column: app.sort,
+        descending: app.sort_descending,
+    };
+    app.set_notice(kind, now);
+}
+
+/// The notice of how many rows the filter, as just edited, lets through.
+fn filter_notice(app: &mut App, now: Ts) {
+    let fleet = app.view_fleet();
+    let shown = matching_rows(fleet, &app.filter, app.view_now(now));
+    let total = engine_rows(fleet);
+    app.set_notice(NoticeKind::Filter { shown, total }, now);
+}
