@@ -233,6 +233,7 @@ impl Fleet {
                 latest: row.latest.clone(),
                 signals: row.signals,
                 history: History::none(),
+                window: row.window.clone(),
             })
             .collect();
         Fleet {
@@ -240,7 +241,6 @@ impl Fleet {
             next_target: self.next_target,
             targets: self.targets.clone(),
             engines,
-            windows: self.windows.clone(),
             scratch: Vec::new(),
             pods: self.pods.clone(),
             gpus: self.gpus.clone(),
