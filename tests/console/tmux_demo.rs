@@ -43,8 +43,9 @@ fn demo_shows_the_fleet_and_quits_cleanly() {
 
     // Help is generated from the key map and closes again.
     tmux.run(&["send-keys", "-t", "kvtop", "?"]);
+    // "this help" is the overlay's own line (the footer says "quit" too, so that would not do).
     tmux.wait_for("the help overlay", Duration::from_secs(5), |s| {
-        s.contains("quit")
+        s.contains("quit") && s.contains("this help")
     });
     tmux.run(&["send-keys", "-t", "kvtop", "Escape"]);
     // Wait for the overlay to close: an Escape immediately followed by another key reads as
