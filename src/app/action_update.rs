@@ -555,7 +555,3 @@ fn activate(app: &mut App, now: Ts) -> Vec<Command> {
     }
     commands
 }
-
-#[cfg(test)]
-#[path = "action_update_tests.rs"]
-mod tests;

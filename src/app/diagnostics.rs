@@ -341,7 +341,10 @@ impl App {
         match RuleSet::load(path) {
             Ok(rules) => self.diag.set_rules(&rules),
             Err(err) => {
-                self.warn(crate::ui::text::rules_file_ignored(&err.to_string()), now);
+                self.warn(
+                    format!("rules file ignored, built-in rules only: {err}"),
+                    now,
+                );
                 if let Ok(rules) = RuleSet::builtin() {
                     self.diag.set_rules(&rules);
                 }

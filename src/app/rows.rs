@@ -2,8 +2,7 @@
 
 use std::cmp::Ordering;
 
-use crate::ui::text;
-use kvtop_core::fleet::{EngineState, EngineStatus, Fleet, Ts};
+use kvtop_core::fleet::{EngineState, Fleet, Ts};
 
 /// The columns the fleet table can be sorted by.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -59,39 +58,7 @@ impl SortColumn {
     }
 }
 
-/// What the status cell of a row says.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum RowStatus {
-    Up,
-    /// Up, but a counter reset (process restart) was seen recently.
-    Restarted,
-    Stale,
-    Down,
-}
-
-impl RowStatus {
-    /// Severity used by the status sort: the worse, the higher.
-    fn rank(self) -> f64 {
-        match self {
-            RowStatus::Up => 0.0,
-            RowStatus::Restarted => 1.0,
-            RowStatus::Stale => 2.0,
-            RowStatus::Down => 3.0,
-        }
-    }
-}
-
-/// The status of one row at `now`; a restart is marked for `restart_mark_secs` after it was seen.
-pub fn row_status(engine: &EngineState, now: Ts, restart_mark_secs: f64) -> RowStatus {
-    match engine.status {
-        EngineStatus::Down => RowStatus::Down,
-        EngineStatus::Stale => RowStatus::Stale,
-        EngineStatus::Up => match engine.restarted_at {
-            Some(at) if now - at < restart_mark_secs => RowStatus::Restarted,
-            _ => RowStatus::Up,
-        },
-    }
-}
+pub use kvtop_core::fleet::RowStatus;
 
 /// Indices into `fleet.engines()` of the rows that match `filter` (case-insensitive substring of
 /// the name, the model or the status word), sorted by `sort`. GPU exporters' rows are not
@@ -145,7 +112,7 @@ fn matching<'f>(
         .iter()
         .enumerate()
         .filter(|(_, engine)| !fleet.is_gpu_exporter(engine.target))
-        .map(move |(i, engine)| (i, engine, row_status(engine, now, restart_mark)))
+        .map(move |(i, engine)| (i, engine, RowStatus::of(engine, now, restart_mark)))
         .filter(move |(_, engine, status)| {
             needle.is_empty() || matches_filter(engine, *status, needle)
         })
@@ -163,7 +130,7 @@ fn directed(ordering: Ordering, descending: bool) -> Ordering {
 fn matches_filter(engine: &EngineState, status: RowStatus, needle: &str) -> bool {
     engine.name.to_lowercase().contains(needle)
         || engine.id.model.to_lowercase().contains(needle)
-        || text::status_word(status).to_lowercase().contains(needle)
+        || status.word().to_lowercase().contains(needle)
 }
 
 /// The value a row is sorted by; `None` (unknown) sorts last. A down engine's values are stale

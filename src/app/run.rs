@@ -24,7 +24,7 @@ use super::update::{settle, step, update};
 use super::{Command, Event};
 use crate::terminal::ConsoleTerminal;
 use kvtop_core::clock::unix_now;
-use kvtop_core::fleet::QuantileWindow;
+use kvtop_core::fleet::{QuantileWindow, Ts};
 
 /// Most events folded into the state before a frame is considered.
 const MAX_EVENTS_PER_BATCH: usize = 4096;
@@ -53,29 +53,14 @@ impl Executor for () {
     fn execute(&mut self, _: Command) {}
 }
 
-/// Run the console until the user quits or a signal arrives.
-pub async fn run(
-    app: &mut App,
-    terminal: &mut ConsoleTerminal,
-    events: mpsc::Receiver<Event>,
-    max_fps: u32,
-) -> io::Result<ExitReason> {
-    run_with(app, terminal, events, max_fps, None, &mut ()).await
-}
+/// How a frame is drawn: the console's views (`ui::draw`), handed in by the caller so the
+/// state machine does not depend on the views that read it.
+pub type Draw = fn(&mut ratatui::Frame<'_>, &App, Ts);
 
-/// [`run`], publishing the quantile window the operator picks (`w`) on `window`, for workers
-/// that compute windowed signals themselves (a Prometheus source).
-pub async fn run_with_window(
-    app: &mut App,
-    terminal: &mut ConsoleTerminal,
-    events: mpsc::Receiver<Event>,
-    max_fps: u32,
-    window: Option<watch::Sender<QuantileWindow>>,
-) -> io::Result<ExitReason> {
-    run_with(app, terminal, events, max_fps, window, &mut ()).await
-}
-
-/// [`run_with_window`], handing every command other than `Quit` to `workers`.
+/// Run the console until the user quits or a signal arrives: frames drawn with `draw`, every
+/// command other than `Quit` handed to `workers`, and the quantile window the operator picks
+/// (`w`) published on `window` for workers that compute windowed signals themselves (a
+/// Prometheus source).
 pub async fn run_with(
     app: &mut App,
     terminal: &mut ConsoleTerminal,
@@ -83,6 +68,7 @@ pub async fn run_with(
     max_fps: u32,
     window: Option<watch::Sender<QuantileWindow>>,
     workers: &mut dyn Executor,
+    draw: Draw,
 ) -> io::Result<ExitReason> {
     let frame_interval = Duration::from_secs_f64(1.0 / f64::from(max_fps.clamp(1, 60)));
     let mut input = EventStream::new();
@@ -92,7 +78,7 @@ pub async fn run_with(
 
     let mut ticker = second_ticker();
     run_commands(settle(app, unix_now()), workers);
-    draw(app, terminal)?;
+    render(app, terminal, draw)?;
     let mut last_frame = Instant::now();
     let mut events_open = true;
     // Worker events were stepped since the state was last settled.
@@ -139,7 +125,7 @@ pub async fn run_with(
             if std::mem::take(&mut unsettled) || app.diag.has_news() {
                 run_commands(settle(app, unix_now()), workers);
             }
-            draw(app, terminal)?;
+            render(app, terminal, draw)?;
             last_frame = Instant::now();
         }
     }
@@ -256,9 +242,9 @@ fn run_commands(commands: Vec<Command>, workers: &mut dyn Executor) -> bool {
     quit
 }
 
-fn draw(app: &mut App, terminal: &mut ConsoleTerminal) -> io::Result<()> {
+fn render(app: &mut App, terminal: &mut ConsoleTerminal, draw: Draw) -> io::Result<()> {
     let now = unix_now();
-    terminal.draw(|frame| crate::ui::draw(frame, app, now))?;
+    terminal.draw(|frame| draw(frame, app, now))?;
     // An evaluation deferred by the rules' spacing needs one more frame once it has run.
     app.dirty = app.diag.has_news();
     Ok(())

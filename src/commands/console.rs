@@ -228,6 +228,7 @@ pub async fn run_console_with(
         config.max_fps,
         Some(window_tx),
         &mut workers,
+        crate::ui::draw,
     )
     .await;
     // An action still running is stopped and its interrupted line written before leaving.

@@ -7,9 +7,9 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
 use super::{diag_text, findings, format, text};
-use crate::app::rows::{RowStatus, row_status};
 use crate::app::{App, RowKey, RulesView, SortColumn};
 use crate::theme::Theme;
+use kvtop_core::fleet::RowStatus;
 use kvtop_core::fleet::{EngineState, TargetState, Ts};
 use kvtop_core::kube_model::PodInfo;
 
@@ -321,7 +321,7 @@ pub fn render(
         }
         let target = fleet.target(engine.target);
         let pod = fleet.pod_info(engine.target);
-        let status = row_status(engine, view_now, restart_mark);
+        let status = RowStatus::of(engine, view_now, restart_mark);
         let line = row_line(engine, target, pod, status, &cols, theme, rules, view_now);
         buf.set_line(rect.x, rect.y, &line, rect.width);
     }
@@ -486,7 +486,7 @@ fn status_cell(
     now: Ts,
     width: usize,
 ) -> (String, Style) {
-    let word = text::status_word(status);
+    let word = status.word();
     // A Kubernetes pod's own state (CrashLoop, OOMKilled, NotReady, restarts) says more than
     // the scrape's.
     // (A down row tells it in its reason instead.)

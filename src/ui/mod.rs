@@ -224,3 +224,6 @@ mod tests {
         assert_eq!(a.detail.bottom(), a.footer.y);
     }
 }
+
+#[cfg(test)]
+mod action_screen_tests;

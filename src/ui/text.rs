@@ -1,7 +1,6 @@
 //! Every user-facing string of the console's views, in one place.
 
 use super::format;
-use crate::app::rows::RowStatus;
 use crate::app::{Action, Context, NoticeKind, SortColumn};
 use kvtop_core::fleet::StatusCounts;
 
@@ -71,16 +70,6 @@ pub const LEVEL_MID_MARK: &str = "+";
 /// "no engine matches “xyz”"
 pub fn no_match(filter: &str) -> String {
     format!("no engine matches “{filter}”")
-}
-
-/// The word of a status cell; the filter matches it too.
-pub fn status_word(status: RowStatus) -> &'static str {
-    match status {
-        RowStatus::Up => "UP",
-        RowStatus::Restarted => "RESTARTED",
-        RowStatus::Stale => "STALE",
-        RowStatus::Down => "DOWN",
-    }
 }
 
 /// Name of a sort column in notices.
@@ -261,10 +250,6 @@ pub fn notice(kind: &NoticeKind) -> String {
 }
 
 /// The footer problem of a user rules file that did not load.
-pub fn rules_file_ignored(error: &str) -> String {
-    format!("rules file ignored, built-in rules only: {error}")
-}
-
 // Help overlay.
 pub const HELP_TITLE: &str = " keys ";
 

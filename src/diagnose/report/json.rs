@@ -50,7 +50,7 @@ pub fn render_json(obs: &Observation) -> String {
             "interval_seconds": obs.interval,
             "cycles": obs.cycles,
             "engines": rows.len(),
-            "up": rows.iter().filter(|r| r.status == "UP").count(),
+            "up": rows.iter().filter(|r| r.status == kvtop_core::fleet::EngineStatus::Up).count(),
             "verdict": verdict.word(),
             "exit_code": verdict.exit_code(),
         },

@@ -34,9 +34,9 @@ pub fn render_markdown(obs: &Observation) -> String {
     let _ = writeln!(out, "|---|---|---|--:|--:|--:|--:|--:|");
     for row in fleet_rows(obs) {
         let status = if row.restarted {
-            format!("{} (restarted)", row.status)
+            format!("{} (restarted)", row.status.word())
         } else {
-            row.status.to_owned()
+            row.status.word().to_owned()
         };
         let _ = writeln!(
             out,

@@ -165,7 +165,10 @@ pub fn headline(obs: &Observation) -> String {
     let firing = firing(&obs.findings);
     let count = |s: Severity| firing.iter().filter(|f| f.severity == s).count();
     let rows = fleet_rows(obs);
-    let up = rows.iter().filter(|r| r.status == "UP").count();
+    let up = rows
+        .iter()
+        .filter(|r| r.status == kvtop_core::fleet::EngineStatus::Up)
+        .count();
     format!(
         "{}: {} critical, {} warning, {} info firing, {} pending; {} ({} up) observed for {}",
         verdict.word(),

@@ -9,7 +9,7 @@ use kvtop_core::fleet::{EngineStatus, Series};
 pub struct FleetRow {
     pub name: String,
     pub model: String,
-    pub status: &'static str,
+    pub status: EngineStatus,
     pub kv_usage: Option<f64>,
     pub running: Option<f64>,
     pub waiting: Option<f64>,
@@ -31,14 +31,6 @@ pub struct EngineSummary {
     pub points: usize,
 }
 
-fn status_name(status: EngineStatus) -> &'static str {
-    match status {
-        EngineStatus::Up => "UP",
-        EngineStatus::Stale => "STALE",
-        EngineStatus::Down => "DOWN",
-    }
-}
-
 /// The fleet table: every engine row (GPU exporters left out), in fleet order.
 pub fn fleet_rows(obs: &Observation) -> Vec<FleetRow> {
     obs.fleet
@@ -48,7 +40,7 @@ pub fn fleet_rows(obs: &Observation) -> Vec<FleetRow> {
         .map(|e| FleetRow {
             name: e.name.clone(),
             model: e.id.model.clone(),
-            status: status_name(e.status),
+            status: e.status,
             kv_usage: e.signals.kv_usage,
             running: e.signals.running,
             waiting: e.signals.waiting,

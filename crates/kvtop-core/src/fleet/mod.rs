@@ -21,5 +21,6 @@ pub use state::{
     DerivedSourceState, EngineState, EngineStatus, Fleet, FleetSettings, InstanceKey, QueryFailure,
     ScrapePayload, ScrapeReport, SourceReport, StatusCounts, TargetId, TargetSpec, TargetState,
 };
+pub use status::RowStatus;
 
 pub use crate::clock::Ts;

@@ -1,6 +1,7 @@
-//! Status rules: how long since the last good scrape makes a row Up, Stale or Down.
+//! Status rules: how long since the last good scrape makes a row Up, Stale or Down; and what
+//! a row's status cell says ([`RowStatus`]: the scrape status, with a recent restart as data).
 
-use super::{EngineStatus, Ts};
+use super::{EngineState, EngineStatus, Ts};
 
 /// Scrape interval made safe for the rules (a non-positive interval counts as 1 s).
 pub(crate) fn effective_interval(interval: f64) -> f64 {
@@ -63,5 +64,62 @@ mod tests {
     #[test]
     fn never_scraped_is_down() {
         assert_eq!(status_at(None, 0.0, 1.0), EngineStatus::Down);
+    }
+}
+
+impl EngineStatus {
+    /// The word for it, as every view and report writes it.
+    pub fn word(self) -> &'static str {
+        match self {
+            EngineStatus::Up => "UP",
+            EngineStatus::Stale => "STALE",
+            EngineStatus::Down => "DOWN",
+        }
+    }
+}
+
+/// What the status cell of a row says: its [`EngineStatus`], or `Restarted` while it is Up and
+/// a counter reset (a process restart) was seen recently.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RowStatus {
+    Up,
+    /// Up, but a counter reset (process restart) was seen recently.
+    Restarted,
+    Stale,
+    Down,
+}
+
+impl RowStatus {
+    /// The status of `engine` at `now`; a restart is marked for `restart_mark_secs` after it
+    /// was seen.
+    pub fn of(engine: &EngineState, now: Ts, restart_mark_secs: f64) -> RowStatus {
+        match engine.status {
+            EngineStatus::Down => RowStatus::Down,
+            EngineStatus::Stale => RowStatus::Stale,
+            EngineStatus::Up => match engine.restarted_at {
+                Some(at) if now - at < restart_mark_secs => RowStatus::Restarted,
+                _ => RowStatus::Up,
+            },
+        }
+    }
+
+    /// The word of the status cell; the console's filter matches it too.
+    pub fn word(self) -> &'static str {
+        match self {
+            RowStatus::Up => EngineStatus::Up.word(),
+            RowStatus::Restarted => "RESTARTED",
+            RowStatus::Stale => EngineStatus::Stale.word(),
+            RowStatus::Down => EngineStatus::Down.word(),
+        }
+    }
+
+    /// Severity used by the status sort: the worse, the higher.
+    pub fn rank(self) -> f64 {
+        match self {
+            RowStatus::Up => 0.0,
+            RowStatus::Restarted => 1.0,
+            RowStatus::Stale => 2.0,
+            RowStatus::Down => 3.0,
+        }
     }
 }

@@ -1,15 +1,25 @@
+//! The console's Kubernetes actions end to end through the state machine and the screen: the
+//! menu, access reviews, the plan screen, the typed confirmation, dry runs, progress.
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-use super::*;
+use crate::actions::Plan;
 use crate::actions::Progress;
+use crate::app::action_update::{RunGate, run_gate};
+use crate::app::actions::{EntryAccess, PlanButton, PlanState};
 use crate::app::kube::KubeView;
+use crate::app::state::NoticeKind;
+use crate::app::{ActionUpdate, App, Command};
 use crate::app::{ActionsView, Event, update};
 use crate::theme::Theme;
+use kvtop_core::actions::ActionKind;
 use kvtop_core::actions::plan::{AccessResult, Policy, plan_pod};
+use kvtop_core::fleet::Ts;
 use kvtop_core::fleet::{Fleet, FleetSettings, TargetSpec};
+use kvtop_core::kube_model::PodInfo;
 use kvtop_core::kube_model::{EndpointDefaults, MetricsEndpoint, Owner, ScrapeVia};
 
 const T0: Ts = 1_000.0;
@@ -92,7 +102,7 @@ fn planned(app: &mut App, plan: Box<Plan>) {
 fn screen_text(app: &App, width: u16, height: u16) -> String {
     let area = ratatui::layout::Rect::new(0, 0, width, height);
     let mut buf = ratatui::buffer::Buffer::empty(area);
-    crate::ui::draw_into(&mut buf, area, app, T0);
+    super::draw_into(&mut buf, area, app, T0);
     (0..height)
         .map(|y| {
             (0..width)
@@ -392,7 +402,7 @@ fn read_only_removes_the_keys_from_effect_help_and_footer() {
         "{text}"
     );
     let help = |app: &App| -> Vec<String> {
-        crate::ui::help::sections(&app.theme, &app.help_contexts())
+        super::help::sections(&app.theme, &app.help_contexts())
             .concat()
             .iter()
             .map(|l| l.to_string())
