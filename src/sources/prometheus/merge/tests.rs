@@ -3,6 +3,7 @@
 use super::*;
 use crate::sources::prometheus::decode::decode_answer;
 use crate::sources::prometheus::query::QueryPlan;
+use kvtop_core::engine::EngineFlavor;
 use kvtop_core::fleet::QuantileWindow;
 
 fn plan() -> QueryPlan {
