@@ -354,7 +354,11 @@ async fn every_catalog_signal_agrees_direct_and_through_prometheus_on_v0_v1_and_
     };
     assert!(payload.failures.is_empty(), "{:?}", payload.failures);
 
+    let mut flavors = Vec::new();
     for row in fleet.engines() {
+        // Not vacuous: every engine has a KV usage and a rate both ways.
+        assert!(row.signals.kv_usage.is_some(), "{}", row.name);
+        assert!(row.signals.gen_tps.is_some(), "{}", row.name);
         let through = payload
             .engines
             .iter()
@@ -362,6 +366,7 @@ async fn every_catalog_signal_agrees_direct_and_through_prometheus_on_v0_v1_and_
             .unwrap_or_else(|| panic!("{} not found through Prometheus", row.name));
         let direct = row.latest.as_ref().expect("a direct sample");
         assert_eq!(through.sample.flavor, direct.flavor, "{}: flavor", row.name);
+        flavors.push(direct.flavor);
         for def in kvtop_core::signals::SIGNALS.iter() {
             assert_eq!(
                 (def.get)(&through.signals),
@@ -371,6 +376,14 @@ async fn every_catalog_signal_agrees_direct_and_through_prometheus_on_v0_v1_and_
                 def.name
             );
         }
+    }
+    use kvtop_core::engine::EngineFlavor;
+    for flavor in [
+        EngineFlavor::VllmV0,
+        EngineFlavor::VllmV1,
+        EngineFlavor::SGLang,
+    ] {
+        assert!(flavors.contains(&flavor), "{flavor:?} in {flavors:?}");
     }
     drop(prom);
     drop(servers);

@@ -224,12 +224,14 @@ impl<'l> CycleMerge<'l> {
                 for (slot, value) in process.get(&key.instance).into_iter().flatten() {
                     set_slot(&mut acc.signals, *slot, *value);
                 }
-                let cache_config = caches
-                    .get(&key.instance)
-                    .into_iter()
-                    .flatten()
-                    .find(|(engine, _)| engine.is_empty() || *engine == key.engine)
-                    .map(|(_, config)| config.clone());
+                let cache_config = agreed_cache_config(
+                    caches
+                        .get(&key.instance)
+                        .into_iter()
+                        .flatten()
+                        .filter(|(engine, _)| engine.is_empty() || *engine == key.engine)
+                        .map(|(_, config)| config),
+                );
                 acc.signals.kv_capacity_tokens = cache_config
                     .as_ref()
                     .and_then(CacheConfig::kv_capacity_tokens)
@@ -292,6 +294,28 @@ fn add_flavor_evidence(item: &super::decode::Item<'_>, evidence: &mut FlavorEvid
     }
     if item.label("engine").is_some() {
         evidence.engine_label();
+    }
+}
+
+/// The configuration of an engine from the series that apply to it: the first, or what
+/// several different ones agree on (as a direct scrape resolves it).
+fn agreed_cache_config<'c>(
+    mut configs: impl Iterator<Item = &'c CacheConfig>,
+) -> Option<CacheConfig> {
+    let first = configs.next()?;
+    let mut fields = first.fields.clone();
+    let mut disputed = false;
+    for other in configs.filter(|c| c.fields != first.fields) {
+        disputed = true;
+        kvtop_core::engine::keep_agreed_cache_fields(
+            &mut fields,
+            other.fields.iter().map(|(n, v)| (n.as_str(), v.as_str())),
+        );
+    }
+    if disputed {
+        Some(kvtop_core::engine::cache_config_from_fields(fields))
+    } else {
+        Some(first.clone())
     }
 }
 
