@@ -47,7 +47,7 @@ pub(super) fn cache_config_for(
         let other_fields: Vec<_> = LabelIter { rest: other }.collect();
         keep_agreed(
             &mut fields,
-            other_fields.iter().map(|(n, v)| (n.as_ref(), v.as_ref())),
+            other_fields.iter().map(|(n, v)| (*n, v.as_ref())),
         );
     }
     Some(typed(fields))

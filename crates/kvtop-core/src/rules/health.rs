@@ -3,66 +3,98 @@
 //!
 //! Health is instantaneous: DOWN when kvtop cannot scrape the engine (status Stale or Down: a
 //! killed backend must be routed around within about two scrape intervals), DEGRADED while KV
-//! usage is above the breaker's threshold, else HEALTHY (also when KV usage is unknown: nothing
-//! says otherwise). The breaker has hysteresis: it opens when KV usage rises above one threshold
-//! and closes only when it falls below a lower one. While the engine is not up, the breaker
-//! keeps its state.
+//! usage is above 88%, else HEALTHY (also when KV usage is unknown: nothing says otherwise).
+//! The breaker has hysteresis: it opens when KV usage rises above 88% and closes only when it
+//! falls below 0.9 × 88% = 79.2%. While the engine is not up, the breaker keeps its state.
 //!
-//! Both thresholds are those of the built-in `kv-breaker` rule (`config/rules.toml`: `when =
-//! "kv_usage > 88%"`, `clear_when = "kv_usage < 79.2%"`, i.e. 0.9 × 88%), so the finding and
-//! the HEALTH column cannot disagree. A user's override of that rule changes the finding only.
+//! Both thresholds are written once, in the built-in `kv-breaker` rule (`config/rules.toml`,
+//! `when` and `clear_when`), and read from it at compile time, so the finding and the HEALTH
+//! column cannot disagree (a user's override of that rule changes the finding only).
 
 use std::fmt;
-use std::sync::OnceLock;
 
-use super::expr::{Cmp, CmpOp, Cond, Expr, Num};
-use super::file::RuleSet;
-use super::signals::Resolved;
+use super::file::BUILTIN_RULES_TOML;
 use crate::fleet::{EngineStatus, Ts};
-use crate::signals::Signal;
 
 /// The built-in rule whose `when` opens the breaker and whose `clear_when` closes it.
 pub const BREAKER_RULE: &str = "kv-breaker";
 
-/// KV usage thresholds of the circuit breaker.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct BreakerThresholds {
-    /// Above this the breaker opens and the engine is degraded.
-    pub open_above: f64,
-    /// Below this an open breaker closes.
-    pub close_below: f64,
+/// KV usage above which the breaker opens and the engine is degraded (0.88).
+pub const BREAKER_OPEN_ABOVE: f64 = rule_percent(
+    BUILTIN_RULES_TOML.as_bytes(),
+    b"id = \"kv-breaker\"",
+    b"when = \"kv_usage > ",
+);
+
+/// KV usage below which an open breaker closes (0.792).
+const BREAKER_CLOSE_BELOW: f64 = rule_percent(
+    BUILTIN_RULES_TOML.as_bytes(),
+    b"id = \"kv-breaker\"",
+    b"clear_when = \"kv_usage < ",
+);
+
+/// KV usage below which an open breaker closes (0.792).
+pub fn breaker_close_below() -> f64 {
+    BREAKER_CLOSE_BELOW
 }
 
-/// The breaker's thresholds, read once from the built-in rules; `None` only if the built-in
-/// file lost the rule (a test guards it), in which case no engine is degraded by KV usage.
-pub fn breaker() -> Option<BreakerThresholds> {
-    static THRESHOLDS: OnceLock<Option<BreakerThresholds>> = OnceLock::new();
-    *THRESHOLDS.get_or_init(|| {
-        let rules = RuleSet::builtin().ok()?;
-        let rule = rules.get(BREAKER_RULE)?;
-        Some(BreakerThresholds {
-            open_above: kv_threshold(&rule.when, CmpOp::Gt)?,
-            close_below: kv_threshold(rule.clear_when.as_ref()?, CmpOp::Lt)?,
-        })
-    })
-}
-
-/// `x` of an expression that is exactly `kv_usage <op> x`.
-fn kv_threshold(expr: &Expr, op: CmpOp) -> Option<f64> {
-    let Cond::Cmp(cmp) = &expr.root else {
-        return None;
+/// The percentage written right after `field` in the rule `rule` (`88%` → 0.88,
+/// decimal digits exactly as the expression lexer reads them). Evaluated at compile time: a
+/// rules file that no longer has the field in that form fails the build, never a run.
+const fn rule_percent(text: &[u8], rule: &[u8], field: &[u8]) -> f64 {
+    let Some(start) = find(text, rule, 0) else {
+        panic!("config/rules.toml has no kv-breaker rule");
     };
-    match cmp.as_ref() {
-        Cmp {
-            op: found,
-            lhs: Num::Signal(Resolved::Named(def)),
-            rhs: Num::Lit(value),
-            ..
-        } if *found == op && def.name == crate::signals::signal(Signal::KvUsage).name => {
-            Some(*value)
+    let end = match find(text, b"[[rule]]", start) {
+        Some(next) => next,
+        None => text.len(),
+    };
+    let at = match find(text, field, start) {
+        Some(at) if at < end => at,
+        _ => panic!("the kv-breaker rule has no `kv_usage` threshold in the expected form"),
+    };
+    let mut i = at + field.len();
+    let mut mantissa: u64 = 0;
+    let mut decimals: i32 = -1;
+    while i < text.len() && (text[i].is_ascii_digit() || text[i] == b'.') {
+        if text[i] == b'.' {
+            decimals = 0;
+        } else {
+            mantissa = mantissa * 10 + (text[i] - b'0') as u64;
+            if decimals >= 0 {
+                decimals += 1;
+            }
         }
-        _ => None,
+        i += 1;
     }
+    if i >= text.len() || text[i] != b'%' || mantissa == 0 {
+        panic!("the kv-breaker threshold is not a percentage");
+    }
+    // A percentage: two more decimal places. The quotient of two exact integers is the double
+    // nearest to the decimal, as `str::parse` gives it.
+    let mut scale: u64 = 100;
+    let mut d = 0;
+    while d < decimals {
+        scale *= 10;
+        d += 1;
+    }
+    mantissa as f64 / scale as f64
+}
+
+/// Position of the first `needle` in `text` at or after `from`.
+const fn find(text: &[u8], needle: &[u8], from: usize) -> Option<usize> {
+    let mut i = from;
+    while i + needle.len() <= text.len() {
+        let mut j = 0;
+        while j < needle.len() && text[i + j] == needle[j] {
+            j += 1;
+        }
+        if j == needle.len() {
+            return Some(i);
+        }
+        i += 1;
+    }
+    None
 }
 
 /// An engine's health class.
@@ -93,7 +125,7 @@ impl fmt::Display for Health {
 pub fn classify(status: EngineStatus, kv_usage: Option<f64>) -> Health {
     if status != EngineStatus::Up {
         Health::Down
-    } else if kv_usage.is_some_and(|kv| breaker().is_some_and(|b| kv > b.open_above)) {
+    } else if kv_usage.is_some_and(|kv| kv > BREAKER_OPEN_ABOVE) {
         Health::Degraded
     } else {
         Health::Healthy
@@ -124,12 +156,9 @@ impl Breaker {
         if status != EngineStatus::Up {
             return self;
         }
-        let Some(thresholds) = breaker() else {
-            return self;
-        };
         match self {
-            Breaker::Closed if kv > thresholds.open_above => Breaker::Open { since: now },
-            Breaker::Open { .. } if kv < thresholds.close_below => Breaker::Closed,
+            Breaker::Closed if kv > BREAKER_OPEN_ABOVE => Breaker::Open { since: now },
+            Breaker::Open { .. } if kv < breaker_close_below() => Breaker::Closed,
             unchanged => unchanged,
         }
     }
@@ -166,11 +195,34 @@ mod tests {
     use super::*;
 
     #[test]
-    fn thresholds_are_the_builtin_rules_88_and_0_9_of_it() {
-        let thresholds = breaker().expect("the built-in kv-breaker rule");
-        assert_eq!(thresholds.open_above, 0.88);
-        assert_eq!(thresholds.close_below, 0.792);
-        assert!((thresholds.close_below - 0.9 * thresholds.open_above).abs() < 1e-12);
+    fn close_threshold_is_0_792() {
+        assert_eq!(breaker_close_below(), 0.792);
+    }
+
+    /// The thresholds read at compile time are those the rule evaluator parses.
+    #[test]
+    fn thresholds_are_the_kv_breaker_rules_as_parsed() {
+        use crate::rules::expr::{Cmp, CmpOp, Cond, Expr, Num};
+        use crate::rules::signals::Resolved;
+        let rules = crate::rules::RuleSet::builtin().expect("built-in rules");
+        let rule = rules.get(BREAKER_RULE).expect("kv-breaker");
+        let threshold = |expr: &Expr, op: CmpOp| match &expr.root {
+            Cond::Cmp(cmp) => match cmp.as_ref() {
+                Cmp {
+                    op: found,
+                    lhs: Num::Signal(Resolved::Named(def)),
+                    rhs: Num::Lit(value),
+                    ..
+                } if *found == op && def.name == "kv_usage" => Some(*value),
+                _ => None,
+            },
+            _ => None,
+        };
+        assert_eq!(threshold(&rule.when, CmpOp::Gt), Some(BREAKER_OPEN_ABOVE));
+        let clear = rule.clear_when.as_ref().expect("clear_when");
+        assert_eq!(threshold(clear, CmpOp::Lt), Some(breaker_close_below()));
+        // The close threshold is 0.9 × the open one.
+        assert!((breaker_close_below() - 0.9 * BREAKER_OPEN_ABOVE).abs() < 1e-12);
     }
 
     #[test]
