@@ -24,17 +24,22 @@ pub fn extract_engines(expo: &Exposition<'_>) -> Vec<EngineSample> {
     let mut engines: Vec<EngineParts<'_>> = Vec::new();
     let mut cache_infos: Vec<CacheInfoSeries<'_>> = Vec::new();
     let mut process_cpu = SeriesSet::default();
-    // Samples of one family arrive together: remember the last name's route so the lookup
-    // runs once per family rather than once per sample.
-    let mut last: Option<(&str, Option<Route>)> = None;
+    // Samples of one family arrive together, and counters alternate `_total` and `_created`
+    // series: remembering the routes of the last two names makes the lookup run about once
+    // per family rather than once per sample.
+    let mut recent: [Option<(&str, Option<Route>)>; 2] = [None, None];
     let mut last_engine = 0usize;
 
     for sample in &expo.samples {
-        let route = match last {
-            Some((name, route)) if name == sample.name => route,
-            _ => {
+        let route = match recent {
+            [Some((name, route)), _] if name == sample.name => route,
+            [first, Some((name, route))] if name == sample.name => {
+                recent = [Some((name, route)), first];
+                route
+            }
+            [first, _] => {
                 let route = route_of(sample.name);
-                last = Some((sample.name, route));
+                recent = [Some((sample.name, route)), first];
                 route
             }
         };
