@@ -230,26 +230,29 @@ impl QueryPlan {
                 // Read by the slow queries.
                 Derivation::Capacity(_) => {}
                 Derivation::Rate(MetricId::ProcessCpu) => per_process.push(self.cpu(def.id)),
-                derivation => per_engine.push(QuerySpec {
-                    signal: def.query,
-                    promql: self.engine_expr(derivation),
-                    shape: match derivation {
-                        Derivation::RawByName(_) => Shape::KvRaw,
-                        _ => Shape::Engine(def.id),
-                    },
-                }),
+                derivation => {
+                    per_engine.extend(self.engine_expr(derivation).map(|promql| QuerySpec {
+                        signal: def.query,
+                        promql,
+                        shape: match derivation {
+                            Derivation::RawByName(_) => Shape::KvRaw,
+                            _ => Shape::Engine(def.id),
+                        },
+                    }))
+                }
             }
         }
         per_engine.extend(per_process);
         per_engine
     }
 
-    /// The PromQL of one per-engine signal.
-    fn engine_expr(&self, derivation: Derivation) -> String {
+    /// The PromQL of one per-engine signal; quantiles and the capacity have queries of their
+    /// own.
+    fn engine_expr(&self, derivation: Derivation) -> Option<String> {
         let by = self.labels.engine_clause();
         let w = range_selector(self.window);
         let rate = |name: &str| format!("sum by ({by}) (rate({name}[{w}]))");
-        match derivation {
+        Some(match derivation {
             Derivation::RawByName(id) => names(id).join(" or "),
             Derivation::Raw(id) => format!("sum by ({by}) ({})", names(id).join(" or ")),
             Derivation::Rate(id) => names(id)
@@ -284,8 +287,8 @@ impl QueryPlan {
                     None => pairs.join(" or "),
                 }
             }
-            Derivation::Quantile(..) | Derivation::Capacity(_) => String::new(),
-        }
+            Derivation::Quantile(..) | Derivation::Capacity(_) => return None,
+        })
     }
 
     /// The queries sent now and then: configuration that rarely changes.
