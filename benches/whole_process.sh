@@ -6,7 +6,9 @@
 #
 # The console runs on a pseudo-terminal of COLSxROWS (benches/pty_meter.py, python3), which counts
 # every byte it writes and its frames (bursts of output). Builds the release binary first
-# (PROFILE=dist measures the shipping build: fat LTO, one codegen unit). Prints one line of figures.
+# (PROFILE=dist measures the shipping build: fat LTO, one codegen unit; CARGO_FLAGS, e.g.
+# --no-default-features, builds the measured console differently, in target/variant, while the
+# simulator still runs from the default build). Prints one line of figures.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 engines=${1:-8}
@@ -15,7 +17,13 @@ size=${3:-160x45}
 
 profile=${PROFILE:-release}
 cargo build --profile "$profile" --quiet --bin kvtop
-bin=$PWD/target/$profile/kvtop
+sim_bin=$PWD/target/$profile/kvtop
+bin=$sim_bin
+if [ -n "${CARGO_FLAGS:-}" ]; then
+  # shellcheck disable=SC2086 # CARGO_FLAGS is a list of words
+  cargo build --profile "$profile" --quiet --bin kvtop --target-dir target/variant $CARGO_FLAGS
+  bin=$PWD/target/variant/$profile/kvtop
+fi
 work=$(mktemp -d)
 cleanup() {
   [ -n "${meter_pid:-}" ] && kill "$meter_pid" 2>/dev/null || true
@@ -26,7 +34,7 @@ cleanup() {
 trap cleanup EXIT
 
 # The simulator runs from its own copy, so the console's RSS counts only its own code pages.
-cp "$bin" "$work/kvtop-sim"
+cp "$sim_bin" "$work/kvtop-sim"
 "$work/kvtop-sim" sim --engines "$engines" >"$work/sim.out" 2>"$work/sim.err" &
 sim_pid=$!
 for _ in $(seq 300); do

@@ -1,7 +1,9 @@
 //! A real Prometheus scrapes the simulated fleet (engines and dcgm-exporters) every second;
-//! kvtop reads the fleet back through Prometheus and agrees with its own direct scrape.
+//! kvtop reads the fleet back through Prometheus and agrees with its own direct scrape. A second
+//! test has it scrape the vLLM V0 and V1 fixtures and an SGLang payload as they are, and every
+//! signal of the catalog must come out the same both ways.
 //!
-//! Prometheus' first scrape comes ~5.5 s after it starts, so this test takes ~10 s. Skipped
+//! Prometheus' first scrape comes ~5.5 s after it starts, so each test takes ~10 s. Skipped
 //! (with a printed reason) when `prometheus` is missing, unless `KVTOP_TEST_REQUIRE_ALL` is set.
 
 use crate::common;
@@ -9,6 +11,7 @@ use crate::common;
 use std::fmt::Write as _;
 use std::time::Duration;
 
+use common::bad_server::{BadServer, Behaviour};
 use common::prometheus::PromServer;
 use kvtop::app::{App, Event, update};
 use kvtop::config::PrometheusConfig;
@@ -17,7 +20,8 @@ use kvtop::sources::prometheus::{
 };
 use kvtop::sources::{ScrapeSettings, ScrapeTarget, build_client, scrape_once};
 use kvtop_core::fleet::{
-    DerivedReport, EngineStatus, Fleet, FleetSettings, QuantileWindow, SourceReport,
+    DerivedReport, EngineStatus, Fleet, FleetSettings, QuantileWindow, ScrapePayload, ScrapeReport,
+    SourceReport, TargetSpec,
 };
 use kvtop_sim::{SimConfig, SimVersion};
 
@@ -226,4 +230,170 @@ async fn kvtop_reads_the_simulated_fleet_back_through_prometheus() {
     );
     drop(prom);
     sim.shutdown().await;
+}
+
+/// An SGLang exposition in the shape SGLang serves (`model_name` label, `sglang:` names),
+/// written for this test with a value for every SGLang name the catalog reads.
+const SGLANG_PAYLOAD: &str = "\
+# TYPE sglang:prompt_tokens_total counter
+sglang:prompt_tokens_total{model_name=\"qwen\"} 8128902.0
+# TYPE sglang:generation_tokens_total counter
+sglang:generation_tokens_total{model_name=\"qwen\"} 7557572.0
+# TYPE sglang:token_usage gauge
+sglang:token_usage{model_name=\"qwen\"} 0.28
+# TYPE sglang:cache_hit_rate gauge
+sglang:cache_hit_rate{model_name=\"qwen\"} 0.0075
+# TYPE sglang:num_running_reqs gauge
+sglang:num_running_reqs{model_name=\"qwen\"} 12.0
+# TYPE sglang:num_queue_reqs gauge
+sglang:num_queue_reqs{model_name=\"qwen\"} 3.0
+# TYPE sglang:time_to_first_token_seconds histogram
+sglang:time_to_first_token_seconds_bucket{le=\"0.1\",model_name=\"qwen\"} 4.0
+sglang:time_to_first_token_seconds_bucket{le=\"+Inf\",model_name=\"qwen\"} 9.0
+sglang:time_to_first_token_seconds_sum{model_name=\"qwen\"} 2.5
+sglang:time_to_first_token_seconds_count{model_name=\"qwen\"} 9.0
+# TYPE sglang:inter_token_latency_seconds histogram
+sglang:inter_token_latency_seconds_bucket{le=\"0.01\",model_name=\"qwen\"} 40.0
+sglang:inter_token_latency_seconds_bucket{le=\"+Inf\",model_name=\"qwen\"} 90.0
+sglang:inter_token_latency_seconds_sum{model_name=\"qwen\"} 1.5
+sglang:inter_token_latency_seconds_count{model_name=\"qwen\"} 90.0
+# TYPE sglang:e2e_request_latency_seconds histogram
+sglang:e2e_request_latency_seconds_bucket{le=\"1.0\",model_name=\"qwen\"} 5.0
+sglang:e2e_request_latency_seconds_bucket{le=\"+Inf\",model_name=\"qwen\"} 9.0
+sglang:e2e_request_latency_seconds_sum{model_name=\"qwen\"} 12.0
+sglang:e2e_request_latency_seconds_count{model_name=\"qwen\"} 9.0
+# TYPE process_cpu_seconds_total counter
+process_cpu_seconds_total 812.5
+";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_catalog_signal_agrees_direct_and_through_prometheus_on_v0_v1_and_sglang() {
+    if !common::have_program("prometheus") {
+        return;
+    }
+    let payloads: [(&str, String); 3] = [
+        (
+            "v0",
+            std::fs::read_to_string("tests/fixtures/v0.4-v0.5-era-metrics.txt").expect("V0"),
+        ),
+        (
+            "v1",
+            std::fs::read_to_string("tests/fixtures/synthetic-v1-3models-prometheus_client.txt")
+                .expect("V1"),
+        ),
+        ("sglang", SGLANG_PAYLOAD.to_owned()),
+    ];
+    let mut servers = Vec::new();
+    let mut yaml = String::from(
+        "global:\n  scrape_interval: 1s\n  scrape_timeout: 900ms\nscrape_configs:\n  - job_name: engines\n    static_configs:\n",
+    );
+    for (pod, payload) in &payloads {
+        let server = BadServer::start(Behaviour::Ok(payload.clone().into_bytes())).await;
+        let _ = writeln!(
+            yaml,
+            "      - targets: [\"{}\"]\n        labels: {{pod: \"{pod}\", namespace: \"llm\"}}",
+            host_port(&server.url)
+        );
+        servers.push(server);
+    }
+    let prom = PromServer::start(&yaml, |_| {});
+    let client = PromClient::new(
+        &PrometheusConfig::at(prom.url.clone()),
+        ClientSettings {
+            timeout: Duration::from_secs(2),
+            body_limit: 16 * 1024 * 1024,
+            user_agent: "kvtop-test".into(),
+        },
+    )
+    .expect("client");
+    let plan = QueryPlan::new(LabelMap::default(), QuantileWindow::S15, false);
+
+    // Direct: each payload decoded as a scrape, twice (rates need two snapshots), into a fleet.
+    let mut fleet = Fleet::new(FleetSettings::default());
+    let now = kvtop_core::clock::unix_now();
+    let mut direct_engines = 0;
+    for (pod, payload) in &payloads {
+        let target = fleet.add_target(TargetSpec {
+            name: (*pod).into(),
+            url: format!("http://{pod}:8000/metrics"),
+        });
+        let engines = kvtop_core::engine::extract_engines(&kvtop_core::metrics::parse(payload));
+        direct_engines += engines.len();
+        for at in [now - 5.0, now] {
+            fleet.ingest(ScrapeReport {
+                target,
+                at,
+                took: 0.01,
+                outcome: Ok(ScrapePayload {
+                    engines: engines.clone(),
+                    ..ScrapePayload::default()
+                }),
+            });
+        }
+    }
+    assert_eq!(direct_engines, 5, "one V0, three V1 and one SGLang engine");
+
+    // Through Prometheus, once it has scraped every target at least twice (rates need two
+    // points).
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(40);
+    let mut slow = SlowAnswers::default();
+    let payload = loop {
+        let payload = poll_once(&client, &plan, None, &mut slow, 1).await;
+        if let Ok(p) = &payload {
+            let rates = p.engines.iter().filter(|e| e.signals.gen_tps.is_some());
+            if p.engines.len() == direct_engines && rates.count() == direct_engines {
+                break p.clone();
+            }
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "Prometheus never had every engine with rates: {payload:?}\n{}",
+            prom.log()
+        );
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    };
+    assert!(payload.failures.is_empty(), "{:?}", payload.failures);
+
+    let mut flavors = Vec::new();
+    for row in fleet.engines() {
+        // Not vacuous: every engine has a KV usage and a rate both ways.
+        assert!(row.signals.kv_usage.is_some(), "{}", row.name);
+        assert!(row.signals.gen_tps.is_some(), "{}", row.name);
+        let through = payload
+            .engines
+            .iter()
+            .find(|e| e.instance.name() == fleet_target_name(&fleet, row) && e.sample.id == row.id)
+            .unwrap_or_else(|| panic!("{} not found through Prometheus", row.name));
+        let direct = row.latest.as_ref().expect("a direct sample");
+        assert_eq!(through.sample.flavor, direct.flavor, "{}: flavor", row.name);
+        flavors.push(direct.flavor);
+        for def in kvtop_core::signals::SIGNALS.iter() {
+            assert_eq!(
+                (def.get)(&through.signals),
+                (def.get)(&row.signals),
+                "{}: {} through Prometheus vs direct",
+                row.name,
+                def.name
+            );
+        }
+    }
+    use kvtop_core::engine::EngineFlavor;
+    for flavor in [
+        EngineFlavor::VllmV0,
+        EngineFlavor::VllmV1,
+        EngineFlavor::SGLang,
+    ] {
+        assert!(flavors.contains(&flavor), "{flavor:?} in {flavors:?}");
+    }
+    drop(prom);
+    drop(servers);
+}
+
+/// The name of the target an engine row belongs to (the pod label given to Prometheus).
+fn fleet_target_name<'f>(fleet: &'f Fleet, row: &kvtop_core::fleet::EngineState) -> &'f str {
+    fleet
+        .targets()
+        .iter()
+        .find(|t| t.id == row.target)
+        .map_or("", |t| t.spec.name.as_str())
 }

@@ -8,6 +8,8 @@
 //! - [`metrics`]: the exposition-format parser, histogram quantiles, counter rates.
 //! - [`engine`]: one engine's sample, decoded from vendor metric names.
 //! - [`fleet`]: every engine's state, rate windows and history; staleness; model aggregates.
+//! - [`signals`]: the signal catalog: every engine metric and derived signal, defined once; the
+//!   direct-scrape routes and the PromQL are built from it.
 //! - [`rules`]: the troubleshooting rules as data, their expressions and evaluation.
 //! - [`kube_model`]: pods and workloads as kvtop sees them, from k8s-openapi types.
 //! - [`actions`]: plans and guards for the Kubernetes actions.
@@ -22,5 +24,6 @@ pub mod format;
 pub mod kube_model;
 pub mod metrics;
 pub mod rules;
+pub mod signals;
 pub mod toml_location;
 pub mod units;

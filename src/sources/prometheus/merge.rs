@@ -10,36 +10,14 @@
 use std::collections::{BTreeMap, HashMap};
 
 use super::decode::Answer;
-use super::query::{LabelMap, QUANTILE_LABEL, QuerySpec, Shape, Slot};
-use kvtop_core::engine::{CacheConfig, EngineFlavor, EngineId, EngineSample, GpuSample};
+use super::query::{LabelMap, QUANTILE_LABEL, QuerySpec, Shape};
+use kvtop_core::engine::{CacheConfig, EngineId, EngineSample, GpuSample};
 use kvtop_core::fleet::{DerivedEngine, DerivedSeries, InstanceKey, Signals, Ts};
+use kvtop_core::signals::{FlavorEvidence, Signal, routes, signal};
 
 /// Write one value into its field.
-pub fn set_slot(signals: &mut Signals, slot: Slot, value: f64) {
-    let field = match slot {
-        Slot::KvUsage => &mut signals.kv_usage,
-        Slot::Running => &mut signals.running,
-        Slot::Waiting => &mut signals.waiting,
-        Slot::Swapped => &mut signals.swapped,
-        Slot::PreemptionsPerS => &mut signals.preemptions_per_s,
-        Slot::GenTps => &mut signals.gen_tps,
-        Slot::PromptTps => &mut signals.prompt_tps,
-        Slot::RequestsPerS => &mut signals.requests_per_s,
-        Slot::PrefixHit => &mut signals.prefix_hit,
-        Slot::TtftP50 => &mut signals.ttft_p50,
-        Slot::TtftP95 => &mut signals.ttft_p95,
-        Slot::TtftP99 => &mut signals.ttft_p99,
-        Slot::ItlP50 => &mut signals.itl_p50,
-        Slot::ItlP95 => &mut signals.itl_p95,
-        Slot::ItlP99 => &mut signals.itl_p99,
-        Slot::E2eP95 => &mut signals.e2e_p95,
-        Slot::E2eP99 => &mut signals.e2e_p99,
-        Slot::QueueP95 => &mut signals.queue_p95,
-        Slot::SpecAcceptance => &mut signals.spec_acceptance,
-        Slot::CpuCores => &mut signals.cpu_cores,
-        Slot::ErrorRatio => &mut signals.error_ratio,
-    };
-    *field = Some(value);
+pub fn set_slot(signals: &mut Signals, slot: Signal, value: f64) {
+    signal(slot).set(signals, value);
 }
 
 /// Labels that are never `cache_config_info` fields: series identity and common target labels.
@@ -134,7 +112,8 @@ fn hash_of(parts: &[&str]) -> u64 {
 struct EngineAcc {
     present: bool,
     node: Option<String>,
-    flavor: EngineFlavor,
+    /// What the names of its KV-usage series said.
+    flavor: FlavorEvidence,
     signals: Signals,
 }
 
@@ -145,7 +124,7 @@ pub struct CycleMerge<'l> {
     engines: Vec<(EngineKey, EngineAcc)>,
     /// Identity hash → positions in `engines`.
     engine_index: HashMap<u64, Vec<usize>>,
-    process: HashMap<InstanceKey, Vec<(Slot, f64)>>,
+    process: HashMap<InstanceKey, Vec<(Signal, f64)>>,
     caches: HashMap<InstanceKey, Vec<(String, CacheConfig)>>,
     gpus: Option<Vec<GpuSample>>,
     /// Identity hash of a GPU → positions in `gpus`.
@@ -195,7 +174,7 @@ impl<'l> CycleMerge<'l> {
                         continue;
                     };
                     acc.present = true;
-                    acc.flavor = flavor_of(item, acc.flavor);
+                    add_flavor_evidence(item, &mut acc.flavor);
                     if let Some(value) = item.sample() {
                         let max = acc.signals.kv_usage.map_or(value, |v| v.max(value));
                         acc.signals.kv_usage = Some(max);
@@ -206,7 +185,7 @@ impl<'l> CycleMerge<'l> {
                     let Some(acc) = self.entry(item) else {
                         continue;
                     };
-                    if *slot == Slot::Running {
+                    if *slot == Signal::Running {
                         acc.present = true;
                     }
                     if let Some(value) = value {
@@ -245,12 +224,14 @@ impl<'l> CycleMerge<'l> {
                 for (slot, value) in process.get(&key.instance).into_iter().flatten() {
                     set_slot(&mut acc.signals, *slot, *value);
                 }
-                let cache_config = caches
-                    .get(&key.instance)
-                    .into_iter()
-                    .flatten()
-                    .find(|(engine, _)| engine.is_empty() || *engine == key.engine)
-                    .map(|(_, config)| config.clone());
+                let cache_config = agreed_cache_config(
+                    caches
+                        .get(&key.instance)
+                        .into_iter()
+                        .flatten()
+                        .filter(|(engine, _)| engine.is_empty() || *engine == key.engine)
+                        .map(|(_, config)| config),
+                );
                 acc.signals.kv_capacity_tokens = cache_config
                     .as_ref()
                     .and_then(CacheConfig::kv_capacity_tokens)
@@ -261,7 +242,7 @@ impl<'l> CycleMerge<'l> {
                         model: key.model,
                         engine: key.engine,
                     },
-                    flavor: acc.flavor,
+                    flavor: acc.flavor.flavor(),
                     kv_usage: s.kv_usage,
                     running: s.running,
                     waiting: s.waiting,
@@ -305,20 +286,36 @@ impl<'l> CycleMerge<'l> {
     }
 }
 
-/// The engine generation a KV-usage series' name proves.
-fn flavor_of(item: &super::decode::Item<'_>, current: EngineFlavor) -> EngineFlavor {
-    match (item.label("__name__"), current) {
-        (Some("vllm:kv_cache_usage_perc"), _) => EngineFlavor::VllmV1,
-        (Some("sglang:token_usage"), _) => EngineFlavor::SGLang,
-        // The old name alone: V1 when the series has an engine index.
-        (Some("vllm:gpu_cache_usage_perc"), EngineFlavor::Unknown) => {
-            if item.label("engine").is_some() {
-                EngineFlavor::VllmV1
-            } else {
-                EngineFlavor::VllmV0
-            }
-        }
-        (_, flavor) => flavor,
+/// What a KV-usage series tells about its engine's flavor: its name (as the catalog says) and
+/// whether it has vLLM V1's `engine` label.
+fn add_flavor_evidence(item: &super::decode::Item<'_>, evidence: &mut FlavorEvidence) {
+    if let Some(route) = item.label("__name__").and_then(routes::route_of) {
+        evidence.name(route.vendor, route.proves);
+    }
+    if item.label("engine").is_some() {
+        evidence.engine_label();
+    }
+}
+
+/// The configuration of an engine from the series that apply to it: the first, or what
+/// several different ones agree on (as a direct scrape resolves it).
+fn agreed_cache_config<'c>(
+    mut configs: impl Iterator<Item = &'c CacheConfig>,
+) -> Option<CacheConfig> {
+    let first = configs.next()?;
+    let mut fields = first.fields.clone();
+    let mut disputed = false;
+    for other in configs.filter(|c| c.fields != first.fields) {
+        disputed = true;
+        kvtop_core::engine::keep_agreed_cache_fields(
+            &mut fields,
+            other.fields.iter().map(|(n, v)| (n.as_str(), v.as_str())),
+        );
+    }
+    if disputed {
+        Some(kvtop_core::engine::cache_config_from_fields(fields))
+    } else {
+        Some(first.clone())
     }
 }
 
@@ -425,7 +422,7 @@ impl<'l> RangeMerge<'l> {
     pub fn add(&mut self, spec: &QuerySpec, answer: &Answer<'_>) {
         for item in &answer.series {
             let slot = match &spec.shape {
-                Shape::KvRaw => Some(Slot::KvUsage),
+                Shape::KvRaw => Some(Signal::KvUsage),
                 Shape::Engine(slot) => Some(*slot),
                 Shape::Quantiles(slots) => item
                     .label(QUANTILE_LABEL)
@@ -447,7 +444,7 @@ impl<'l> RangeMerge<'l> {
                     continue;
                 };
                 let signals = points.entry(millis(t)).or_default();
-                if slot == Slot::KvUsage {
+                if slot == Signal::KvUsage {
                     let max = signals.kv_usage.map_or(value, |v| v.max(value));
                     signals.kv_usage = Some(max);
                 } else {

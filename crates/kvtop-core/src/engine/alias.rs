@@ -1,52 +1,66 @@
-//! The alias table: vendor metric names -> typed signals, one `EngineSample` per engine.
+//! Vendor metric names -> typed signals, one `EngineSample` per engine, along the routes the
+//! signal catalog (`crate::signals`) defines.
 //!
-//! One pass over the samples: the vendor prefix is stripped (`vllm:`, Ray Serve's `ray_vllm:`,
-//! `sglang:`) and a `match` on the bare name picks a route. Names kvtop does not read
-//! (`_created` series, request-parameter histograms, `iteration_tokens_total`, ...) stop there:
-//! they neither carry a signal nor create an engine. For the others the labels are scanned
-//! once, the engine is found by its raw `model_name` × `engine` values (in order of first
-//! appearance) and the value lands in a slot. Renamed metrics have separate slots and the
+//! One pass over the samples: a name's route is looked up once per family (samples of one
+//! family arrive together). Names kvtop does not read (`_created` series, request-parameter
+//! histograms, `iteration_tokens_total`, ...) stop there: they neither carry a signal nor
+//! create an engine. For the others the labels are scanned once, the engine is found by its raw
+//! `model_name` × `engine` values (in order of first appearance) and the value lands in the
+//! slot of its metric and rank. Renamed metrics keep one slot per name and the catalog's
 //! precedence (new name over old) is applied once at the end, so family order does not matter.
 //! How repeated and extra-labelled series combine is documented in `series.rs`.
 
 use super::cache_info::{CacheInfoSeries, cache_config_for};
 use super::series::{HistogramParts, SeriesKey, SeriesSet};
-use super::{EngineFlavor, EngineId, EngineSample};
+use super::{EngineId, EngineSample};
 use crate::metrics::number::parse_f64;
 use crate::metrics::parser::unescape;
 use crate::metrics::{Exposition, LabelIter, Sample};
+use crate::signals::routes::{Part, Route, Target, route_of};
+use crate::signals::{FlavorEvidence, MetricId, Precedence, metric};
 
 /// Map a parsed payload onto one sample per engine (per `model_name` × `engine` label pair).
 pub fn extract_engines(expo: &Exposition<'_>) -> Vec<EngineSample> {
     let mut engines: Vec<EngineParts<'_>> = Vec::new();
     let mut cache_infos: Vec<CacheInfoSeries<'_>> = Vec::new();
     let mut process_cpu = SeriesSet::default();
-    // Samples of one family arrive together: remember the last name's route so the name
-    // `match` runs once per family rather than once per sample.
-    let mut last: Option<(&str, Vendor, Route)> = None;
+    // Samples of one family arrive together, and counters alternate `_total` and `_created`
+    // series: remembering the routes of the last two names makes the lookup run about once
+    // per family rather than once per sample.
+    let mut recent: [Option<(&str, Option<Route>)>; 2] = [None, None];
     let mut last_engine = 0usize;
 
     for sample in &expo.samples {
-        let (vendor, route) = match last {
-            Some((name, vendor, route)) if name == sample.name => (vendor, route),
-            _ => {
-                let (vendor, route) = route_of(sample.name);
-                last = Some((sample.name, vendor, route));
-                (vendor, route)
+        let route = match recent {
+            [Some((name, route)), _] if name == sample.name => route,
+            [first, Some((name, route))] if name == sample.name => {
+                recent = [Some((name, route)), first];
+                route
+            }
+            [first, _] => {
+                let route = route_of(sample.name);
+                recent = [Some((sample.name, route)), first];
+                route
             }
         };
-        if route == Route::ProcessCpu {
-            process_cpu.record((sample.labels_raw, ""), sample.value);
-            continue;
-        }
         // Unmapped names (`_created` series, request-parameter histograms, ...) are skipped
         // before their labels are even looked at: they neither carry a signal nor make an
         // engine.
-        if route == Route::Ignored {
+        let Some(route) = route else {
+            continue;
+        };
+        let metric = match route.target {
+            Target::Metric { metric, .. } => Some(metric),
+            Target::Evidence => None,
+        };
+        // One per target, attached to every engine.
+        if metric == Some(MetricId::ProcessCpu) {
+            process_cpu.record((sample.labels_raw, ""), sample.value);
             continue;
         }
         let labels = SeriesLabels::scan(sample);
-        if route == Route::CacheConfig {
+        // Configuration labels, attached to engines at the end.
+        if metric == Some(MetricId::CacheConfig) {
             cache_infos.push(CacheInfoSeries {
                 engine: labels.engine,
                 model: labels.model,
@@ -70,7 +84,7 @@ pub fn extract_engines(expo: &Exposition<'_>) -> Vec<EngineSample> {
         };
         last_engine = index;
         if let Some(engine) = engines.get_mut(index) {
-            engine.record(vendor, route, &labels, sample);
+            engine.record(route, &labels, sample);
         }
     }
 
@@ -86,29 +100,6 @@ pub fn extract_engines(expo: &Exposition<'_>) -> Vec<EngineSample> {
             sample
         })
         .collect()
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Vendor {
-    Vllm,
-    SGLang,
-    /// Unprefixed process collector names.
-    Process,
-}
-
-/// The vendor (from the prefix; Ray Serve's `ray_vllm:` is vLLM) and the route of a name.
-fn route_of(name: &str) -> (Vendor, Route) {
-    if let Some(rest) = name.strip_prefix("vllm:") {
-        (Vendor::Vllm, vllm_route(rest))
-    } else if let Some(rest) = name.strip_prefix("ray_vllm:") {
-        (Vendor::Vllm, vllm_route(rest))
-    } else if let Some(rest) = name.strip_prefix("sglang:") {
-        (Vendor::SGLang, sglang_route(rest))
-    } else if name == "process_cpu_seconds_total" {
-        (Vendor::Process, Route::ProcessCpu)
-    } else {
-        (Vendor::Process, Route::Ignored)
-    }
 }
 
 /// The labels of one sample that matter here, as raw (still escaped) values.
@@ -146,7 +137,7 @@ impl<'a> SeriesLabels<'a> {
                 labels.engine = Some(label.value);
             } else if name == "model_name" {
                 labels.model = Some(label.value);
-            } else if name == "finished_reason" {
+            } else if name == crate::signals::FINISHED_REASON_LABEL {
                 labels.finished_reason = Some(label.value);
             }
         }
@@ -154,160 +145,19 @@ impl<'a> SeriesLabels<'a> {
     }
 }
 
-/// Where one vendor metric goes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Route {
-    Gauge(Gauge),
-    Counter(Counter),
-    RequestSuccess,
-    Histogram(Hist, HistPart),
-    /// `cache_config_info`: configuration labels, attached to engines at the end.
-    CacheConfig,
-    /// `process_cpu_seconds_total`: one per target, attached to every engine.
-    ProcessCpu,
-    /// Not mapped, but tells which engine generation exported it.
-    Evidence(Flavor),
-    Ignored,
-}
-
-/// Which engine generation a name proves (see `EngineParts::flavor`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Flavor {
-    V0,
-    V1,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Gauge {
-    KvUsage,
-    KvUsageOld,
-    Running,
-    Waiting,
-    Swapped,
-    PrefixHitRate,
-    SpecAcceptance,
-}
-const GAUGES: usize = 7;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Counter {
-    Preemptions,
-    PromptTokens,
-    GenerationTokens,
-    PrefixQueries,
-    PrefixHits,
-    PrefixQueriesOld,
-    PrefixHitsOld,
-    SpecDrafts,
-    SpecDraftTokens,
-    SpecAcceptedTokens,
-}
-const COUNTERS: usize = 10;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Hist {
-    Ttft,
-    Itl,
-    ItlOld,
-    E2e,
-    QueueTime,
-}
-const HISTS: usize = 5;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum HistPart {
-    Bucket,
-    Sum,
-    Count,
-}
-
-/// `base_bucket` / `base_sum` / `base_count` -> `(base, part)`.
-fn histogram_part(name: &str) -> Option<(&str, HistPart)> {
-    if let Some(base) = name.strip_suffix("_bucket") {
-        Some((base, HistPart::Bucket))
-    } else if let Some(base) = name.strip_suffix("_sum") {
-        Some((base, HistPart::Sum))
-    } else {
-        name.strip_suffix("_count")
-            .map(|base| (base, HistPart::Count))
-    }
-}
-
-/// vLLM names (V0 and V1 through 0.33) without the `vllm:` prefix.
-fn vllm_route(name: &str) -> Route {
-    use Route::{Counter as C, Evidence as E, Gauge as G};
-    match name {
-        "kv_cache_usage_perc" => G(Gauge::KvUsage),
-        "gpu_cache_usage_perc" => G(Gauge::KvUsageOld),
-        "num_requests_running" => G(Gauge::Running),
-        "num_requests_waiting" => G(Gauge::Waiting),
-        "num_requests_swapped" => G(Gauge::Swapped),
-        "gpu_prefix_cache_hit_rate" => G(Gauge::PrefixHitRate),
-        "spec_decode_draft_acceptance_rate" => G(Gauge::SpecAcceptance),
-        "num_preemptions_total" => C(Counter::Preemptions),
-        "prompt_tokens_total" => C(Counter::PromptTokens),
-        "generation_tokens_total" => C(Counter::GenerationTokens),
-        "prefix_cache_queries_total" => C(Counter::PrefixQueries),
-        "prefix_cache_hits_total" => C(Counter::PrefixHits),
-        "gpu_prefix_cache_queries_total" => C(Counter::PrefixQueriesOld),
-        "gpu_prefix_cache_hits_total" => C(Counter::PrefixHitsOld),
-        "spec_decode_num_drafts_total" => C(Counter::SpecDrafts),
-        "spec_decode_num_draft_tokens_total" => C(Counter::SpecDraftTokens),
-        "spec_decode_num_accepted_tokens_total" => C(Counter::SpecAcceptedTokens),
-        "request_success_total" => Route::RequestSuccess,
-        "cache_config_info" => Route::CacheConfig,
-        // A breakdown of `num_requests_waiting` (0.33), never added to it.
-        "num_requests_waiting_by_reason" => E(Flavor::V1),
-        "cpu_cache_usage_perc"
-        | "cpu_prefix_cache_hit_rate"
-        | "avg_prompt_throughput_toks_per_s"
-        | "avg_generation_throughput_toks_per_s"
-        | "spec_decode_efficiency" => E(Flavor::V0),
-        _ => match histogram_part(name) {
-            Some((base, part)) => match base {
-                "time_to_first_token_seconds" => Route::Histogram(Hist::Ttft, part),
-                "inter_token_latency_seconds" => Route::Histogram(Hist::Itl, part),
-                "time_per_output_token_seconds" => Route::Histogram(Hist::ItlOld, part),
-                "e2e_request_latency_seconds" => Route::Histogram(Hist::E2e, part),
-                "request_queue_time_seconds" => Route::Histogram(Hist::QueueTime, part),
-                // Everything else, including `iteration_tokens_total` (a histogram despite
-                // its name), is not a signal kvtop reads.
-                _ => Route::Ignored,
-            },
-            None => Route::Ignored,
-        },
-    }
-}
-
-/// SGLang names without the `sglang:` prefix.
-fn sglang_route(name: &str) -> Route {
-    match name {
-        "token_usage" => Route::Gauge(Gauge::KvUsage),
-        "num_running_reqs" => Route::Gauge(Gauge::Running),
-        "num_queue_reqs" => Route::Gauge(Gauge::Waiting),
-        "cache_hit_rate" => Route::Gauge(Gauge::PrefixHitRate),
-        "prompt_tokens_total" => Route::Counter(Counter::PromptTokens),
-        "generation_tokens_total" => Route::Counter(Counter::GenerationTokens),
-        _ => match histogram_part(name) {
-            Some(("time_to_first_token_seconds", part)) => Route::Histogram(Hist::Ttft, part),
-            Some(("inter_token_latency_seconds", part)) => Route::Histogram(Hist::Itl, part),
-            Some(("e2e_request_latency_seconds", part)) => Route::Histogram(Hist::E2e, part),
-            _ => Route::Ignored,
-        },
-    }
-}
+/// Alternative names per metric with a slot of their own (a test checks the catalog fits).
+pub(crate) const RANKS: usize = 2;
 
 /// Everything read so far about one engine, still borrowing the payload.
 struct EngineParts<'a> {
     model: &'a str,
     engine: &'a str,
     has_engine_label: bool,
-    sglang: bool,
-    v1_names: bool,
-    v0_names: bool,
-    gauges: [SeriesSet<'a>; GAUGES],
-    counters: [SeriesSet<'a>; COUNTERS],
-    hists: [HistogramParts<'a>; HISTS],
+    evidence: FlavorEvidence,
+    /// Gauge and counter readings per metric and rank.
+    values: [[SeriesSet<'a>; RANKS]; MetricId::COUNT],
+    /// Histogram series per metric and rank.
+    hists: [[HistogramParts<'a>; RANKS]; MetricId::COUNT],
     /// `request_success_total` per raw `finished_reason`, in order of first appearance.
     finished: Vec<(&'a str, SeriesSet<'a>)>,
 }
@@ -318,11 +168,8 @@ impl<'a> EngineParts<'a> {
             model,
             engine,
             has_engine_label: false,
-            sglang: false,
-            v1_names: false,
-            v0_names: false,
-            gauges: Default::default(),
-            counters: Default::default(),
+            evidence: FlavorEvidence::default(),
+            values: Default::default(),
             hists: Default::default(),
             finished: Vec::new(),
         }
@@ -333,150 +180,122 @@ impl<'a> EngineParts<'a> {
         self.has_engine_label.then_some(self.engine)
     }
 
-    fn record(&mut self, vendor: Vendor, route: Route, labels: &SeriesLabels<'a>, s: &Sample<'a>) {
+    fn record(&mut self, route: Route, labels: &SeriesLabels<'a>, s: &Sample<'a>) {
         self.has_engine_label |= labels.engine.is_some();
-        self.sglang |= vendor == Vendor::SGLang;
-        let key = (s.labels_raw, "");
-        match route {
-            Route::Gauge(gauge) => {
-                match gauge {
-                    Gauge::KvUsage if vendor == Vendor::Vllm => self.v1_names = true,
-                    Gauge::Swapped | Gauge::PrefixHitRate | Gauge::SpecAcceptance
-                        if vendor == Vendor::Vllm =>
-                    {
-                        self.v0_names = true
-                    }
-                    _ => {}
-                }
-                self.gauges[gauge as usize].record(key, s.value);
-            }
-            Route::Counter(counter) => {
-                if matches!(
-                    counter,
-                    Counter::PrefixQueries
-                        | Counter::PrefixHits
-                        | Counter::PrefixQueriesOld
-                        | Counter::PrefixHitsOld
-                        | Counter::SpecDrafts
-                ) {
-                    self.v1_names = true;
-                }
-                self.counters[counter as usize].record(key, s.value);
-            }
-            Route::RequestSuccess => {
-                let reason = labels.finished_reason.unwrap_or("");
-                match self.finished.iter_mut().find(|(r, _)| *r == reason) {
-                    Some((_, set)) => set.record(key, s.value),
-                    None => {
-                        let mut set = SeriesSet::default();
-                        set.record(key, s.value);
-                        self.finished.push((reason, set));
-                    }
-                }
-            }
-            Route::Histogram(hist, part) => {
-                match hist {
-                    Hist::Itl if vendor == Vendor::Vllm => self.v1_names = true,
-                    Hist::ItlOld => self.v0_names = true,
-                    _ => {}
-                }
-                let parts = &mut self.hists[hist as usize];
-                match part {
-                    HistPart::Sum => parts.record_sum(key, s.value),
-                    HistPart::Count => parts.record_count(key, s.value),
-                    HistPart::Bucket => {
-                        let bound = labels.le.and_then(|(le, key)| Some((parse_f64(le)?, key)));
-                        if let Some((le, key)) = bound {
-                            parts.record_bucket(key, le, s.value);
-                        }
-                    }
-                }
-            }
-            Route::Evidence(Flavor::V0) => self.v0_names = true,
-            Route::Evidence(Flavor::V1) => self.v1_names = true,
-            Route::CacheConfig | Route::ProcessCpu | Route::Ignored => {}
-        }
-    }
-
-    /// V1 wins over V0 evidence: V1 releases up to 0.11 still export the deprecated V0 names
-    /// (`gpu_cache_usage_perc`, `time_per_output_token_seconds`) next to the new ones.
-    fn flavor(&self) -> EngineFlavor {
-        if self.sglang {
-            EngineFlavor::SGLang
-        } else if self.has_engine_label || self.v1_names {
-            EngineFlavor::VllmV1
-        } else if self.v0_names {
-            EngineFlavor::VllmV0
-        } else {
-            EngineFlavor::Unknown
-        }
-    }
-
-    fn finish(self) -> EngineSample {
-        let flavor = self.flavor();
-        let [
-            kv_usage,
-            kv_usage_old,
-            running,
-            waiting,
-            swapped,
-            prefix_hit_rate,
-            spec_acceptance,
-        ] = self.gauges;
-        let [
-            preemptions,
-            prompt_tokens,
-            generation_tokens,
-            prefix_queries,
-            prefix_hits,
-            prefix_queries_old,
-            prefix_hits_old,
-            spec_drafts,
-            spec_draft_tokens,
-            spec_accepted,
-        ] = self.counters;
-        let [ttft, itl, itl_old, e2e, queue_time] = self.hists;
-
-        // Renamed signals: the new name wins whenever it is exported.
-        let kv_usage = kv_usage.max().or_else(|| kv_usage_old.max());
-        let itl = if itl.is_empty() { itl_old } else { itl };
-        // The prefix-cache pair is taken from one generation, never mixed.
-        let (prefix_queries, prefix_hits) = if prefix_queries.is_empty() && prefix_hits.is_empty() {
-            (prefix_queries_old, prefix_hits_old)
-        } else {
-            (prefix_queries, prefix_hits)
+        self.evidence.name(route.vendor, route.proves);
+        let Target::Metric { metric, rank, part } = route.target else {
+            return;
         };
+        let key = (s.labels_raw, "");
+        if metric == MetricId::RequestSuccess {
+            let reason = labels.finished_reason.unwrap_or("");
+            match self.finished.iter_mut().find(|(r, _)| *r == reason) {
+                Some((_, set)) => set.record(key, s.value),
+                None => {
+                    let mut set = SeriesSet::default();
+                    set.record(key, s.value);
+                    self.finished.push((reason, set));
+                }
+            }
+            return;
+        }
+        let (m, r) = (metric as usize, usize::from(rank));
+        if part == Part::Value {
+            if let Some(set) = self.values.get_mut(m).and_then(|ranks| ranks.get_mut(r)) {
+                set.record(key, s.value);
+            }
+            return;
+        }
+        let Some(parts) = self.hists.get_mut(m).and_then(|ranks| ranks.get_mut(r)) else {
+            return;
+        };
+        match part {
+            Part::Sum => parts.record_sum(key, s.value),
+            Part::Count => parts.record_count(key, s.value),
+            Part::Bucket => {
+                let bound = labels.le.and_then(|(le, key)| Some((parse_f64(le)?, key)));
+                if let Some((le, key)) = bound {
+                    parts.record_bucket(key, le, s.value);
+                }
+            }
+            Part::Value => {}
+        }
+    }
 
+    /// Whether anything was read under the `rank`-th name of a metric.
+    fn has(&self, id: MetricId, rank: usize) -> bool {
+        let m = id as usize;
+        let value = self.values.get(m).and_then(|r| r.get(rank));
+        let hist = self.hists.get(m).and_then(|r| r.get(rank));
+        value.is_some_and(|set| !set.is_empty()) || hist.is_some_and(|parts| !parts.is_empty())
+    }
+
+    /// The rank whose name the engine exports first in the catalog's order of precedence
+    /// (the new name wins whenever it is exported); a paired metric decides with its partner.
+    fn chosen_rank(&self, id: MetricId) -> usize {
+        let partner = match metric(id).precedence {
+            Precedence::PairedWith(other) => Some(other),
+            Precedence::PerMetric => None,
+        };
+        (0..RANKS)
+            .find(|&rank| self.has(id, rank) || partner.is_some_and(|p| self.has(p, rank)))
+            .unwrap_or(0)
+    }
+
+    fn values_of(&self, id: MetricId) -> Option<&SeriesSet<'a>> {
+        let rank = self.chosen_rank(id);
+        self.values.get(id as usize).and_then(|r| r.get(rank))
+    }
+
+    fn gauge(&self, id: MetricId) -> Option<f64> {
+        self.values_of(id).and_then(SeriesSet::max)
+    }
+
+    fn counter(&self, id: MetricId) -> Option<f64> {
+        self.values_of(id).and_then(SeriesSet::sum)
+    }
+
+    fn histogram(&mut self, id: MetricId) -> Option<super::Histogram> {
+        let rank = self.chosen_rank(id);
+        let parts = self.hists.get_mut(id as usize)?.get_mut(rank)?;
+        std::mem::take(parts).finish()
+    }
+
+    fn finish(mut self) -> EngineSample {
+        if self.has_engine_label {
+            self.evidence.engine_label();
+        }
+        use MetricId as M;
         EngineSample {
             id: EngineId {
                 model: unescape(self.model).into_owned(),
                 engine: unescape(self.engine).into_owned(),
             },
-            flavor,
-            kv_usage,
-            running: running.max(),
-            waiting: waiting.max(),
-            swapped: swapped.max(),
-            prefix_hit_rate_gauge: prefix_hit_rate.max(),
-            spec_acceptance_gauge: spec_acceptance.max(),
-            preemptions_total: preemptions.sum(),
-            prompt_tokens_total: prompt_tokens.sum(),
-            generation_tokens_total: generation_tokens.sum(),
-            prefix_queries_total: prefix_queries.sum(),
-            prefix_hits_total: prefix_hits.sum(),
+            flavor: self.evidence.flavor(),
+            kv_usage: self.gauge(M::KvUsage),
+            running: self.gauge(M::Running),
+            waiting: self.gauge(M::Waiting),
+            swapped: self.gauge(M::Swapped),
+            prefix_hit_rate_gauge: self.gauge(M::PrefixHitRate),
+            spec_acceptance_gauge: self.gauge(M::SpecAcceptanceRate),
+            preemptions_total: self.counter(M::Preemptions),
+            prompt_tokens_total: self.counter(M::PromptTokens),
+            generation_tokens_total: self.counter(M::GenerationTokens),
+            prefix_queries_total: self.counter(M::PrefixQueries),
+            prefix_hits_total: self.counter(M::PrefixHits),
             request_success_total: self
                 .finished
                 .iter()
                 .filter_map(|(reason, set)| Some((unescape(reason).into_owned(), set.sum()?)))
                 .collect(),
-            spec_drafts_total: spec_drafts.sum(),
-            spec_draft_tokens_total: spec_draft_tokens.sum(),
-            spec_accepted_tokens_total: spec_accepted.sum(),
+            spec_drafts_total: self.counter(M::SpecDrafts),
+            spec_draft_tokens_total: self.counter(M::SpecDraftTokens),
+            spec_accepted_tokens_total: self.counter(M::SpecAcceptedTokens),
             process_cpu_seconds_total: None,
-            ttft: ttft.finish(),
-            itl: itl.finish(),
-            e2e: e2e.finish(),
-            queue_time: queue_time.finish(),
+            ttft: self.histogram(M::Ttft),
+            itl: self.histogram(M::Itl),
+            e2e: self.histogram(M::E2e),
+            queue_time: self.histogram(M::QueueTime),
             cache_config: None,
         }
     }
@@ -485,7 +304,7 @@ impl<'a> EngineParts<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::Histogram;
+    use crate::engine::{EngineFlavor, Histogram};
     use crate::metrics::{Bucket, parse};
 
     fn bucket(le: f64, count: f64) -> Bucket {

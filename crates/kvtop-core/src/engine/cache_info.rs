@@ -45,13 +45,22 @@ pub(super) fn cache_config_for(
         .collect();
     for other in candidates.filter(|raw| *raw != first) {
         let other_fields: Vec<_> = LabelIter { rest: other }.collect();
-        fields.retain(|(name, value)| {
-            other_fields
-                .iter()
-                .any(|(n, v)| n == name && v.as_ref() == value)
-        });
+        keep_agreed(
+            &mut fields,
+            other_fields.iter().map(|(n, v)| (*n, v.as_ref())),
+        );
     }
     Some(typed(fields))
+}
+
+/// Keep the fields another applicable series has with the same value: when several different
+/// configurations apply to one engine, only what they agree on is known (both paths, direct
+/// and Prometheus, resolve it so).
+pub fn keep_agreed<'o>(
+    fields: &mut Vec<(String, String)>,
+    other: impl Iterator<Item = (&'o str, &'o str)> + Clone,
+) {
+    fields.retain(|(name, value)| other.clone().any(|(n, v)| n == name && v == value));
 }
 
 /// The typed configuration from `cache_config_info` label pairs (also used for Prometheus answers).

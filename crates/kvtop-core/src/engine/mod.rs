@@ -8,6 +8,7 @@ pub mod sample;
 mod series;
 
 pub use alias::extract_engines;
+pub use cache_info::keep_agreed as keep_agreed_cache_fields;
 pub use cache_info::typed as cache_config_from_fields;
 pub use dcgm::{GpuSample, extract_gpus};
 pub use sample::{CacheConfig, EngineFlavor, EngineId, EngineSample, Histogram};

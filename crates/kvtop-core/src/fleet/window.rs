@@ -24,6 +24,7 @@ use std::collections::VecDeque;
 use super::Ts;
 use crate::engine::{EngineSample, Histogram};
 use crate::metrics::{Bucket, counter_delta};
+use crate::signals::FAILED_REASONS;
 
 /// Span behind the newest snapshot in which every snapshot is kept, seconds.
 pub(crate) const DENSE_SECS: f64 = 20.0;
@@ -42,7 +43,7 @@ pub(crate) enum Counter {
     PrefixHits,
     /// Sum of `request_success_total` over every finished reason.
     RequestsFinished,
-    /// Sum of `request_success_total` for the `abort` and `error` reasons.
+    /// Sum of `request_success_total` for the failed reasons (`signals::FAILED_REASONS`).
     RequestsFailed,
     SpecDraftTokens,
     SpecAcceptedTokens,
@@ -82,10 +83,8 @@ impl Counter {
     }
 }
 
-/// Finished reasons that count as failures.
-const FAILED_REASONS: [&str; 2] = ["abort", "error"];
-
-/// Aborted plus errored requests; `None` when neither reason is exported.
+/// Requests finished for a failed reason (the catalog's definition, also the Prometheus
+/// query's); `None` when no such reason is exported.
 fn failed_requests_total(sample: &EngineSample) -> Option<f64> {
     sample
         .request_success_total

@@ -1,9 +1,12 @@
 //! The signal namespace: every name a rule expression can read, in ONE table (name → accessor,
-//! unit, origin, description), plus the open namespaces for configuration facts.
+//! unit, origin, description), plus the open namespaces for configuration facts. The metric
+//! signals are the signal catalog's (`crate::signals`), taken over with their names, units and
+//! descriptions; the others (configuration, status, GPU) are defined here.
 
 use super::input::EngineInput;
 use super::units::Unit;
-use crate::fleet::EngineStatus;
+use crate::fleet::{EngineStatus, Signals};
+use crate::signals as catalog;
 
 /// Where a signal's value comes from. It decides when a rule is evaluated: a rule that reads
 /// anything from the engine's own scrape is frozen while the engine is not Up (its values are
@@ -42,7 +45,14 @@ impl Origin {
     }
 }
 
-type Read = fn(&EngineInput<'_>) -> Option<f64>;
+/// How a signal's value is found.
+#[derive(Clone, Copy)]
+enum Read {
+    /// A derived signal of the catalog, in the engine's current signals.
+    Derived(fn(&Signals) -> Option<f64>),
+    /// Anything else the input holds.
+    Input(fn(&EngineInput<'_>) -> Option<f64>),
+}
 
 /// One named signal.
 #[derive(Clone, Copy)]
@@ -77,7 +87,11 @@ impl SignalDef {
         if self.origin.is_scraped() && input.status != EngineStatus::Up {
             return None;
         }
-        (self.read)(input).filter(|v| !v.is_nan())
+        let value = match self.read {
+            Read::Derived(get) => get(input.signals),
+            Read::Input(read) => read(input),
+        };
+        value.filter(|v| !v.is_nan())
     }
 }
 
@@ -86,14 +100,25 @@ const fn def(
     unit: Unit,
     origin: Origin,
     description: &'static str,
-    read: Read,
+    read: fn(&EngineInput<'_>) -> Option<f64>,
 ) -> SignalDef {
     SignalDef {
         name,
         unit,
         origin,
         description,
-        read,
+        read: Read::Input(read),
+    }
+}
+
+/// A metric signal of the catalog, as rules see it.
+const fn from_catalog(def: &catalog::SignalDef) -> SignalDef {
+    SignalDef {
+        name: def.name,
+        unit: def.unit,
+        origin: Origin::Metrics,
+        description: def.description,
+        read: Read::Derived(def.get),
     }
 }
 
@@ -101,150 +126,35 @@ fn flag(b: bool) -> Option<f64> {
     Some(if b { 1.0 } else { 0.0 })
 }
 
-use Origin::{CacheConfig as Cc, Gpu, Metrics as M, Status};
+use Origin::{CacheConfig as Cc, Gpu, Status};
 use Unit::*;
 
 /// Every named signal. Names in the open namespaces (`config.*`, `env.*`, `pod.*`, other
 /// `cache.*` fields) are in [`NAMESPACES`].
-pub static SIGNALS: &[SignalDef] = &[
-    def("kv_usage", Ratio, M, "KV-cache usage", |i| {
-        i.signals.kv_usage
-    }),
-    def("running", Count, M, "requests running (batch size)", |i| {
-        i.signals.running
-    }),
-    def("waiting", Count, M, "requests waiting in the queue", |i| {
-        i.signals.waiting
-    }),
-    def(
-        "swapped",
-        Count,
-        M,
-        "requests swapped to CPU (vLLM V0)",
-        |i| i.signals.swapped,
-    ),
-    def(
-        "preemptions_per_s",
-        PerSecond,
-        M,
-        "preemptions per second over the window",
-        |i| i.signals.preemptions_per_s,
-    ),
-    def(
-        "gen_tps",
-        TokensPerSecond,
-        M,
-        "generation tokens per second",
-        |i| i.signals.gen_tps,
-    ),
-    def(
-        "prompt_tps",
-        TokensPerSecond,
-        M,
-        "prompt (prefill) tokens per second",
-        |i| i.signals.prompt_tps,
-    ),
-    def(
-        "requests_per_s",
-        PerSecond,
-        M,
-        "finished requests per second",
-        |i| i.signals.requests_per_s,
-    ),
-    def(
-        "prefix_hit",
-        Ratio,
-        M,
-        "prefix-cache hit ratio over the window",
-        |i| i.signals.prefix_hit,
-    ),
-    def(
-        "ttft_p50",
-        Seconds,
-        M,
-        "time to first token, p50 over the window",
-        |i| i.signals.ttft_p50,
-    ),
-    def(
-        "ttft_p95",
-        Seconds,
-        M,
-        "time to first token, p95 over the window",
-        |i| i.signals.ttft_p95,
-    ),
-    def(
-        "ttft_p99",
-        Seconds,
-        M,
-        "time to first token, p99 over the window",
-        |i| i.signals.ttft_p99,
-    ),
-    def(
-        "itl_p50",
-        Seconds,
-        M,
-        "inter-token latency, p50 over the window",
-        |i| i.signals.itl_p50,
-    ),
-    def(
-        "itl_p95",
-        Seconds,
-        M,
-        "inter-token latency, p95 over the window",
-        |i| i.signals.itl_p95,
-    ),
-    def(
-        "itl_p99",
-        Seconds,
-        M,
-        "inter-token latency, p99 over the window",
-        |i| i.signals.itl_p99,
-    ),
-    def(
-        "e2e_p95",
-        Seconds,
-        M,
-        "request duration end to end, p95",
-        |i| i.signals.e2e_p95,
-    ),
-    def(
-        "e2e_p99",
-        Seconds,
-        M,
-        "request duration end to end, p99",
-        |i| i.signals.e2e_p99,
-    ),
-    def("queue_p95", Seconds, M, "time spent queued, p95", |i| {
-        i.signals.queue_p95
-    }),
-    def(
-        "spec_acceptance",
-        Ratio,
-        M,
-        "speculative decoding acceptance rate",
-        |i| i.signals.spec_acceptance,
-    ),
-    def(
-        "cpu_cores",
-        Cores,
-        M,
-        "CPU cores used by the serving process",
-        |i| i.signals.cpu_cores,
-    ),
-    def(
-        "error_ratio",
-        Ratio,
-        M,
-        "aborted or failed share of finished requests",
-        |i| i.signals.error_ratio,
-    ),
-    def(
-        "kv_capacity_tokens",
-        Tokens,
-        M,
-        "KV capacity, tokens (blocks × block size)",
-        |i| i.signals.kv_capacity_tokens,
-    ),
+pub static SIGNALS: &[SignalDef] = &ALL_SIGNALS;
+
+static ALL_SIGNALS: [SignalDef; CATALOG.len() + OTHERS.len()] = all_signals();
+
+const CATALOG: [catalog::SignalDef; catalog::Signal::COUNT] = catalog::SIGNAL_TABLE;
+
+/// The catalog's signals first, then the others.
+const fn all_signals() -> [SignalDef; CATALOG.len() + OTHERS.len()] {
+    let mut out = [OTHERS[0]; CATALOG.len() + OTHERS.len()];
+    let mut i = 0;
+    while i < CATALOG.len() {
+        out[i] = from_catalog(&CATALOG[i]);
+        i += 1;
+    }
+    let mut j = 0;
+    while j < OTHERS.len() {
+        out[CATALOG.len() + j] = OTHERS[j];
+        j += 1;
+    }
+    out
+}
+
+/// Signals that are not derived from engine metrics.
+const OTHERS: [SignalDef; 13] = [
     def(
         "cache.gpu_memory_utilization",
         Ratio,

@@ -3,6 +3,7 @@
 use super::*;
 use crate::sources::prometheus::decode::decode_answer;
 use crate::sources::prometheus::query::QueryPlan;
+use kvtop_core::engine::EngineFlavor;
 use kvtop_core::fleet::QuantileWindow;
 
 fn plan() -> QueryPlan {
@@ -261,4 +262,29 @@ fn range_answers_line_up_by_time_per_engine() {
         ]
     );
     assert_eq!(series[0].id.engine, "0");
+}
+
+#[test]
+fn disputed_cache_config_keeps_only_the_agreed_fields_as_a_direct_scrape_does() {
+    let labels = LabelMap::default();
+    let mut merge = CycleMerge::new(&labels);
+    add(
+        &mut merge,
+        "running",
+        &vector(&format!(r#"{{"metric":{{{A0}}},"value":[1,"1"]}}"#)),
+    );
+    // A target serving two models under one engine index: two configurations apply.
+    add(
+        &mut merge,
+        "cache_config",
+        &vector(
+            r#"{"metric":{"__name__":"vllm:cache_config_info","pod":"vllm-a","namespace":"llm","instance":"10.0.0.1:8000","engine":"0","block_size":"16","num_gpu_blocks":"1000"},"value":[1,"1"]},
+               {"metric":{"__name__":"vllm:cache_config_info","pod":"vllm-a","namespace":"llm","instance":"10.0.0.1:8000","engine":"0","block_size":"16","num_gpu_blocks":"2000"},"value":[1,"1"]}"#,
+        ),
+    );
+    let (engines, _) = merge.finish();
+    let config = engines[0].sample.cache_config.clone().unwrap_or_default();
+    assert_eq!(config.block_size, Some(16));
+    assert_eq!(config.num_gpu_blocks, None);
+    assert_eq!(engines[0].signals.kv_capacity_tokens, None);
 }

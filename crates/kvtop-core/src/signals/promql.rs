@@ -1,0 +1,520 @@
+//! PURE. The PromQL kvtop sends, generated from the catalog: one instant query per signal (or
+//! per histogram, for its quantiles) for the whole fleet, each aggregated `by` the labels that
+//! identify an engine.
+//!
+//! A metric's alternative names are joined with `or` in the catalog's order of precedence (the
+//! V1 name first, so during a deprecation window, when an engine exports both, the new one
+//! wins; `or` matches label sets without the metric name); SGLang's names come last. A ratio
+//! is one `(hits / queries)` per rank of names, then the engine's own gauge. Rates and
+//! quantiles are computed by Prometheus over the console's window (`rate(x[1m])`,
+//! `histogram_quantile(q, sum by (le, …) (rate(x_bucket[1m])))`); several quantiles of one
+//! histogram travel in one answer, told apart by a `kvtop_q` label added with `label_replace`.
+
+use super::model::{Derivation, Kind, MetricId, Selector, Signal, Vendor};
+use super::{FINISHED_REASON_LABEL, SIGNALS, metric};
+use crate::fleet::QuantileWindow;
+
+/// Which labels identify an engine in Prometheus.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LabelMap {
+    /// Pod name (the engine's process); series without it are told apart by `instance`.
+    pub pod: String,
+    pub namespace: String,
+    /// vLLM's `model_name`.
+    pub model: String,
+    /// vLLM V1's data-parallel `engine` index.
+    pub engine: String,
+    /// The scrape address, used when `pod` is absent.
+    pub instance: String,
+    /// The node a pod runs on (for joining GPUs by host), when relabelling adds one.
+    pub node: Option<String>,
+}
+
+impl Default for LabelMap {
+    fn default() -> Self {
+        LabelMap {
+            pod: "pod".into(),
+            namespace: "namespace".into(),
+            model: "model_name".into(),
+            engine: "engine".into(),
+            instance: "instance".into(),
+            node: None,
+        }
+    }
+}
+
+impl LabelMap {
+    /// Labels that identify a process (pod or instance), in `by (…)` order.
+    fn process_labels(&self) -> Vec<&str> {
+        let mut labels = vec![
+            self.pod.as_str(),
+            self.namespace.as_str(),
+            self.instance.as_str(),
+        ];
+        if let Some(node) = &self.node {
+            labels.push(node);
+        }
+        labels
+    }
+
+    /// `pod, namespace, instance[, node]`.
+    pub fn process_clause(&self) -> String {
+        self.process_labels().join(", ")
+    }
+
+    /// `pod, namespace, instance[, node], model_name, engine`.
+    pub fn engine_clause(&self) -> String {
+        let mut labels = self.process_labels();
+        labels.push(&self.model);
+        labels.push(&self.engine);
+        labels.join(", ")
+    }
+
+    /// Every configured label name, for validation.
+    pub fn names(&self) -> Vec<&str> {
+        let mut names = self.process_labels();
+        names.push(&self.model);
+        names.push(&self.engine);
+        names
+    }
+}
+
+/// How an answer's series are read.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Shape {
+    /// Raw KV-usage series (not aggregated, so their names tell the engine's flavor; several
+    /// series of one engine, e.g. per API-server `pid`, are merged by their maximum). An engine
+    /// in this answer or in the `running` one exists.
+    KvRaw,
+    /// One value per engine.
+    Engine(Signal),
+    /// One value per process, given to each of its engines.
+    Process(Signal),
+    /// One value per engine and quantile: the `kvtop_q` label names the quantile.
+    Quantiles(Vec<(&'static str, Signal)>),
+    /// `cache_config_info` series: configuration in the labels.
+    CacheConfig,
+    /// dcgm-exporter series of every GPU.
+    Dcgm,
+}
+
+/// One query of a cycle.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QuerySpec {
+    /// Short name used in messages (`ttft`, `kv_usage`).
+    pub signal: &'static str,
+    pub promql: String,
+    pub shape: Shape,
+}
+
+/// The label carrying the quantile in quantile answers.
+pub const QUANTILE_LABEL: &str = "kvtop_q";
+
+/// DCGM fields read, as a regex alternation after `DCGM_FI_DEV_`.
+const DCGM_FIELDS: &str =
+    "GPU_UTIL|FB_USED|FB_FREE|FB_RESERVED|GPU_TEMP|POWER_USAGE|SM_CLOCK|XID_ERRORS";
+
+/// A duration for a PromQL range selector.
+pub fn range_selector(window: QuantileWindow) -> &'static str {
+    match window {
+        QuantileWindow::S15 => "15s",
+        QuantileWindow::M1 => "1m",
+        QuantileWindow::M5 => "5m",
+    }
+}
+
+/// Vendors in the order their names are joined with `or`.
+const VENDORS: [Vendor; 3] = [Vendor::Vllm, Vendor::SGLang, Vendor::Process];
+
+/// A metric's names under their canonical prefixes, vendor by vendor, each vendor's in order of
+/// precedence (`_bucket` appended for histograms).
+fn names(id: MetricId) -> Vec<String> {
+    let def = metric(id);
+    let suffix = if def.kind == Kind::Histogram {
+        "_bucket"
+    } else {
+        ""
+    };
+    VENDORS
+        .iter()
+        .flat_map(|v| def.names_of(*v))
+        .map(|n| format!("{}{suffix}", n.canonical()))
+        .collect()
+}
+
+/// `name{finished_reason=~"abort|error"}` when the selector keeps some reasons only.
+fn selected(name: &str, selector: &Selector) -> String {
+    match selector.reasons {
+        Some(reasons) => format!(
+            "{name}{{{FINISHED_REASON_LABEL}=~\"{}\"}}",
+            reasons.join("|")
+        ),
+        None => name.to_owned(),
+    }
+}
+
+/// Builds the queries of a cycle for one label mapping and window.
+#[derive(Debug, Clone)]
+pub struct QueryPlan {
+    labels: LabelMap,
+    window: QuantileWindow,
+    dcgm: bool,
+    engines: bool,
+}
+
+impl QueryPlan {
+    /// Engines, and GPUs too when `dcgm`.
+    pub fn new(labels: LabelMap, window: QuantileWindow, dcgm: bool) -> Self {
+        QueryPlan {
+            labels,
+            window,
+            dcgm,
+            engines: true,
+        }
+    }
+
+    /// The same plan without the engine queries: GPUs only (engines are scraped directly).
+    pub fn gpus_only(self) -> Self {
+        QueryPlan {
+            engines: false,
+            dcgm: true,
+            ..self
+        }
+    }
+
+    pub fn labels(&self) -> &LabelMap {
+        &self.labels
+    }
+
+    pub fn window(&self) -> QuantileWindow {
+        self.window
+    }
+
+    /// The same plan over another window.
+    pub fn with_window(&self, window: QuantileWindow) -> Self {
+        QueryPlan {
+            window,
+            ..self.clone()
+        }
+    }
+
+    /// The queries sent every interval. With DCGM, one more query reads every GPU.
+    pub fn every_cycle(&self) -> Vec<QuerySpec> {
+        let mut queries = if self.engines {
+            self.engine_queries()
+        } else {
+            Vec::new()
+        };
+        if self.dcgm {
+            queries.push(QuerySpec {
+                signal: "dcgm",
+                promql: format!("{{__name__=~\"DCGM_FI_DEV_({DCGM_FIELDS})\"}}"),
+                shape: Shape::Dcgm,
+            });
+        }
+        queries
+    }
+
+    /// One query per catalog signal (one per histogram for its quantiles), the per-engine ones
+    /// first, then the per-process ones.
+    fn engine_queries(&self) -> Vec<QuerySpec> {
+        let mut per_engine = Vec::new();
+        let mut per_process = Vec::new();
+        for def in &SIGNALS {
+            match def.derivation {
+                Derivation::Quantile(histogram, _) => {
+                    if !per_engine.iter().any(|q: &QuerySpec| q.signal == def.query) {
+                        per_engine.push(self.quantiles(def.query, histogram));
+                    }
+                }
+                // Read by the slow queries.
+                Derivation::Capacity(_) => {}
+                Derivation::Rate(MetricId::ProcessCpu) => per_process.push(self.cpu(def.id)),
+                derivation => {
+                    per_engine.extend(self.engine_expr(derivation).map(|promql| QuerySpec {
+                        signal: def.query,
+                        promql,
+                        shape: match derivation {
+                            Derivation::RawByName(_) => Shape::KvRaw,
+                            _ => Shape::Engine(def.id),
+                        },
+                    }))
+                }
+            }
+        }
+        per_engine.extend(per_process);
+        per_engine
+    }
+
+    /// The PromQL of one per-engine signal; quantiles and the capacity have queries of their
+    /// own.
+    fn engine_expr(&self, derivation: Derivation) -> Option<String> {
+        let by = self.labels.engine_clause();
+        let w = range_selector(self.window);
+        let rate = |name: &str| format!("sum by ({by}) (rate({name}[{w}]))");
+        Some(match derivation {
+            Derivation::RawByName(id) => names(id).join(" or "),
+            Derivation::Raw(id) => format!("sum by ({by}) ({})", names(id).join(" or ")),
+            Derivation::Rate(id) => names(id)
+                .iter()
+                .map(|name| rate(name))
+                .collect::<Vec<_>>()
+                .join(" or "),
+            Derivation::Ratio {
+                numerator,
+                denominator,
+                fallback,
+            } => {
+                // One ratio per rank: the paired names of one generation divide each other.
+                let pairs: Vec<String> = names(numerator.metric)
+                    .iter()
+                    .zip(names(denominator.metric))
+                    .map(|(n, d)| {
+                        format!(
+                            "{} / {}",
+                            rate(&selected(n, &numerator)),
+                            rate(&selected(&d, &denominator))
+                        )
+                    })
+                    .collect();
+                match fallback {
+                    Some(gauge) => {
+                        let mut parts: Vec<String> =
+                            pairs.iter().map(|p| format!("({p})")).collect();
+                        parts.push(format!("max by ({by}) ({})", names(gauge).join(" or ")));
+                        parts.join(" or ")
+                    }
+                    None => pairs.join(" or "),
+                }
+            }
+            Derivation::Quantile(..) | Derivation::Capacity(_) => return None,
+        })
+    }
+
+    /// The queries sent now and then: configuration that rarely changes.
+    pub fn slow(&self) -> Vec<QuerySpec> {
+        if !self.engines {
+            return Vec::new();
+        }
+        vec![QuerySpec {
+            signal: "cache_config",
+            promql: names(MetricId::CacheConfig).join(" or "),
+            shape: Shape::CacheConfig,
+        }]
+    }
+
+    /// The queries whose history is read at start-up: those of the signals the per-engine
+    /// history keeps.
+    pub fn backfill(&self) -> Vec<QuerySpec> {
+        self.every_cycle()
+            .into_iter()
+            .filter(|q| match &q.shape {
+                Shape::KvRaw => kept(Signal::KvUsage),
+                Shape::Engine(signal) => kept(*signal),
+                Shape::Quantiles(quantiles) => quantiles.iter().any(|(_, s)| kept(*s)),
+                Shape::Process(_) | Shape::CacheConfig | Shape::Dcgm => false,
+            })
+            .collect()
+    }
+
+    /// `histogram_quantile` for each quantile of one histogram the catalog derives (alternative
+    /// names joined with `or`), tagged with `kvtop_q`.
+    fn quantiles(&self, query: &'static str, histogram: MetricId) -> QuerySpec {
+        let quantiles: Vec<(&'static str, Signal)> = SIGNALS
+            .iter()
+            .filter_map(|def| match def.derivation {
+                Derivation::Quantile(h, q) if h == histogram => Some((q, def.id)),
+                _ => None,
+            })
+            .collect();
+        let by = self.labels.engine_clause();
+        let w = range_selector(self.window);
+        let rates: Vec<String> = names(histogram)
+            .iter()
+            .map(|name| format!("rate({name}[{w}])"))
+            .collect();
+        let inner = format!("sum by (le, {by}) ({})", rates.join(" or "));
+        let parts: Vec<String> = quantiles
+            .iter()
+            .map(|(q, _)| {
+                format!(
+                    "label_replace(histogram_quantile({q}, {inner}), \"{QUANTILE_LABEL}\", \"{q}\", \"\", \"\")"
+                )
+            })
+            .collect();
+        QuerySpec {
+            signal: query,
+            promql: parts.join(" or "),
+            shape: Shape::Quantiles(quantiles),
+        }
+    }
+
+    /// CPU of the serving processes: `process_cpu_seconds_total` of the processes that export
+    /// engine metrics (every exporter has that counter; only these are wanted), told by their
+    /// `running` gauge.
+    fn cpu(&self, signal: Signal) -> QuerySpec {
+        let by = self.labels.process_clause();
+        let w = range_selector(self.window);
+        let cpu = names(MetricId::ProcessCpu).join(" or ");
+        let engines = names(MetricId::Running).join(" or ");
+        QuerySpec {
+            signal: super::signal(signal).query,
+            promql: format!(
+                "sum by ({by}) (rate({cpu}[{w}])) and on ({by}) group by ({by}) ({engines})"
+            ),
+            shape: Shape::Process(signal),
+        }
+    }
+}
+
+fn kept(signal: Signal) -> bool {
+    super::signal(signal).history
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan() -> QueryPlan {
+        QueryPlan::new(LabelMap::default(), QuantileWindow::M1, true)
+    }
+
+    #[test]
+    fn one_query_per_signal_for_the_whole_fleet() {
+        let queries = plan().every_cycle();
+        let signals: Vec<&str> = queries.iter().map(|q| q.signal).collect();
+        assert_eq!(
+            signals,
+            [
+                "kv_usage",
+                "running",
+                "waiting",
+                "swapped",
+                "preemptions",
+                "gen_tps",
+                "prompt_tps",
+                "requests",
+                "prefix_hit",
+                "ttft",
+                "itl",
+                "e2e",
+                "queue",
+                "spec_acceptance",
+                "error_ratio",
+                "cpu",
+                "dcgm"
+            ]
+        );
+        let without_gpus = QueryPlan::new(LabelMap::default(), QuantileWindow::M1, false);
+        assert_eq!(without_gpus.every_cycle().len(), 16);
+    }
+
+    #[test]
+    fn rates_are_server_side_over_the_window_and_grouped_by_the_engine_labels() {
+        let queries = plan().with_window(QuantileWindow::M5).every_cycle();
+        let gen_tps = queries
+            .iter()
+            .find(|q| q.signal == "gen_tps")
+            .map(|q| q.promql.as_str());
+        assert_eq!(
+            gen_tps,
+            Some(
+                "sum by (pod, namespace, instance, model_name, engine) \
+                 (rate(vllm:generation_tokens_total[5m])) or \
+                 sum by (pod, namespace, instance, model_name, engine) \
+                 (rate(sglang:generation_tokens_total[5m]))"
+            )
+        );
+    }
+
+    #[test]
+    fn quantiles_of_one_histogram_share_a_query_and_carry_their_quantile() {
+        let queries = plan().every_cycle();
+        let queue = queries.iter().find(|q| q.signal == "queue");
+        assert_eq!(
+            queue.map(|q| q.promql.as_str()),
+            Some(
+                "label_replace(histogram_quantile(0.95, sum by (le, pod, namespace, instance, \
+                 model_name, engine) (rate(vllm:request_queue_time_seconds_bucket[1m]))), \
+                 \"kvtop_q\", \"0.95\", \"\", \"\")"
+            )
+        );
+        let itl = queries.iter().find(|q| q.signal == "itl");
+        let promql = itl.map(|q| q.promql.clone()).unwrap_or_default();
+        assert_eq!(promql.matches("histogram_quantile(").count(), 3);
+        assert!(promql.contains(
+            "rate(vllm:inter_token_latency_seconds_bucket[1m]) or \
+             rate(vllm:time_per_output_token_seconds_bucket[1m])"
+        ));
+    }
+
+    #[test]
+    fn kv_usage_prefers_the_v1_name_and_prefix_hit_falls_back_to_the_v0_gauge() {
+        let queries = plan().every_cycle();
+        let find = |s: &str| {
+            queries
+                .iter()
+                .find(|q| q.signal == s)
+                .map(|q| q.promql.clone())
+                .unwrap_or_default()
+        };
+        assert!(
+            find("kv_usage").starts_with("vllm:kv_cache_usage_perc or vllm:gpu_cache_usage_perc")
+        );
+        let prefix = find("prefix_hit");
+        let new = prefix.find("vllm:prefix_cache_hits_total");
+        let old = prefix.find("vllm:gpu_prefix_cache_hits_total");
+        let gauge = prefix.find("vllm:gpu_prefix_cache_hit_rate");
+        assert!(new < old && old < gauge, "{prefix}");
+    }
+
+    #[test]
+    fn a_node_label_joins_the_grouping_and_custom_labels_are_used() {
+        let labels = LabelMap {
+            pod: "kubernetes_pod_name".into(),
+            node: Some("node".into()),
+            ..LabelMap::default()
+        };
+        assert_eq!(
+            labels.engine_clause(),
+            "kubernetes_pod_name, namespace, instance, node, model_name, engine"
+        );
+        let cpu = QueryPlan::new(labels, QuantileWindow::S15, false).cpu(Signal::CpuCores);
+        assert_eq!(
+            cpu.promql,
+            "sum by (kubernetes_pod_name, namespace, instance, node) \
+             (rate(process_cpu_seconds_total[15s])) and on (kubernetes_pod_name, namespace, \
+             instance, node) group by (kubernetes_pod_name, namespace, instance, node) \
+             (vllm:num_requests_running or sglang:num_running_reqs)"
+        );
+    }
+
+    #[test]
+    fn a_gpu_only_plan_reads_dcgm_alone() {
+        let plan = QueryPlan::new(LabelMap::default(), QuantileWindow::M1, false).gpus_only();
+        let signals: Vec<&str> = plan.every_cycle().iter().map(|q| q.signal).collect();
+        assert_eq!(signals, ["dcgm"]);
+        assert!(plan.slow().is_empty());
+        assert!(plan.backfill().is_empty());
+    }
+
+    #[test]
+    fn backfill_reads_the_charted_signals_only() {
+        let signals: Vec<&str> = plan().backfill().iter().map(|q| q.signal).collect();
+        assert_eq!(
+            signals,
+            [
+                "kv_usage",
+                "running",
+                "waiting",
+                "preemptions",
+                "gen_tps",
+                "prompt_tps",
+                "requests",
+                "prefix_hit",
+                "ttft",
+                "itl"
+            ]
+        );
+    }
+}
