@@ -12,7 +12,7 @@ use serde::Deserialize;
 use super::file::{DurationValue, SizeValue};
 use super::paths::expand_path;
 use super::targets::{TokenSource, read_token};
-use crate::sources::prometheus::LabelMap;
+use kvtop_core::signals::promql::LabelMap;
 
 /// Default limit on one (decompressed) answer of Prometheus: a 1,000-engine answer is a few
 /// hundred KiB, a start-up range answer a few MiB.

@@ -146,7 +146,7 @@ impl<'a> SeriesLabels<'a> {
 }
 
 /// Alternative names per metric with a slot of their own (a test checks the catalog fits).
-pub(crate) const RANKS: usize = 2;
+pub const RANKS: usize = 2;
 
 /// Everything read so far about one engine, still borrowing the payload.
 struct EngineParts<'a> {

@@ -2,17 +2,7 @@
 
 use crate::metrics::Bucket;
 
-/// Which exporter dialect the signals were read from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum EngineFlavor {
-    /// vLLM V0 engine (`gpu_cache_usage_perc`, `time_per_output_token_seconds`, swapped requests, ...).
-    VllmV0,
-    /// vLLM V1 engine (`engine` label, `kv_cache_usage_perc`, token-based prefix cache counters, ...).
-    VllmV1,
-    SGLang,
-    #[default]
-    Unknown,
-}
+pub use crate::signals::EngineFlavor;
 
 /// Identity of one engine inside one scrape target: a target may export several models, and a
 /// V1 data-parallel deployment exports several `engine` indices.

@@ -7,15 +7,14 @@ pub mod gpus;
 pub mod history;
 mod names;
 mod scraped_signals;
-pub mod signals;
 pub mod state;
 mod status;
 mod window;
 
+pub use crate::signals::{QuantileWindow, Signals};
 pub use error::ScrapeError;
 pub use gpus::{GpuKey, GpuOrigin, GpuSeries, GpuSignals, GpuState, Placement};
 pub use history::{History, Series};
-pub use signals::{QuantileWindow, Signals};
 pub use state::{
     BackfillReport, DerivedEngine, DerivedPayload, DerivedReport, DerivedSeries,
     DerivedSourceState, EngineState, EngineStatus, Fleet, FleetSettings, InstanceKey, QueryFailure,

@@ -78,8 +78,10 @@ mod pod_input;
 pub mod routing;
 pub mod signals;
 pub mod truth;
-pub mod units;
 
+pub use crate::signals::Unit;
+/// The units of rule signals, from the signal catalog.
+pub use crate::signals::unit as units;
 pub use error::{RuleError, RulesError};
 pub use eval::RuleEngine;
 pub use expr::{CmpOp, Expr, ExprError, Level};
@@ -91,4 +93,3 @@ pub use model::{Per, Rule, Scope, Severity, Suggest, Unobservable};
 pub use pod_input::with_pod;
 pub use routing::{GroupRouting, PROMPT_SIZES, explain_routing};
 pub use truth::{Evidence, Truth};
-pub use units::Unit;

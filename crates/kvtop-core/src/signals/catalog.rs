@@ -16,8 +16,8 @@ use super::model::{
     Derivation, Generation, Kind, MetricDef, MetricId, Precedence, Selector, Signal, SignalDef,
     Vendor, VendorName,
 };
-use crate::fleet::Signals;
-use crate::rules::Unit;
+use super::unit::Unit;
+use super::values::Signals;
 
 const fn vllm(name: &'static str, proves: Option<Generation>) -> VendorName {
     VendorName {

@@ -6,7 +6,18 @@
 //! (`gpu_cache_usage_perc`, `time_per_output_token_seconds`) next to the new ones.
 
 use super::model::{Generation, Vendor};
-use crate::engine::EngineFlavor;
+
+/// Which exporter dialect the signals were read from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum EngineFlavor {
+    /// vLLM V0 engine (`gpu_cache_usage_perc`, `time_per_output_token_seconds`, swapped requests, ...).
+    VllmV0,
+    /// vLLM V1 engine (`engine` label, `kv_cache_usage_perc`, token-based prefix cache counters, ...).
+    VllmV1,
+    SGLang,
+    #[default]
+    Unknown,
+}
 
 /// What the names and labels of one engine's series said so far.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -8,14 +8,18 @@ pub mod flavor;
 mod model;
 pub mod promql;
 pub mod routes;
+pub mod unit;
+mod values;
 
 pub(crate) use catalog::SIGNAL_TABLE;
 pub use catalog::{EVIDENCE, FAILED_REASONS, FINISHED_REASON_LABEL, METRICS, SIGNALS};
-pub use flavor::FlavorEvidence;
+pub use flavor::{EngineFlavor, FlavorEvidence};
 pub use model::{
     Derivation, Generation, Kind, MetricDef, MetricId, Precedence, Selector, Signal, SignalDef,
     Vendor, VendorName,
 };
+pub use unit::Unit;
+pub use values::{QuantileWindow, Signals};
 
 /// The catalog entry of a metric.
 pub fn metric(id: MetricId) -> &'static MetricDef {
@@ -33,6 +37,3 @@ pub fn signal(id: Signal) -> &'static SignalDef {
 pub fn signal_named(name: &str) -> Option<&'static SignalDef> {
     SIGNALS.iter().find(|def| def.name == name)
 }
-
-#[cfg(test)]
-mod tests;

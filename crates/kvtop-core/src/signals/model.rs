@@ -1,7 +1,7 @@
 //! The vocabulary of the catalog: vendors, metric kinds, derivations.
 
-use crate::fleet::Signals;
-use crate::rules::Unit;
+use super::unit::Unit;
+use super::values::Signals;
 
 /// Who exports a name, which decides its prefix.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

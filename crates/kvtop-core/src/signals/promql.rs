@@ -11,8 +11,8 @@
 //! histogram travel in one answer, told apart by a `kvtop_q` label added with `label_replace`.
 
 use super::model::{Derivation, Kind, MetricId, Selector, Signal, Vendor};
+use super::values::QuantileWindow;
 use super::{FINISHED_REASON_LABEL, SIGNALS, metric};
-use crate::fleet::QuantileWindow;
 
 /// Which labels identify an engine in Prometheus.
 #[derive(Debug, Clone, PartialEq, Eq)]

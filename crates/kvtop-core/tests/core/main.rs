@@ -11,3 +11,4 @@ mod rules_expr;
 mod rules_expr_model;
 mod rules_file;
 mod rules_health_routing;
+mod signal_catalog;

@@ -1,10 +1,10 @@
 //! The catalog against itself and against the two paths built from it.
 
-use super::model::{Derivation, Kind, MetricId, Signal, Vendor};
-use super::promql::{LabelMap, QueryPlan};
-use super::routes::{Part, Target, all, route_of};
-use super::*;
-use crate::fleet::QuantileWindow;
+use kvtop_core::fleet::QuantileWindow;
+use kvtop_core::signals::promql::{LabelMap, QueryPlan};
+use kvtop_core::signals::routes::{Part, Target, all, route_of};
+use kvtop_core::signals::*;
+use kvtop_core::signals::{Derivation, Kind, MetricId, Signal, Vendor};
 
 #[test]
 fn tables_are_in_enum_order() {
@@ -27,7 +27,11 @@ fn every_name_has_one_route_and_fits_the_direct_slots() {
         );
     }
     for def in &METRICS {
-        assert!(def.ranks() <= crate::engine::alias::RANKS, "{:?}", def.id);
+        assert!(
+            def.ranks() <= kvtop_core::engine::alias::RANKS,
+            "{:?}",
+            def.id
+        );
     }
 }
 
@@ -151,7 +155,7 @@ fn every_vendor_name_appears_in_the_generated_promql() {
 
 #[test]
 fn backfill_and_history_keep_the_same_signals() {
-    use crate::fleet::Series;
+    use kvtop_core::fleet::Series;
     let kept: Vec<&str> = SIGNALS
         .iter()
         .filter(|s| s.history)
@@ -159,7 +163,7 @@ fn backfill_and_history_keep_the_same_signals() {
         .collect();
     assert_eq!(kept.len(), Series::COUNT);
     // Each kept signal is the value of one history series.
-    let mut signals = crate::fleet::Signals::default();
+    let mut signals = kvtop_core::fleet::Signals::default();
     for (i, def) in SIGNALS.iter().filter(|s| s.history).enumerate() {
         def.set(&mut signals, i as f64 + 1.0);
     }
@@ -175,7 +179,7 @@ fn backfill_and_history_keep_the_same_signals() {
 #[test]
 fn each_signal_reads_and_writes_its_own_field() {
     for (i, def) in SIGNALS.iter().enumerate() {
-        let mut signals = crate::fleet::Signals::default();
+        let mut signals = kvtop_core::fleet::Signals::default();
         def.set(&mut signals, i as f64);
         assert_eq!((def.get)(&signals), Some(i as f64), "{}", def.name);
         for other in SIGNALS.iter().filter(|o| o.id != def.id) {
