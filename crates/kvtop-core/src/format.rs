@@ -189,7 +189,7 @@ pub fn truncate(s: &str, width: usize) -> String {
 /// (`vllm-llama-8b-98ztx-pfwbm`), so both ends stay visible. A short last `-` segment (a
 /// pod's random suffix) is kept whole and the rest of the room goes to the start, where the
 /// Deployment's name is: `vllm-llama…pfwbm`; other names keep equal parts of both ends.
-pub fn truncate_middle(s: &str, width: usize) -> String {
+pub(crate) fn truncate_middle(s: &str, width: usize) -> String {
     let s = printable(s);
     let len = s.chars().count();
     if len <= width {

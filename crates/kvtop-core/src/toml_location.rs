@@ -36,7 +36,7 @@ pub fn line_col(text: &str, offset: usize) -> LineCol {
 }
 
 /// The text of the 1-based line `line` (without its line ending), for error context.
-pub fn line_text(text: &str, line: usize) -> &str {
+pub(crate) fn line_text(text: &str, line: usize) -> &str {
     text.lines()
         .nth(line.saturating_sub(1))
         .unwrap_or_default()
@@ -116,7 +116,7 @@ impl<'i> TomlMap<'i> {
     }
 
     /// The deepest key path whose key or value covers byte `offset`.
-    pub fn path_at(&self, offset: usize) -> KeyPath {
+    pub(crate) fn path_at(&self, offset: usize) -> KeyPath {
         let mut path = KeyPath::default();
         find_in_table(self.root.get_ref(), offset, &mut path);
         path

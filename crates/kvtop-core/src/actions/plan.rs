@@ -125,7 +125,7 @@ pub enum StepOp {
 
 impl StepOp {
     /// True when the step changes the cluster (everything but the wait).
-    pub fn mutates(&self) -> bool {
+    pub(crate) fn mutates(&self) -> bool {
         !matches!(self, StepOp::WaitIdle { .. })
     }
 }

@@ -185,7 +185,7 @@ pub struct GpuSignals {
 
 impl GpuSignals {
     /// The highest value of each field over `gpus`; a field unknown on every GPU stays unknown.
-    pub fn from_gpus<'a>(gpus: impl IntoIterator<Item = &'a GpuState>) -> GpuSignals {
+    pub(crate) fn from_gpus<'a>(gpus: impl IntoIterator<Item = &'a GpuState>) -> GpuSignals {
         let mut out = GpuSignals::default();
         for gpu in gpus {
             out.util = max_known(out.util, gpu.util());

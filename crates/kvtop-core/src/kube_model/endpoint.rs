@@ -10,15 +10,15 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 /// vLLM's default port (`--port`).
-pub const VLLM_DEFAULT_PORT: u16 = 8000;
+pub(crate) const VLLM_DEFAULT_PORT: u16 = 8000;
 /// Default metrics path.
 pub const DEFAULT_METRICS_PATH: &str = "/metrics";
 /// Annotation naming the metrics port.
-pub const ANNOTATION_PORT: &str = "prometheus.io/port";
+pub(crate) const ANNOTATION_PORT: &str = "prometheus.io/port";
 /// Annotation naming the metrics path.
-pub const ANNOTATION_PATH: &str = "prometheus.io/path";
+pub(crate) const ANNOTATION_PATH: &str = "prometheus.io/path";
 /// Annotation naming the metrics scheme.
-pub const ANNOTATION_SCHEME: &str = "prometheus.io/scheme";
+pub(crate) const ANNOTATION_SCHEME: &str = "prometheus.io/scheme";
 
 /// How pods are scraped (`scrape_via` in `[kubernetes]`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

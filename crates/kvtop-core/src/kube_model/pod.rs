@@ -94,7 +94,7 @@ pub struct EnvVar {
 impl EnvVar {
     /// Whether a variable is kept: a tuning prefix (`OMP_`, `NCCL_`, `VLLM_`, …) and nothing
     /// in the name that looks like a secret.
-    pub fn is_relevant(name: &str) -> bool {
+    pub(crate) fn is_relevant(name: &str) -> bool {
         let upper = name.to_ascii_uppercase();
         ENV_PREFIXES.iter().any(|p| upper.starts_with(p))
             && !SECRET_MARKERS.iter().any(|m| upper.contains(m))
@@ -194,7 +194,7 @@ impl PodInfo {
     /// Facts for the rules, keyed by their full signal name: `config.<flag>` for every vLLM flag
     /// (and `config.model`), `env.<NAME>` for every kept variable with a literal value, and
     /// `pod.restarts`, `pod.ready`, `pod.phase`, `pod.node`, `pod.last_exit_code`.
-    pub fn derive_facts(&self) -> Vec<(String, String)> {
+    pub(crate) fn derive_facts(&self) -> Vec<(String, String)> {
         let mut facts = Vec::with_capacity(self.args.flags.len() + self.env.len() + 6);
         if let Some(model) = &self.args.model {
             facts.push(("config.model".to_owned(), model.clone()));
@@ -224,7 +224,7 @@ impl PodInfo {
     /// Pod and container state reasons, for `pod_status ~ "…"` rules: the phase, the waiting
     /// reason (`CrashLoopBackOff`), the last termination reason (`OOMKilled`), `NotReady` and
     /// `Terminating` when they apply.
-    pub fn derive_status_reasons(&self) -> Vec<String> {
+    pub(crate) fn derive_status_reasons(&self) -> Vec<String> {
         let mut reasons = vec![self.phase.as_str().to_owned()];
         if let Some(w) = &self.waiting_reason {
             reasons.push(w.clone());

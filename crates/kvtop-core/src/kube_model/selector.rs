@@ -87,7 +87,7 @@ impl LabelSelector {
 
     /// The selector of a Kubernetes object (`matchLabels` and `matchExpressions`). An unknown
     /// operator is an error, as the API server would reject it.
-    pub fn from_k8s(selector: &K8sLabelSelector) -> Result<LabelSelector, SelectorError> {
+    pub(crate) fn from_k8s(selector: &K8sLabelSelector) -> Result<LabelSelector, SelectorError> {
         let mut requirements: Vec<Requirement> = selector
             .match_labels
             .iter()
@@ -121,17 +121,6 @@ impl LabelSelector {
     /// Whether a set of labels satisfies every requirement.
     pub fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
         let lookup = |k: &str| labels.get(k).map(String::as_str);
-        self.requirements.iter().all(|r| r.matches(lookup))
-    }
-
-    /// [`LabelSelector::matches`] over label pairs.
-    pub fn matches_pairs(&self, labels: &[(String, String)]) -> bool {
-        let lookup = |k: &str| {
-            labels
-                .iter()
-                .find(|(key, _)| key == k)
-                .map(|(_, v)| v.as_str())
-        };
         self.requirements.iter().all(|r| r.matches(lookup))
     }
 }

@@ -192,7 +192,7 @@ fn target_text(t: &MetricTarget) -> String {
 }
 
 /// A quantity in milli-units as a decimal (`24250m` → `24.25`); anything else as written.
-pub fn readable_quantity(q: &str) -> String {
+pub(crate) fn readable_quantity(q: &str) -> String {
     match q.strip_suffix('m').and_then(|n| n.parse::<i64>().ok()) {
         Some(milli) => {
             let text = format!("{:.3}", milli as f64 / 1000.0);

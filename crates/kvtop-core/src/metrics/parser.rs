@@ -65,7 +65,7 @@ pub struct LabelIter<'a> {
 }
 
 /// How many malformed lines keep their [`LineError`]; the rest are only counted.
-pub const MAX_RECORDED_ERRORS: usize = 16;
+pub(crate) const MAX_RECORDED_ERRORS: usize = 16;
 
 /// Rough bytes per sample line in real payloads, used to reserve the sample vector once.
 const BYTES_PER_SAMPLE_ESTIMATE: usize = 96;

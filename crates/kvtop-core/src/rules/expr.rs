@@ -26,7 +26,7 @@ use super::truth::read;
 use super::units::{Dimension, Unit};
 
 /// Deepest nesting of parentheses, `not` and unary minus accepted (keeps recursion bounded).
-pub const MAX_DEPTH: usize = 64;
+pub(crate) const MAX_DEPTH: usize = 64;
 
 /// Where an expression is evaluated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

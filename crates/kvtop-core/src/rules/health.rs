@@ -17,7 +17,8 @@ use super::file::BUILTIN_RULES_TOML;
 use crate::fleet::{EngineStatus, Ts};
 
 /// The built-in rule whose `when` opens the breaker and whose `clear_when` closes it.
-pub const BREAKER_RULE: &str = "kv-breaker";
+#[cfg(test)]
+const BREAKER_RULE: &str = "kv-breaker";
 
 /// KV usage above which the breaker opens and the engine is degraded (0.88).
 pub const BREAKER_OPEN_ABOVE: f64 = rule_percent(

@@ -1,6 +1,6 @@
 //! What the rules read about one engine in one cycle.
 
-use crate::engine::{EngineId, EngineSample, GpuSample};
+use crate::engine::{EngineId, EngineSample};
 use crate::fleet::{EngineState, EngineStatus, Signals, TargetId, Ts};
 
 /// One engine's inputs to a rules cycle. Everything is borrowed: building the inputs for a
@@ -80,7 +80,7 @@ impl<'a> EngineInput<'a> {
     }
 
     /// The same inputs with pod/container state reasons.
-    pub fn with_pod_status(self, reasons: &'a [String]) -> Self {
+    pub(crate) fn with_pod_status(self, reasons: &'a [String]) -> Self {
         EngineInput {
             pod_status: Some(reasons),
             ..self
@@ -93,7 +93,7 @@ impl<'a> EngineInput<'a> {
     }
 
     /// The same inputs with pod labels.
-    pub fn with_labels(self, labels: &'a [(String, String)]) -> Self {
+    pub(crate) fn with_labels(self, labels: &'a [(String, String)]) -> Self {
         EngineInput { labels, ..self }
     }
 
@@ -138,50 +138,7 @@ pub struct GpuSignals {
     pub xid: Option<f64>,
 }
 
-impl GpuSignals {
-    /// Aggregate DCGM samples of the GPUs one engine uses: utilization is the mean, memory share
-    /// and temperature the highest, power the sum, XID the highest code. A field unknown on
-    /// every GPU stays unknown; `None` when there are no GPUs.
-    pub fn from_gpus<'g>(gpus: impl IntoIterator<Item = &'g GpuSample>) -> Option<Self> {
-        let mut out = GpuSignals::default();
-        let mut util_sum = 0.0;
-        let mut util_n = 0u32;
-        let mut any = false;
-        for gpu in gpus {
-            any = true;
-            if let Some(u) = gpu.util_pct.filter(|v| v.is_finite()) {
-                util_sum += u / 100.0;
-                util_n += 1;
-            }
-            let total = match (gpu.fb_used_mib, gpu.fb_free_mib) {
-                (Some(used), Some(free)) => Some(used + free + gpu.fb_reserved_mib.unwrap_or(0.0)),
-                _ => None,
-            };
-            let mem = match (gpu.fb_used_mib, total) {
-                (Some(used), Some(total)) if total > 0.0 => Some(used / total),
-                _ => None,
-            };
-            out.mem = max_of(out.mem, mem);
-            out.temp_c = max_of(out.temp_c, gpu.temp_c);
-            out.xid = max_of(out.xid, gpu.xid);
-            out.power_w = match (out.power_w, gpu.power_w.filter(|v| v.is_finite())) {
-                (Some(a), Some(b)) => Some(a + b),
-                (a, b) => a.or(b),
-            };
-        }
-        if util_n > 0 {
-            out.util = Some(util_sum / f64::from(util_n));
-        }
-        any.then_some(out)
-    }
-}
-
-fn max_of(a: Option<f64>, b: Option<f64>) -> Option<f64> {
-    match (a, b.filter(|v| v.is_finite())) {
-        (Some(a), Some(b)) => Some(a.max(b)),
-        (a, b) => a.or(b),
-    }
-}
+impl GpuSignals {}
 
 #[cfg(test)]
 mod tests {
@@ -195,36 +152,5 @@ mod tests {
         assert_eq!(parse_fact("false"), Some(0.0));
         assert_eq!(parse_fact("auto"), None);
         assert_eq!(parse_fact("NaN"), None);
-    }
-
-    #[test]
-    fn gpu_signals_aggregate_per_engine() {
-        let a = GpuSample {
-            util_pct: Some(50.0),
-            fb_used_mib: Some(30.0),
-            fb_free_mib: Some(10.0),
-            temp_c: Some(70.0),
-            power_w: Some(300.0),
-            xid: Some(0.0),
-            ..GpuSample::default()
-        };
-        let b = GpuSample {
-            util_pct: Some(70.0),
-            fb_used_mib: Some(10.0),
-            fb_free_mib: Some(30.0),
-            temp_c: Some(75.0),
-            power_w: Some(250.0),
-            xid: Some(79.0),
-            ..GpuSample::default()
-        };
-        let gpu = GpuSignals::from_gpus([&a, &b]).expect("two GPUs");
-        assert_eq!(gpu.util, Some(0.6));
-        assert_eq!(gpu.mem, Some(0.75));
-        assert_eq!(gpu.temp_c, Some(75.0));
-        assert_eq!(gpu.power_w, Some(550.0));
-        assert_eq!(gpu.xid, Some(79.0));
-        assert_eq!(GpuSignals::from_gpus([]), None);
-        let blank = GpuSignals::from_gpus([&GpuSample::default()]).expect("one GPU");
-        assert_eq!(blank, GpuSignals::default());
     }
 }

@@ -96,17 +96,17 @@ pub struct Scope {
 
 impl Scope {
     /// Whether the scope has no filter at all.
-    pub fn is_everything(&self) -> bool {
+    pub(crate) fn is_everything(&self) -> bool {
         self.models.is_empty() && self.labels.is_empty()
     }
 
     /// Whether the model name passes the model filter.
-    pub fn matches_model(&self, model: &str) -> bool {
+    pub(crate) fn matches_model(&self, model: &str) -> bool {
         self.models.is_empty() || self.models.iter().any(|p| glob_match(p, model))
     }
 
     /// Whether the engine's labels pass the label filter.
-    pub fn matches_labels(&self, labels: &[(String, String)]) -> bool {
+    pub(crate) fn matches_labels(&self, labels: &[(String, String)]) -> bool {
         self.labels
             .iter()
             .all(|(key, value)| labels.iter().any(|(k, v)| k == key && v == value))
@@ -119,7 +119,7 @@ impl Scope {
 }
 
 /// `*` matches any run of characters (including none); everything else matches itself.
-pub fn glob_match(pattern: &str, text: &str) -> bool {
+pub(crate) fn glob_match(pattern: &str, text: &str) -> bool {
     let mut parts = pattern.split('*');
     let Some(first) = parts.next() else {
         return text.is_empty();

@@ -28,15 +28,15 @@ use crate::fleet::TargetId;
 pub const PROMPT_SIZES: [u32; 3] = [512, 2048, 8192];
 
 /// Prompts longer than this get the seed router's high cache weight.
-pub const SEED_LONG_PROMPT: u32 = 2048;
+pub(crate) const SEED_LONG_PROMPT: u32 = 2048;
 /// Seed router weight on free cache for long prompts.
-pub const SEED_WEIGHT_LONG: f64 = 0.95;
+pub(crate) const SEED_WEIGHT_LONG: f64 = 0.95;
 /// Seed router weight on free cache otherwise.
-pub const SEED_WEIGHT_SHORT: f64 = 0.8;
+pub(crate) const SEED_WEIGHT_SHORT: f64 = 0.8;
 /// Inference Extension scorer weights.
-pub const GIE_QUEUE_WEIGHT: f64 = 2.0;
-pub const GIE_KV_WEIGHT: f64 = 2.0;
-pub const GIE_PREFIX_WEIGHT: f64 = 3.0;
+pub(crate) const GIE_QUEUE_WEIGHT: f64 = 2.0;
+pub(crate) const GIE_KV_WEIGHT: f64 = 2.0;
+pub(crate) const GIE_PREFIX_WEIGHT: f64 = 3.0;
 
 /// Why a router does not consider an engine.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -133,7 +133,11 @@ pub fn explain_routing(inputs: &[EngineInput<'_>], prompts: &[u32]) -> Vec<Group
 }
 
 /// The routing table of one group of engines.
-pub fn explain_group(model: &str, members: &[&EngineInput<'_>], prompts: &[u32]) -> GroupRouting {
+pub(crate) fn explain_group(
+    model: &str,
+    members: &[&EngineInput<'_>],
+    prompts: &[u32],
+) -> GroupRouting {
     let gie = gie_scores(members);
     let gie_uses_prefix = gie
         .iter()

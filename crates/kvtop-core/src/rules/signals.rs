@@ -29,7 +29,7 @@ pub enum Origin {
 
 impl Origin {
     /// Whether the value comes from the engine's own scrape (and so is stale when it is down).
-    pub fn is_scraped(self) -> bool {
+    pub(crate) fn is_scraped(self) -> bool {
         matches!(self, Origin::Metrics | Origin::CacheConfig)
     }
 
@@ -250,7 +250,7 @@ const OTHERS: [SignalDef; 13] = [
 
 /// An open namespace: any `prefix` + field name is a valid signal, read from a per-engine list.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct NamespaceDef {
+pub(crate) struct NamespaceDef {
     /// With the trailing dot: `config.`.
     pub prefix: &'static str,
     pub origin: Origin,
@@ -261,7 +261,7 @@ pub struct NamespaceDef {
 
 /// Open namespaces. `cache.*` fields other than the named ones are read from the exported
 /// labels of `cache_config_info`; the others from the Kubernetes facts of the engine's pod.
-pub static NAMESPACES: &[NamespaceDef] = &[
+pub(crate) static NAMESPACES: &[NamespaceDef] = &[
     NamespaceDef {
         prefix: "cache.",
         origin: Origin::CacheConfig,
@@ -295,7 +295,7 @@ pub static NAMESPACES: &[NamespaceDef] = &[
 /// Text sources a `~` match can read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(u8)]
-pub enum TextSource {
+pub(crate) enum TextSource {
     /// `log`: recent log lines of the engine's pod.
     Log,
     /// `event`: recent Kubernetes events about the pod.

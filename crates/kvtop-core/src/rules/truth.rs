@@ -202,7 +202,7 @@ impl Expr {
     }
 
     /// The evidence for one group.
-    pub fn evidence_group(&self, group: Group<'_, '_>) -> Vec<Evidence> {
+    pub(crate) fn evidence_group(&self, group: Group<'_, '_>) -> Vec<Evidence> {
         let mut out = Vec::new();
         if self.level() == Level::Group {
             self.collect(&self.root, Ctx::Group(group), &mut out);

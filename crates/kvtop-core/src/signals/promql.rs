@@ -58,12 +58,12 @@ impl LabelMap {
     }
 
     /// `pod, namespace, instance[, node]`.
-    pub fn process_clause(&self) -> String {
+    pub(crate) fn process_clause(&self) -> String {
         self.process_labels().join(", ")
     }
 
     /// `pod, namespace, instance[, node], model_name, engine`.
-    pub fn engine_clause(&self) -> String {
+    pub(crate) fn engine_clause(&self) -> String {
         let mut labels = self.process_labels();
         labels.push(&self.model);
         labels.push(&self.engine);

@@ -32,7 +32,7 @@ impl Fleet {
     }
 
     /// Where a target runs: as set, else the pod named like the target.
-    pub fn placement(&self, target: TargetId) -> Placement {
+    pub(crate) fn placement(&self, target: TargetId) -> Placement {
         self.placements
             .get(&target)
             .cloned()
@@ -44,7 +44,7 @@ impl Fleet {
     }
 
     /// Say where a target runs (e.g. from Kubernetes discovery); GPUs are joined again.
-    pub fn set_placement(&mut self, target: TargetId, placement: Placement) {
+    pub(crate) fn set_placement(&mut self, target: TargetId, placement: Placement) {
         self.placements.insert(target, placement);
         self.join_dirty = true;
     }

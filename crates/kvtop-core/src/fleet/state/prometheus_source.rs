@@ -23,10 +23,11 @@ use crate::fleet::gpus::{GpuOrigin, Placement};
 use crate::fleet::{ScrapeError, Signals, Ts};
 
 /// How long a member absent from every answer is kept (shown Stale, then Down), seconds.
-pub const FORGET_SECS: f64 = 600.0;
+pub(crate) const FORGET_SECS: f64 = 600.0;
 
 /// What a member absent from an answer is marked with.
-pub const ABSENT: &str = "not in Prometheus' answer (pod gone, or Prometheus cannot scrape it)";
+pub(crate) const ABSENT: &str =
+    "not in Prometheus' answer (pod gone, or Prometheus cannot scrape it)";
 
 /// Identity of an engine's process in a Prometheus source: its pod (namespace and name), or
 /// the scrape `instance` when the series carry no pod label.
@@ -255,7 +256,7 @@ impl Fleet {
 
     /// Fold one cycle of a source into the fleet (see the module docs). Reports of an unknown
     /// source register it.
-    pub fn ingest_derived(&mut self, report: DerivedReport) {
+    pub(crate) fn ingest_derived(&mut self, report: DerivedReport) {
         let source = self
             .source_index(&report.source)
             .unwrap_or_else(|| self.register_source(&report.source, &report.source));
