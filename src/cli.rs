@@ -253,7 +253,7 @@ pub struct SimulatedCheckArgs {
 #[cfg(feature = "demo")]
 impl SimulatedCheckArgs {
     /// Whether the check runs on the simulator rather than the configured targets.
-    pub fn requested(&self) -> bool {
+    pub(crate) fn requested(&self) -> bool {
         self.sim || self.demo || !self.scenarios.is_empty()
     }
 }

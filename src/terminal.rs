@@ -11,12 +11,12 @@ use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 
 /// The terminal the console draws on. Output is buffered so a frame leaves in one write.
-pub type ConsoleTerminal = Terminal<CrosstermBackend<BufWriter<Stdout>>>;
+pub(crate) type ConsoleTerminal = Terminal<CrosstermBackend<BufWriter<Stdout>>>;
 
 static ACTIVE: AtomicBool = AtomicBool::new(false);
 
 /// Switch to raw mode and the alternate screen, with the cursor hidden.
-pub fn enter() -> io::Result<ConsoleTerminal> {
+pub(crate) fn enter() -> io::Result<ConsoleTerminal> {
     install_panic_hook();
     terminal::enable_raw_mode()?;
     ACTIVE.store(true, Ordering::SeqCst);
@@ -36,7 +36,7 @@ pub fn enter() -> io::Result<ConsoleTerminal> {
 }
 
 /// Give the terminal back: leave the alternate screen, show the cursor, leave raw mode.
-pub fn restore() {
+pub(crate) fn restore() {
     if !ACTIVE.swap(false, Ordering::SeqCst) {
         return;
     }

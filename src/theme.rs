@@ -141,7 +141,7 @@ pub fn no_color_requested() -> bool {
 
 /// True for names made of ASCII letters, digits, `-` and `_` (so a name can never reach
 /// outside the themes directory).
-pub fn is_valid_theme_name(name: &str) -> bool {
+pub(crate) fn is_valid_theme_name(name: &str) -> bool {
     !name.is_empty()
         && name.len() <= 64
         && name

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use super::plan::Plan;
 
 /// File name of the audit log in the state directory.
-pub const AUDIT_FILE: &str = "audit.jsonl";
+pub(crate) const AUDIT_FILE: &str = "audit.jsonl";
 
 /// How an attempt ended.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]

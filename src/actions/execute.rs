@@ -57,7 +57,7 @@ fn convert(pod: &Pod, context: &str, routing_label: &str) -> Option<PodInfo> {
 }
 
 /// The current time in RFC 3339, as `kubectl rollout restart` writes it.
-pub fn now_rfc3339() -> String {
+pub(crate) fn now_rfc3339() -> String {
     k8s_openapi::jiff::Timestamp::now()
         .round(k8s_openapi::jiff::Unit::Second)
         .map(|t| t.to_string())

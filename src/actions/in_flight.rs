@@ -49,7 +49,7 @@ impl InFlightProbe {
 
     /// Try the pod's own address first (as the console's scrape of `row` does), and the
     /// proxy when that gives no reading.
-    pub fn direct_first(mut self, http: &reqwest::Client, row: TargetId) -> InFlightProbe {
+    pub(crate) fn direct_first(mut self, http: &reqwest::Client, row: TargetId) -> InFlightProbe {
         self.direct = Some(Direct {
             http: http.clone(),
             row,

@@ -53,7 +53,11 @@ pub async fn prepare(
 }
 
 /// Write the record of an attempt a guard, RBAC or read-only mode refused.
-pub fn record_refusal(audit: &SharedAudit, plan: &Plan, reason: String) -> Result<(), AuditError> {
+pub(crate) fn record_refusal(
+    audit: &SharedAudit,
+    plan: &Plan,
+    reason: String,
+) -> Result<(), AuditError> {
     let mut record = AuditRecord::new(plan, now_rfc3339(), AuditResult::Refused);
     record.error = Some(reason);
     lock(audit).write(&record)
@@ -135,7 +139,7 @@ pub enum RunEnd {
 
 /// A run stopped by [`Run::interrupt`]: its record, and whether it could be written.
 #[derive(Debug)]
-pub struct Interrupted {
+pub(crate) struct Interrupted {
     pub record: AuditRecord,
     pub audit: Result<(), AuditError>,
 }
@@ -229,7 +233,7 @@ impl Run {
     /// Stop counting on the run's own end and write its `interrupted` record, with the steps
     /// reached. `None` when it had already ended (its record is written). The caller stops the
     /// execution itself (drops or aborts it).
-    pub fn interrupt(&self, cause: Interruption) -> Option<Interrupted> {
+    pub(crate) fn interrupt(&self, cause: Interruption) -> Option<Interrupted> {
         let mut state = lock(&self.state);
         if state.finished {
             return None;

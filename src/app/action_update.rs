@@ -20,7 +20,7 @@ use kvtop_core::rules::Subject;
 
 /// Why Run cannot be pressed yet, or that it can.
 #[derive(Debug, Clone, PartialEq)]
-pub enum RunGate {
+pub(crate) enum RunGate {
     Ready,
     /// The plan is being read, or could not be made.
     NotReady(String),
@@ -33,7 +33,7 @@ pub enum RunGate {
 }
 
 /// Whether the plan screen may run its plan now.
-pub fn run_gate(screen: &PlanScreen, app: &App) -> RunGate {
+pub(crate) fn run_gate(screen: &PlanScreen, app: &App) -> RunGate {
     let plan = match &screen.plan {
         PlanState::Loading => return RunGate::NotReady("reading the cluster…".into()),
         PlanState::Failed(why) => return RunGate::NotReady(why.clone()),
@@ -70,7 +70,7 @@ impl App {
     /// The engine the actions would act on, and its pod: in the fleet view the selected
     /// engine; in the diagnostics view the selected finding's engine (else the fleet's
     /// selection). `None` when that engine is not a discovered Kubernetes pod.
-    pub fn action_subject(&self) -> Option<(TargetId, &PodInfo)> {
+    pub(crate) fn action_subject(&self) -> Option<(TargetId, &PodInfo)> {
         let fleet_target = || self.selected_engine(self.visible_rows()).map(|e| e.target);
         let target = match self.view {
             View::Fleet => fleet_target(),
@@ -95,7 +95,7 @@ impl App {
     /// Whether the pod's action keys (`a`, `D`, `R`) exist now: actions are enabled, the view
     /// is the fleet or diagnostics, and the engine acted on is a pod of a context that allows
     /// changes.
-    pub fn pod_actions_offered(&self) -> bool {
+    pub(crate) fn pod_actions_offered(&self) -> bool {
         self.kube.enabled
             && self.actions.enabled
             && self

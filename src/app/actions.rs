@@ -159,7 +159,7 @@ impl ActionRun {
     }
 
     /// The drain wait's limit, seconds, when the current step is the wait.
-    pub fn wait_timeout(&self) -> Option<f64> {
+    pub(crate) fn wait_timeout(&self) -> Option<f64> {
         let step = self.plan.steps.get(self.step?)?;
         match step.op {
             StepOp::WaitIdle { timeout_s, .. } => Some(timeout_s),
@@ -168,7 +168,7 @@ impl ActionRun {
     }
 
     /// `drain vllm-x: step 2/3`, for the footer.
-    pub fn status_line(&self) -> String {
+    pub(crate) fn status_line(&self) -> String {
         let total = self.plan.steps.len();
         let name = format!("{} {}", self.plan.kind.name(), self.plan.target);
         match (&self.outcome, self.step) {
@@ -182,7 +182,7 @@ impl ActionRun {
     }
 
     /// Fold one progress report in.
-    pub fn record(&mut self, progress: Progress, now: Ts) {
+    pub(crate) fn record(&mut self, progress: Progress, now: Ts) {
         match progress {
             Progress::Step { index, .. } => {
                 self.step = Some(index);
@@ -232,7 +232,7 @@ impl ActionsView {
     }
 
     /// A fresh id for a menu, plan or run.
-    pub fn next_id(&mut self) -> u64 {
+    pub(crate) fn next_id(&mut self) -> u64 {
         self.next_id += 1;
         self.next_id
     }

@@ -81,7 +81,10 @@ impl RulesView {
     }
 
     /// Findings about one engine.
-    pub fn findings_for<'s>(&'s self, key: &'s RowKey) -> impl Iterator<Item = &'s Finding> + 's {
+    pub(crate) fn findings_for<'s>(
+        &'s self,
+        key: &'s RowKey,
+    ) -> impl Iterator<Item = &'s Finding> + 's {
         self.engine.findings_for(key.target, &key.id)
     }
 
@@ -100,12 +103,12 @@ impl RulesView {
     }
 
     /// Number of rules evaluated.
-    pub fn rule_count(&self) -> usize {
+    pub(crate) fn rule_count(&self) -> usize {
         self.engine.rules().count()
     }
 
     /// When the last cycle ran, if one has.
-    pub fn evaluated_at(&self) -> Option<Ts> {
+    pub(crate) fn evaluated_at(&self) -> Option<Ts> {
         self.evaluated_at
     }
 
@@ -261,18 +264,19 @@ impl Diagnostics {
         self.news = true;
     }
 
+    #[cfg(test)]
     /// Whether the findings are out of date.
-    pub fn is_stale(&self) -> bool {
+    pub(crate) fn is_stale(&self) -> bool {
         self.stale
     }
 
     /// Whether data or rules arrived that the rules have not run over.
-    pub fn has_news(&self) -> bool {
+    pub(crate) fn has_news(&self) -> bool {
         self.news
     }
 
     /// Rows of the findings list as last drawn.
-    pub fn list_height(&self) -> usize {
+    pub(crate) fn list_height(&self) -> usize {
         self.list_height.get()
     }
 
@@ -282,7 +286,7 @@ impl Diagnostics {
     }
 
     /// Lines of the routing view and the rows it had, as last drawn.
-    pub fn routing_extent(&self) -> (usize, usize) {
+    pub(crate) fn routing_extent(&self) -> (usize, usize) {
         self.routing_extent.get()
     }
 
@@ -306,7 +310,7 @@ impl Diagnostics {
 }
 
 /// Longest spacing of evaluations before frames, seconds (see the module docs).
-pub const REFRESH_SPACING_MAX: f64 = 0.5;
+pub(crate) const REFRESH_SPACING_MAX: f64 = 0.5;
 
 impl App {
     /// Evaluate the rules over the live fleet at `now`.
@@ -337,7 +341,7 @@ impl App {
 
     /// Merge the user rules file at `path` (if any) over the built-in rules. A file that does
     /// not load is reported in the footer and the built-in rules run alone.
-    pub fn load_user_rules(&mut self, path: Option<&Path>, now: Ts) {
+    pub(crate) fn load_user_rules(&mut self, path: Option<&Path>, now: Ts) {
         match RuleSet::load(path) {
             Ok(rules) => self.diag.set_rules(&rules),
             Err(err) => {

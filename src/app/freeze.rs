@@ -30,7 +30,7 @@ impl App {
     /// Points of one series of a shown engine from `since`, oldest first: its history, or for
     /// a frozen view the live engine's history up to the frozen instant (nothing once the
     /// engine is gone from the live fleet).
-    pub fn history_points(
+    pub(crate) fn history_points(
         &self,
         engine: &EngineState,
         series: Series,

@@ -31,7 +31,7 @@ pub enum Context {
 
 impl Context {
     /// Contexts in the order the help overlay lists them from the views.
-    pub const HELP_ORDER: [Context; 6] = [
+    pub(crate) const HELP_ORDER: [Context; 6] = [
         Context::Fleet,
         Context::Pod,
         Context::Views,
@@ -40,7 +40,7 @@ impl Context {
         Context::Anywhere,
     ];
     /// Contexts the help overlay lists when opened over an action's menu, plan or progress.
-    pub const ACTION_HELP_ORDER: [Context; 4] = [
+    pub(crate) const ACTION_HELP_ORDER: [Context; 4] = [
         Context::ActionMenu,
         Context::ActionPlan,
         Context::ActionProgress,
@@ -48,7 +48,7 @@ impl Context {
     ];
 
     /// The contexts of the action menu, the plan screen and the progress panel.
-    pub fn is_action_modal(self) -> bool {
+    pub(crate) fn is_action_modal(self) -> bool {
         matches!(
             self,
             Context::ActionMenu | Context::ActionPlan | Context::ActionProgress
@@ -489,14 +489,15 @@ fn lookup_chain(context: Context, pod_actions: bool) -> impl Iterator<Item = Con
         .flatten()
 }
 
+#[cfg(test)]
 /// The action a key event triggers in `context`, if any, without the pod's actions. Key
 /// releases trigger nothing.
-pub fn lookup(context: Context, event: &KeyEvent) -> Option<Action> {
+pub(crate) fn lookup(context: Context, event: &KeyEvent) -> Option<Action> {
     lookup_with(context, event, false)
 }
 
 /// [`lookup`]; with `pod_actions` the [`Context::Pod`] bindings are in effect too.
-pub fn lookup_with(context: Context, event: &KeyEvent, pod_actions: bool) -> Option<Action> {
+pub(crate) fn lookup_with(context: Context, event: &KeyEvent, pod_actions: bool) -> Option<Action> {
     if event.kind == KeyEventKind::Release {
         return None;
     }
@@ -510,7 +511,7 @@ pub fn lookup_with(context: Context, event: &KeyEvent, pod_actions: bool) -> Opt
 }
 
 /// How a key is written in the help overlay and the footer.
-pub fn key_label(key: Key) -> String {
+pub(crate) fn key_label(key: Key) -> String {
     match key {
         Key::Ctrl(c) => format!("Ctrl-{}", c.to_ascii_uppercase()),
         Key::AnyChar => "a-z…".to_string(),
@@ -536,7 +537,7 @@ pub fn key_label(key: Key) -> String {
 }
 
 /// The keys of a binding, as shown in the help: `j ↓`.
-pub fn binding_label(binding: &Binding) -> String {
+pub(crate) fn binding_label(binding: &Binding) -> String {
     binding
         .keys
         .iter()
@@ -547,7 +548,7 @@ pub fn binding_label(binding: &Binding) -> String {
 
 /// The first key bound to `action` in `context`, else in the contexts it falls back to (the
 /// context's own key first: `q` rather than Ctrl-C), for hints such as the footer's.
-pub fn first_key(context: Context, action: Action) -> Option<Key> {
+pub(crate) fn first_key(context: Context, action: Action) -> Option<Key> {
     let fallback = (context == Context::Views).then_some(Context::Fleet);
     [Some(context), fallback, Some(Context::Anywhere)]
         .into_iter()

@@ -50,7 +50,7 @@ impl KubeView {
     }
 
     /// The fleet name of a pod: `[context/][namespace/]pod`.
-    pub fn target_name(&self, key: &PodKey) -> String {
+    pub(crate) fn target_name(&self, key: &PodKey) -> String {
         let mut name = String::new();
         if self.show_context {
             name.push_str(&key.context);
@@ -200,7 +200,7 @@ fn upsert(app: &mut App, mut pod: PodInfo) -> Option<Command> {
 }
 
 /// When the selected row's pod is not the followed one, follow it.
-pub fn follow_selection(app: &mut App) -> Option<Command> {
+pub(crate) fn follow_selection(app: &mut App) -> Option<Command> {
     if !app.kube.enabled {
         return None;
     }

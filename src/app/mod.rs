@@ -121,6 +121,3 @@ pub enum Command {
         reason: String,
     },
 }
-
-/// Time used by `update` and `draw`.
-pub type Now = Ts;

@@ -48,12 +48,12 @@ impl Modes {
     }
 
     /// The mode under the help overlay (the top one when the help is closed).
-    pub fn under_help(&self) -> Option<Mode> {
+    pub(crate) fn under_help(&self) -> Option<Mode> {
         self.0.iter().rev().copied().find(|m| *m != Mode::Help)
     }
 
     /// Whether `mode` is open, on top or under another.
-    pub fn is_open(&self, mode: Mode) -> bool {
+    pub(crate) fn is_open(&self, mode: Mode) -> bool {
         self.0.contains(&mode)
     }
 
@@ -86,7 +86,7 @@ impl Modes {
     }
 
     /// The context the help overlay was opened over (or would be).
-    pub fn context_under_help(&self, view: View) -> Context {
+    pub(crate) fn context_under_help(&self, view: View) -> Context {
         self.under_help()
             .map_or_else(|| view_context(view), Mode::context)
     }

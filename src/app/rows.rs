@@ -25,7 +25,7 @@ pub enum SortColumn {
 
 impl SortColumn {
     /// Every column, in the order `s` cycles through them.
-    pub const ALL: [SortColumn; 13] = [
+    pub(crate) const ALL: [SortColumn; 13] = [
         SortColumn::Name,
         SortColumn::Status,
         SortColumn::Kv,
@@ -53,7 +53,7 @@ impl SortColumn {
     /// The direction that puts the rows an operator looks for first on top: names A→Z, the
     /// lowest prefix-hit ratio first, otherwise the highest value (worst status, fullest cache,
     /// slowest latency, oldest scrape) first.
-    pub fn natural_descending(self) -> bool {
+    pub(crate) fn natural_descending(self) -> bool {
         !matches!(self, SortColumn::Name | SortColumn::PrefixHit)
     }
 }
@@ -95,7 +95,7 @@ pub fn visible_rows(
 }
 
 /// How many rows [`visible_rows`] shows under `filter`, without sorting them.
-pub fn matching_rows(fleet: &Fleet, filter: &str, now: Ts) -> usize {
+pub(crate) fn matching_rows(fleet: &Fleet, filter: &str, now: Ts) -> usize {
     matching(fleet, &filter.trim().to_lowercase(), now).count()
 }
 

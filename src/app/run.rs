@@ -55,7 +55,7 @@ impl Executor for () {
 
 /// How a frame is drawn: the console's views (`ui::draw`), handed in by the caller so the
 /// state machine does not depend on the views that read it.
-pub type Draw = fn(&mut ratatui::Frame<'_>, &App, Ts);
+pub(crate) type Draw = fn(&mut ratatui::Frame<'_>, &App, Ts);
 
 /// Run the console until the user quits or a signal arrives: frames drawn with `draw`, every
 /// command other than `Quit` handed to `workers`, and the quantile window the operator picks

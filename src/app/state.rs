@@ -15,9 +15,9 @@ use kvtop_core::engine::EngineId;
 use kvtop_core::fleet::{EngineState, Fleet, QuantileWindow, TargetId, Ts};
 
 /// How long a transient notice stays in the footer, seconds.
-pub const NOTICE_SECS: f64 = 4.0;
+pub(crate) const NOTICE_SECS: f64 = 4.0;
 /// How long a start-up problem stays in the footer, seconds.
-pub const PROBLEM_SECS: f64 = 30.0;
+pub(crate) const PROBLEM_SECS: f64 = 30.0;
 
 /// Rows PgUp/PgDn move before the table was ever drawn.
 const DEFAULT_PAGE: usize = 10;
@@ -63,14 +63,14 @@ pub struct ChartRange(Duration);
 
 impl ChartRange {
     /// Zoom levels: 1m, 5m, 15m, 1h.
-    pub const LEVELS: [Duration; 4] = [
+    pub(crate) const LEVELS: [Duration; 4] = [
         Duration::from_secs(60),
         Duration::from_secs(300),
         Duration::from_secs(900),
         Duration::from_secs(3600),
     ];
     /// Shortest range accepted from the configuration.
-    pub const MIN: Duration = Duration::from_secs(10);
+    pub(crate) const MIN: Duration = Duration::from_secs(10);
 
     /// A range from the configuration; anything shorter than [`ChartRange::MIN`] becomes `MIN`.
     pub fn new(range: Duration) -> ChartRange {
@@ -83,12 +83,12 @@ impl ChartRange {
     }
 
     /// The span in seconds.
-    pub fn secs(self) -> f64 {
+    pub(crate) fn secs(self) -> f64 {
         self.0.as_secs_f64()
     }
 
     /// The next shorter zoom level, or the same range when none is shorter.
-    pub fn zoom_in(self) -> ChartRange {
+    pub(crate) fn zoom_in(self) -> ChartRange {
         Self::LEVELS
             .iter()
             .rev()
@@ -97,7 +97,7 @@ impl ChartRange {
     }
 
     /// The next longer zoom level, or the same range when none is longer.
-    pub fn zoom_out(self) -> ChartRange {
+    pub(crate) fn zoom_out(self) -> ChartRange {
         Self::LEVELS
             .iter()
             .find(|l| **l > self.0)
@@ -246,17 +246,17 @@ impl App {
     }
 
     /// Whether the view shows a frozen snapshot.
-    pub fn is_frozen(&self) -> bool {
+    pub(crate) fn is_frozen(&self) -> bool {
         self.frozen.is_some()
     }
 
     /// The fleet the view shows: the frozen snapshot, or the live fleet.
-    pub fn view_fleet(&self) -> &Fleet {
+    pub(crate) fn view_fleet(&self) -> &Fleet {
         self.frozen.as_ref().map_or(&self.fleet, |f| &f.fleet)
     }
 
     /// The time the view is drawn as of: the freeze time, or `now`.
-    pub fn view_now(&self, now: Ts) -> Ts {
+    pub(crate) fn view_now(&self, now: Ts) -> Ts {
         self.frozen.as_ref().map_or(now, |f| f.at)
     }
 
@@ -267,7 +267,7 @@ impl App {
     }
 
     /// Engine rows the filter chooses from, as settled after the last event.
-    pub fn engine_rows(&self) -> usize {
+    pub(crate) fn engine_rows(&self) -> usize {
         self.view_model.engines()
     }
 
@@ -332,7 +332,7 @@ impl App {
     }
 
     /// The context the help overlay was opened over (or would be).
-    pub fn context_under_help(&self) -> Context {
+    pub(crate) fn context_under_help(&self) -> Context {
         self.modes.context_under_help(self.view)
     }
 
@@ -342,7 +342,7 @@ impl App {
     }
 
     /// Whether the help overlay is open.
-    pub fn help_visible(&self) -> bool {
+    pub(crate) fn help_visible(&self) -> bool {
         self.modes.is_open(Mode::Help)
     }
 
@@ -356,13 +356,13 @@ impl App {
     }
 
     /// Whether the progress panel of an action is shown.
-    pub fn progress_visible(&self) -> bool {
+    pub(crate) fn progress_visible(&self) -> bool {
         self.modes.is_open(Mode::ActionProgress) && self.actions.run.is_some()
     }
 
     /// The contexts the help overlay lists now: the action keys over an action's menu, plan
     /// or progress; else the views' keys, with the pod's actions only when they are offered.
-    pub fn help_contexts(&self) -> Vec<Context> {
+    pub(crate) fn help_contexts(&self) -> Vec<Context> {
         if self.context_under_help().is_action_modal() {
             return Context::ACTION_HELP_ORDER.to_vec();
         }
@@ -374,7 +374,7 @@ impl App {
     }
 
     /// Show a notice in the footer for [`NOTICE_SECS`] from `now`.
-    pub fn set_notice(&mut self, kind: NoticeKind, now: Ts) {
+    pub(crate) fn set_notice(&mut self, kind: NoticeKind, now: Ts) {
         self.notice = Some(Notice {
             kind,
             until: now + NOTICE_SECS,
@@ -391,7 +391,7 @@ impl App {
     }
 
     /// Rows one PgUp/PgDn moves: the table height as last drawn.
-    pub fn page_size(&self) -> usize {
+    pub(crate) fn page_size(&self) -> usize {
         match self.scroll.get().height {
             0 => DEFAULT_PAGE,
             h => h,
@@ -401,7 +401,7 @@ impl App {
     /// The first visible row for a table of `height` rows out of `len` with the row at
     /// `selected` in view, keeping the previous offset when the selection is still visible.
     /// Records the result for the next draw and for paging.
-    pub fn scroll_to(&self, selected: usize, len: usize, height: usize) -> usize {
+    pub(crate) fn scroll_to(&self, selected: usize, len: usize, height: usize) -> usize {
         let previous = self.scroll.get().offset;
         let offset = if height == 0 {
             0

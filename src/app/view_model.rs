@@ -6,7 +6,7 @@ use kvtop_core::fleet::{Fleet, Ts};
 
 /// The rows as the operator last saw them (or is about to).
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct ViewModel {
+pub(crate) struct ViewModel {
     /// Indices into the shown fleet's engines, filtered and sorted.
     rows: Vec<usize>,
     /// Engine rows before the filter (GPU exporters are not engines).
@@ -15,7 +15,7 @@ pub struct ViewModel {
 
 impl ViewModel {
     /// The rows of `fleet` under `filter` and the sort, as of `now`.
-    pub fn compute(
+    pub(crate) fn compute(
         fleet: &Fleet,
         filter: &str,
         sort: SortColumn,
@@ -30,7 +30,7 @@ impl ViewModel {
 
     /// The rows of a console that has seen no event yet: all of them by name. Neither depends
     /// on the time, so they are computed as of the fleet's last scrape.
-    pub fn initial(fleet: &Fleet) -> ViewModel {
+    pub(crate) fn initial(fleet: &Fleet) -> ViewModel {
         let last_scrape = fleet
             .targets()
             .iter()
@@ -52,7 +52,7 @@ impl ViewModel {
 }
 
 /// Rows of `fleet` that are engines, whatever the filter.
-pub fn engine_rows(fleet: &Fleet) -> usize {
+pub(crate) fn engine_rows(fleet: &Fleet) -> usize {
     fleet
         .engines()
         .iter()

@@ -24,13 +24,13 @@ use super::check::scrape_settings;
 use super::setup::{load_config, runtime};
 
 /// Every step ran.
-pub const EXIT_DONE: u8 = 0;
+pub(crate) const EXIT_DONE: u8 = 0;
 /// An API call failed.
-pub const EXIT_API_ERROR: u8 = 1;
+pub(crate) const EXIT_API_ERROR: u8 = 1;
 /// A guard, RBAC or read-only mode refused the action.
-pub const EXIT_REFUSED: u8 = 2;
+pub(crate) const EXIT_REFUSED: u8 = 2;
 /// The plan was printed but not confirmed.
-pub const EXIT_PLAN_ONLY: u8 = 4;
+pub(crate) const EXIT_PLAN_ONLY: u8 = 4;
 
 /// Run one action from the command line.
 pub fn run(kind: ActionKind, args: ActionArgs, global: &GlobalArgs) -> ExitCode {

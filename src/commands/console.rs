@@ -294,7 +294,7 @@ fn start_prometheus(
 }
 
 /// The row standing for a Prometheus server before it names any pod: `prometheus host:port`.
-pub fn source_name(url: &str) -> String {
+pub(crate) fn source_name(url: &str) -> String {
     let host = reqwest::Url::parse(url)
         .ok()
         .and_then(|u| {

@@ -103,7 +103,7 @@ async fn panic_later(delay: Option<Duration>) -> Infallible {
 
 /// What the header says is watched: `3 targets`, `prometheus host:9090`,
 /// `kube prod/llm + 1 target`.
-pub fn describe_source(config: &Config, clusters: &[ClusterClient]) -> String {
+pub(crate) fn describe_source(config: &Config, clusters: &[ClusterClient]) -> String {
     let mut parts = Vec::new();
     if !clusters.is_empty() {
         let k = &config.kubernetes;

@@ -18,7 +18,7 @@ use kvtop_sim::kube::{KubeSimConfig, KubeSimHandle};
 use kvtop_sim::{Baseline, SimConfig, SimEndpoint, SimHandle, demo_story};
 
 /// The kubeconfig context name of the simulated cluster.
-pub const SIM_CONTEXT: &str = "kvtop-sim";
+pub(crate) const SIM_CONTEXT: &str = "kvtop-sim";
 
 pub fn run(args: DemoArgs, global: &GlobalArgs) -> ExitCode {
     let mut loaded = load_config(global);

@@ -3,7 +3,7 @@
 
 /// What raising the soft open-file limit achieved.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FileLimit {
+pub(crate) enum FileLimit {
     /// The soft limit already covered the need (or was raised to cover it); holds the limit.
     Enough(u64),
     /// Even the hard limit is below the need; the soft limit was raised to it.
@@ -13,7 +13,7 @@ pub enum FileLimit {
 /// Raise this process's soft `RLIMIT_NOFILE` to its hard limit when the soft limit is below
 /// `needed`. Returns what the limit now is; `None` when the limit cannot be read or set (the
 /// caller then proceeds and reports the failure to open descriptors where it happens).
-pub fn raise_open_file_limit(needed: u64) -> Option<FileLimit> {
+pub(crate) fn raise_open_file_limit(needed: u64) -> Option<FileLimit> {
     let mut limit = libc::rlimit {
         rlim_cur: 0,
         rlim_max: 0,

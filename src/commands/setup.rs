@@ -7,13 +7,13 @@ use crate::theme::{self, Theme};
 
 /// The resolved config, or the defaults plus a message saying what was wrong with the file.
 /// A broken config file must not stop the console: the message is shown on screen.
-pub struct Loaded {
+pub(crate) struct Loaded {
     pub config: Config,
     pub problems: Vec<String>,
 }
 
 /// Load the config file and apply the command-line flags.
-pub fn load_config(global: &GlobalArgs) -> Loaded {
+pub(crate) fn load_config(global: &GlobalArgs) -> Loaded {
     let mut problems = Vec::new();
     let mut config = match config::load(global.config.as_deref()) {
         Ok(config) => config,
@@ -61,7 +61,7 @@ pub fn load_theme(config: &Config, problems: &mut Vec<String>) -> Theme {
 
 /// Log to the configured file (default: the state directory). Problems are returned as
 /// messages, never printed over the UI.
-pub fn start_logging(config: &Config, problems: &mut Vec<String>) {
+pub(crate) fn start_logging(config: &Config, problems: &mut Vec<String>) {
     let path = config
         .log_file
         .clone()
@@ -85,7 +85,7 @@ pub fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
 }
 
 /// Everything a console command needs once the config is known.
-pub struct Session {
+pub(crate) struct Session {
     pub config: Config,
     pub theme: Theme,
     /// Problems worked around so far, for the footer.

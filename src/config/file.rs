@@ -15,7 +15,7 @@ use super::units;
 /// The whole file.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ConfigFile {
+pub(crate) struct ConfigFile {
     #[serde(default)]
     pub scrape: ScrapeSection,
     #[serde(default)]
@@ -36,7 +36,7 @@ pub struct ConfigFile {
 /// `[scrape]`
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ScrapeSection {
+pub(crate) struct ScrapeSection {
     pub interval: Option<DurationValue>,
     pub timeout: Option<DurationValue>,
     pub body_limit: Option<SizeValue>,
@@ -46,7 +46,7 @@ pub struct ScrapeSection {
 /// One `[[targets]]` entry.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct TargetEntry {
+pub(crate) struct TargetEntry {
     pub url: String,
     pub name: Option<String>,
     pub bearer_token_file: Option<String>,
@@ -56,7 +56,7 @@ pub struct TargetEntry {
 /// `[display]`
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct DisplaySection {
+pub(crate) struct DisplaySection {
     pub theme: Option<String>,
     pub window: Option<String>,
     pub range: Option<DurationValue>,
@@ -66,7 +66,7 @@ pub struct DisplaySection {
 /// `[history]`
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct HistorySection {
+pub(crate) struct HistorySection {
     pub full_resolution: Option<DurationValue>,
     pub retention: Option<DurationValue>,
     pub coarse_step: Option<DurationValue>,
@@ -75,7 +75,7 @@ pub struct HistorySection {
 /// `[log]`
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct LogSection {
+pub(crate) struct LogSection {
     pub level: Option<String>,
     pub file: Option<String>,
 }
@@ -83,13 +83,13 @@ pub struct LogSection {
 /// `[rules]`
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RulesSection {
+pub(crate) struct RulesSection {
     pub file: Option<String>,
 }
 
 /// A duration written as a string (`"250ms"`, `"1s"`, `"2m"`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct DurationValue(pub Duration);
+pub(crate) struct DurationValue(pub Duration);
 
 impl<'de> Deserialize<'de> for DurationValue {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
@@ -121,7 +121,7 @@ impl<'de> Deserialize<'de> for DurationValue {
 
 /// A size in bytes, written as a string (`"8MiB"`) or a plain integer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SizeValue(pub u64);
+pub(crate) struct SizeValue(pub u64);
 
 impl<'de> Deserialize<'de> for SizeValue {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {

@@ -14,14 +14,14 @@ use super::validate::{Problem, Setting};
 use kvtop_core::kube_model::{DEFAULT_ROUTING_LABEL, DEFAULT_SELECTORS, LabelSelector, ScrapeVia};
 
 /// Shortest accepted pod poll period.
-pub const MIN_POLL_INTERVAL: Duration = Duration::from_millis(500);
+pub(crate) const MIN_POLL_INTERVAL: Duration = Duration::from_millis(500);
 /// Most log lines or events kept per pod.
-pub const MAX_LINES: usize = 10_000;
+pub(crate) const MAX_LINES: usize = 10_000;
 
 /// `[kubernetes]` as written.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct KubernetesSection {
+pub(crate) struct KubernetesSection {
     pub enabled: Option<bool>,
     pub kubeconfig: Option<String>,
     pub contexts: Option<Vec<String>>,
@@ -94,7 +94,7 @@ pub struct KubernetesConfig {
 
 impl KubernetesConfig {
     /// The action policy of `context`.
-    pub fn policy_of(&self, context: &str) -> ContextPolicy {
+    pub(crate) fn policy_of(&self, context: &str) -> ContextPolicy {
         self.context_policies
             .get(context)
             .cloned()

@@ -24,7 +24,7 @@ const MAX_CA_FILE_BYTES: u64 = 1024 * 1024;
 /// `[prometheus]` as written.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct PrometheusSection {
+pub(crate) struct PrometheusSection {
     pub url: Option<String>,
     pub bearer_token_file: Option<String>,
     pub bearer_token_env: Option<String>,

@@ -141,14 +141,15 @@ impl Config {
     /// The user rules file to merge over the built-in rules: the one `[rules] file` names
     /// (a named file that is missing is the caller's error to report), else
     /// `<config_dir>/rules.toml` when that file exists, else none.
-    pub fn user_rules_path(&self) -> Option<PathBuf> {
+    pub(crate) fn user_rules_path(&self) -> Option<PathBuf> {
         self.rules_file
             .clone()
             .or_else(|| super::paths::default_rules_path().filter(|path| path.is_file()))
     }
 
+    #[cfg(test)]
     /// True when `timeout` was not set and follows the interval.
-    pub fn timeout_is_derived(&self) -> bool {
+    pub(crate) fn timeout_is_derived(&self) -> bool {
         self.timeout_provenance.derived
     }
 }

@@ -41,7 +41,7 @@ pub(crate) enum TargetField {
 
 impl Setting {
     /// Where the setting lives in the file (`scrape.interval`, `targets[2].url`).
-    pub fn key_path(self) -> KeyPath {
+    pub(crate) fn key_path(self) -> KeyPath {
         let keys: &[&str] = match self {
             Setting::Interval => &["scrape", "interval"],
             Setting::Timeout => &["scrape", "timeout"],
@@ -73,7 +73,7 @@ impl Setting {
     }
 
     /// The command-line flag that overrides the setting, if there is one.
-    pub fn flag(self) -> Option<&'static str> {
+    pub(crate) fn flag(self) -> Option<&'static str> {
         match self {
             Setting::Interval => Some("--interval"),
             Setting::Timeout => Some("--timeout"),

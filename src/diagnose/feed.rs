@@ -51,7 +51,7 @@ impl SimLogPoller {
 
     /// Add every line written since the last call (the first call reads each log from its
     /// start), then forget lines no longer recent at the simulator's current time.
-    pub fn poll(&mut self, logs: &mut TargetLogs) {
+    pub(crate) fn poll(&mut self, logs: &mut TargetLogs) {
         for (target, lines) in self.collect() {
             logs.extend(target, lines);
         }

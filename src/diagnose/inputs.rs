@@ -18,13 +18,13 @@ use kvtop_core::rules::{EngineInput, GpuSignals};
 /// The GPU signals of each engine row of `fleet`, in row order (`None` for engines without
 /// GPU data), into `out` (cleared first; a caller that evaluates every cycle reuses it). The
 /// inputs borrow from it.
-pub fn gpu_signals(fleet: &Fleet, out: &mut Vec<Option<GpuSignals>>) {
+pub(crate) fn gpu_signals(fleet: &Fleet, out: &mut Vec<Option<GpuSignals>>) {
     out.clear();
     out.extend(fleet.engines().iter().map(|e| gpu_of(&e.signals)));
 }
 
 /// The GPU part of an engine's signals in the rules' terms; `None` when no GPU field is known.
-pub fn gpu_of(signals: &Signals) -> Option<GpuSignals> {
+pub(crate) fn gpu_of(signals: &Signals) -> Option<GpuSignals> {
     let gpu = GpuSignals {
         util: signals.gpu_util,
         mem: signals.gpu_mem,
@@ -42,7 +42,7 @@ pub fn gpu_of(signals: &Signals) -> Option<GpuSignals> {
 ///
 /// This is the one place where the rules learn about an engine: the console, the routing view
 /// and `kvtop check` all build their inputs here.
-pub fn engine_inputs<'a>(
+pub(crate) fn engine_inputs<'a>(
     fleet: &'a Fleet,
     gpus: &'a [Option<GpuSignals>],
     logs: &'a super::TargetLogs,
@@ -70,7 +70,7 @@ pub fn engine_inputs<'a>(
 }
 
 /// False for the rows of targets that only export GPUs (dcgm-exporters).
-pub fn is_engine(fleet: &Fleet, engine: &EngineState) -> bool {
+pub(crate) fn is_engine(fleet: &Fleet, engine: &EngineState) -> bool {
     !fleet.is_gpu_exporter(engine.target)
 }
 

@@ -11,10 +11,10 @@ use std::collections::BTreeMap;
 use kvtop_core::fleet::{TargetId, Ts};
 
 /// How long a log line stays recent, seconds.
-pub const RECENT_LOG_SECS: f64 = 300.0;
+pub(crate) const RECENT_LOG_SECS: f64 = 300.0;
 /// Most lines kept per target (a throughput line every 10 s is 30 in five minutes; an
 /// out-of-memory traceback is a dozen).
-pub const RECENT_LOG_LINES: usize = 256;
+pub(crate) const RECENT_LOG_LINES: usize = 256;
 
 /// One target's recent lines, oldest first.
 #[derive(Debug, Clone, Default)]
@@ -36,7 +36,7 @@ impl LogRing {
     }
 
     /// Forget lines written more than [`RECENT_LOG_SECS`] before `now`.
-    pub fn prune(&mut self, now: Ts) {
+    pub(crate) fn prune(&mut self, now: Ts) {
         let keep_from = self
             .times
             .iter()
@@ -75,7 +75,7 @@ impl TargetLogs {
     }
 
     /// Forget lines older than [`RECENT_LOG_SECS`] before `now`, in every ring.
-    pub fn prune(&mut self, now: Ts) {
+    pub(crate) fn prune(&mut self, now: Ts) {
         for ring in self.rings.values_mut() {
             ring.prune(now);
         }

@@ -270,12 +270,12 @@ pub async fn observe(
 }
 
 /// Shortest wall-clock scrape interval used against a fast simulator.
-pub const MIN_WALL_INTERVAL: Duration = Duration::from_millis(100);
+pub(crate) const MIN_WALL_INTERVAL: Duration = Duration::from_millis(100);
 
 /// The wall-clock scrape interval that scrapes a simulator running at `time_scale` every
 /// `interval` of simulated time, but never more often than [`MIN_WALL_INTERVAL`] (nor less
 /// often than `interval`).
-pub fn sim_wall_interval(interval: Duration, time_scale: f64) -> Duration {
+pub(crate) fn sim_wall_interval(interval: Duration, time_scale: f64) -> Duration {
     if !(time_scale.is_finite() && time_scale > 1.0) {
         return interval;
     }
@@ -286,7 +286,7 @@ pub fn sim_wall_interval(interval: Duration, time_scale: f64) -> Duration {
 }
 
 /// The wall-clock time an observation of `secs` takes at `time_scale`.
-pub fn wall_time(secs: f64, time_scale: f64) -> Duration {
+pub(crate) fn wall_time(secs: f64, time_scale: f64) -> Duration {
     let wall = secs / time_scale;
     if wall.is_finite() && wall > 0.0 {
         Duration::from_secs_f64(wall)

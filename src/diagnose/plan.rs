@@ -5,7 +5,7 @@ use kvtop_core::rules::{EngineInput, RuleSet, explain};
 
 /// Longest observation chosen automatically, seconds: it covers every `for` of 5 minutes or
 /// less (the queue, KV and error-ratio rules); longer ones need `--duration`.
-pub const AUTO_CAP_SECS: f64 = 300.0;
+pub(crate) const AUTO_CAP_SECS: f64 = 300.0;
 
 /// The automatic observation length and why.
 #[derive(Debug, Clone, PartialEq)]
@@ -20,7 +20,10 @@ pub struct DurationPlan {
 
 /// Rules that can fire on these inputs: enabled, in scope of some engine, and for each signal
 /// they read, at least one of those engines provides it.
-pub fn rules_that_can_fire<'r>(rules: &'r RuleSet, inputs: &[EngineInput<'_>]) -> Vec<&'r str> {
+pub(crate) fn rules_that_can_fire<'r>(
+    rules: &'r RuleSet,
+    inputs: &[EngineInput<'_>],
+) -> Vec<&'r str> {
     explain::coverage(rules, inputs)
         .into_iter()
         .filter(|c| c.engines > 0 && c.missing.iter().all(|m| m.engines < c.engines))
@@ -30,7 +33,7 @@ pub fn rules_that_can_fire<'r>(rules: &'r RuleSet, inputs: &[EngineInput<'_>]) -
 
 /// The largest `for` among the rules that can fire, up to `cap`, plus two scrape intervals
 /// (one to see the condition, one to see it hold past the `for`).
-pub fn auto_duration(
+pub(crate) fn auto_duration(
     rules: &RuleSet,
     inputs: &[EngineInput<'_>],
     interval: f64,

@@ -30,7 +30,7 @@ macro_rules! style_slots {
 
         impl StylesSection {
             /// Sets every slot this section names; the others keep `theme`'s styles.
-            pub fn apply_to(&self, theme: &mut Theme) {
+            pub(crate) fn apply_to(&self, theme: &mut Theme) {
                 $(
                     if let Some(spec) = &self.$key {
                         theme.$field $([$index])? = spec.to_style();
@@ -71,7 +71,7 @@ style_slots! {
 
 impl ThemeFile {
     /// Applies this file over `base` (the theme it extends).
-    pub fn apply_to(&self, mut base: Theme) -> Theme {
+    pub(crate) fn apply_to(&self, mut base: Theme) -> Theme {
         self.styles.apply_to(&mut base);
         if let Some(monochrome) = self.monochrome {
             base.monochrome = monochrome;

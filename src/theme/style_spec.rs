@@ -19,7 +19,7 @@ pub(crate) struct StyleSpec {
 }
 
 impl StyleSpec {
-    pub fn to_style(&self) -> Style {
+    pub(crate) fn to_style(&self) -> Style {
         let mut style = Style::new();
         if let Some(fg) = self.fg {
             style = style.fg(fg.0);

@@ -16,12 +16,12 @@ use crate::app::actions::{ActionRun, RunOutcome};
 use crate::app::keys::{Action, Context, first_key, key_label};
 use kvtop_core::fleet::Ts;
 
-pub const MARK_DONE: &str = "✓";
-pub const MARK_NOW: &str = "▶";
-pub const MARK_FAILED: &str = "✗";
-pub const MARK_PENDING: &str = "·";
-pub const IN_FLIGHT: &str = "running + waiting:";
-pub const UNKNOWN: &str = "–";
+pub(crate) const MARK_DONE: &str = "✓";
+pub(crate) const MARK_NOW: &str = "▶";
+pub(crate) const MARK_FAILED: &str = "✗";
+pub(crate) const MARK_PENDING: &str = "·";
+pub(crate) const IN_FLIGHT: &str = "running + waiting:";
+pub(crate) const UNKNOWN: &str = "–";
 
 fn count(value: Option<f64>) -> String {
     value.map_or_else(|| UNKNOWN.to_owned(), |v| format!("{v:.0}"))

@@ -20,17 +20,17 @@ use crate::theme::Theme;
 
 /// Widest the overlays get.
 const MAX_WIDTH: u16 = 100;
-pub const MENU_TITLE: &str = "Actions on";
-pub const CHECKING: &str = "checking access…";
-pub const DENIED: &str = "denied";
-pub const STEPS_HEADING: &str = "API calls, in order";
-pub const GUARDS_HEADING: &str = "Guards";
-pub const GUARD_OK: &str = "ok     ";
-pub const GUARD_REFUSED: &str = "REFUSED";
-pub const DRY_RUN: &str = "DRY RUN";
-pub const LOADING: &str = "reading the cluster and reviewing access…";
-pub const TYPE_NAME: &str = "type the name to confirm:";
-pub const MORE_BELOW: &str = "↓ more";
+pub(crate) const MENU_TITLE: &str = "Actions on";
+pub(crate) const CHECKING: &str = "checking access…";
+pub(crate) const DENIED: &str = "denied";
+pub(crate) const STEPS_HEADING: &str = "API calls, in order";
+pub(crate) const GUARDS_HEADING: &str = "Guards";
+pub(crate) const GUARD_OK: &str = "ok     ";
+pub(crate) const GUARD_REFUSED: &str = "REFUSED";
+pub(crate) const DRY_RUN: &str = "DRY RUN";
+pub(crate) const LOADING: &str = "reading the cluster and reviewing access…";
+pub(crate) const TYPE_NAME: &str = "type the name to confirm:";
+pub(crate) const MORE_BELOW: &str = "↓ more";
 
 /// `Enter plan · Esc close`, from the key map.
 fn hint_line(theme: &Theme, context: Context, hints: &[(Action, &str)]) -> Line<'static> {
@@ -49,7 +49,7 @@ fn hint_line(theme: &Theme, context: Context, hints: &[(Action, &str)]) -> Line<
 }
 
 /// Draw the action menu over `area`.
-pub fn render_menu(buf: &mut Buffer, area: Rect, app: &App, menu: &ActionMenu) {
+pub(crate) fn render_menu(buf: &mut Buffer, area: Rect, app: &App, menu: &ActionMenu) {
     let theme = &app.theme;
     let width = area.width.saturating_sub(4).min(72);
     let text_width = usize::from(width.saturating_sub(4));
@@ -274,7 +274,7 @@ fn plan_controls(screen: &PlanScreen, app: &App, width: usize) -> Vec<Line<'stat
 }
 
 /// Draw the plan screen over `area`.
-pub fn render_plan(buf: &mut Buffer, area: Rect, app: &App, screen: &PlanScreen) {
+pub(crate) fn render_plan(buf: &mut Buffer, area: Rect, app: &App, screen: &PlanScreen) {
     let theme = &app.theme;
     let width = area.width.saturating_sub(2).min(MAX_WIDTH);
     let text_width = usize::from(width.saturating_sub(4));

@@ -203,7 +203,13 @@ fn no_selection(buf: &mut Buffer, area: Rect, theme: &Theme) {
 }
 
 /// Full mode: facts on the left, charts in a grid on the right.
-pub fn render_full(buf: &mut Buffer, area: Rect, app: &App, engine: Option<&EngineState>, now: Ts) {
+pub(crate) fn render_full(
+    buf: &mut Buffer,
+    area: Rect,
+    app: &App,
+    engine: Option<&EngineState>,
+    now: Ts,
+) {
     if area.width == 0 || area.height == 0 {
         return;
     }
@@ -558,7 +564,7 @@ fn facts<'a>(
 }
 
 /// Compact mode: a title rule, one line of sparklines, one line of facts.
-pub fn render_compact(
+pub(crate) fn render_compact(
     buf: &mut Buffer,
     area: Rect,
     app: &App,

@@ -6,8 +6,8 @@ use kvtop_core::rules::routing::Skip;
 use kvtop_core::rules::{FindingCounts, Health, Severity, Suggest};
 
 // Fleet table.
-pub const COL_BADGE: &str = "";
-pub const COL_HEALTH: &str = "HEALTH";
+pub(crate) const COL_BADGE: &str = "";
+pub(crate) const COL_HEALTH: &str = "HEALTH";
 
 /// The badge of an engine's worst firing finding: readable without colour.
 pub fn badge(severity: Option<Severity>) -> &'static str {
@@ -20,7 +20,7 @@ pub fn badge(severity: Option<Severity>) -> &'static str {
 }
 
 /// The word of a severity in lists: four letters, upper case.
-pub fn severity_word(severity: Severity) -> &'static str {
+pub(crate) fn severity_word(severity: Severity) -> &'static str {
     match severity {
         Severity::Critical => "CRIT",
         Severity::Warning => "WARN",
@@ -30,7 +30,7 @@ pub fn severity_word(severity: Severity) -> &'static str {
 
 /// The health cell: `healthy`, `degraded`, `down`, with `·open` while the circuit breaker is
 /// open (requests rejected).
-pub fn health_cell(health: Health, breaker_open: bool) -> String {
+pub(crate) fn health_cell(health: Health, breaker_open: bool) -> String {
     if breaker_open {
         format!("{}{BREAKER_OPEN_MARK}", health.name())
     } else {
@@ -39,12 +39,12 @@ pub fn health_cell(health: Health, breaker_open: bool) -> String {
 }
 
 /// Suffix of a health cell while the breaker is open.
-pub const BREAKER_OPEN_MARK: &str = "·open";
+pub(crate) const BREAKER_OPEN_MARK: &str = "·open";
 
 // Header.
 /// The header's finding counts as (number, word, severity), firing findings only, zeros left
 /// out; empty when nothing fires.
-pub fn header_counts(c: FindingCounts) -> Vec<(String, &'static str, Severity)> {
+pub(crate) fn header_counts(c: FindingCounts) -> Vec<(String, &'static str, Severity)> {
     [
         (c.critical, "crit", Severity::Critical),
         (c.warning, "warn", Severity::Warning),
@@ -55,29 +55,29 @@ pub fn header_counts(c: FindingCounts) -> Vec<(String, &'static str, Severity)> 
     .map(|(n, word, severity)| (n.to_string(), word, severity))
     .collect()
 }
-pub const NO_FINDINGS_HEADER: &str = "no findings";
+pub(crate) const NO_FINDINGS_HEADER: &str = "no findings";
 
 // Findings strip (fleet view) and detail pane.
 /// "no findings · 61 rules over 10 engines"
-pub fn strip_quiet(rules: usize, engines: usize) -> String {
+pub(crate) fn strip_quiet(rules: usize, engines: usize) -> String {
     format!("no findings · {rules} rules over {engines} engines")
 }
 /// The findings strip before the rules first ran.
-pub const STRIP_NOT_RUN: &str = "rules not evaluated yet";
+pub(crate) const STRIP_NOT_RUN: &str = "rules not evaluated yet";
 /// "+3 more"
 pub fn more(n: usize) -> String {
     format!("+{n} more")
 }
 /// The hint after the strip's findings.
-pub const STRIP_HINT: &str = "x: all findings";
+pub(crate) const STRIP_HINT: &str = "x: all findings";
 /// " (pending)" after a finding not firing yet.
-pub const PENDING_MARK: &str = "pending";
-pub const FACT_FINDINGS: &str = "findings";
-pub const FACT_HEALTH: &str = "health";
-pub const ENGINE_QUIET: &str = "none";
+pub(crate) const PENDING_MARK: &str = "pending";
+pub(crate) const FACT_FINDINGS: &str = "findings";
+pub(crate) const FACT_HEALTH: &str = "health";
+pub(crate) const ENGINE_QUIET: &str = "none";
 
 /// "2 findings:" before the selected engine's findings in the compact detail.
-pub fn engine_findings(n: usize) -> String {
+pub(crate) fn engine_findings(n: usize) -> String {
     if n == 1 {
         "1 finding:".to_string()
     } else {
@@ -86,7 +86,7 @@ pub fn engine_findings(n: usize) -> String {
 }
 
 /// "degraded, breaker open 5m39s" (how long it has been open), "healthy, breaker closed"
-pub fn health_fact(health: Health, open_for: Option<f64>) -> String {
+pub(crate) fn health_fact(health: Health, open_for: Option<f64>) -> String {
     match open_for {
         Some(secs) => format!("{health}, breaker open {}", format::age(secs)),
         None => format!("{health}, breaker closed"),
@@ -94,25 +94,25 @@ pub fn health_fact(health: Health, open_for: Option<f64>) -> String {
 }
 
 // Diagnostics view.
-pub const LIST_SEVERITY: &str = "SEV";
-pub const LIST_SUBJECT: &str = "ENGINE / GROUP";
-pub const LIST_TITLE: &str = "FINDING";
-pub const LIST_SINCE: &str = "SINCE";
-pub const LIST_SOURCE: &str = "SOURCE";
-pub const LABEL_STATE: &str = "state";
-pub const LABEL_EVIDENCE: &str = "evidence";
-pub const LABEL_CAUSE: &str = "cause";
-pub const LABEL_ACTION: &str = "action";
-pub const LABEL_KVTOP: &str = "kvtop";
-pub const LABEL_SOURCE: &str = "source";
-pub const HOLDS_TRUE: &str = "✓";
-pub const HOLDS_FALSE: &str = "✗";
-pub const HOLDS_UNKNOWN: &str = "?";
-pub const NO_EVIDENCE: &str = "no comparison recorded";
-pub const NO_SUGGESTION: &str = "nothing kvtop can do for you here";
+pub(crate) const LIST_SEVERITY: &str = "SEV";
+pub(crate) const LIST_SUBJECT: &str = "ENGINE / GROUP";
+pub(crate) const LIST_TITLE: &str = "FINDING";
+pub(crate) const LIST_SINCE: &str = "SINCE";
+pub(crate) const LIST_SOURCE: &str = "SOURCE";
+pub(crate) const LABEL_STATE: &str = "state";
+pub(crate) const LABEL_EVIDENCE: &str = "evidence";
+pub(crate) const LABEL_CAUSE: &str = "cause";
+pub(crate) const LABEL_ACTION: &str = "action";
+pub(crate) const LABEL_KVTOP: &str = "kvtop";
+pub(crate) const LABEL_SOURCE: &str = "source";
+pub(crate) const HOLDS_TRUE: &str = "✓";
+pub(crate) const HOLDS_FALSE: &str = "✗";
+pub(crate) const HOLDS_UNKNOWN: &str = "?";
+pub(crate) const NO_EVIDENCE: &str = "no comparison recorded";
+pub(crate) const NO_SUGGESTION: &str = "nothing kvtop can do for you here";
 
 /// "no findings: 61 rules over 10 engines, last run 12:03:04"
-pub fn no_findings(rules: usize, engines: usize, at: Option<&str>) -> String {
+pub(crate) fn no_findings(rules: usize, engines: usize, at: Option<&str>) -> String {
     match at {
         Some(clock) => {
             format!("no findings: {rules} rules over {engines} engines, last run {clock}")
@@ -122,31 +122,31 @@ pub fn no_findings(rules: usize, engines: usize, at: Option<&str>) -> String {
 }
 
 /// The since cell of a finding.
-pub fn firing_for(secs: f64) -> String {
+pub(crate) fn firing_for(secs: f64) -> String {
     format!("firing {}", format::age(secs))
 }
 /// "pending 20s"
-pub fn pending_for(secs: f64) -> String {
+pub(crate) fn pending_for(secs: f64) -> String {
     format!("pending {}", format::age(secs))
 }
 /// "resolved 2m ago"
-pub fn resolved_ago(secs: f64) -> String {
+pub(crate) fn resolved_ago(secs: f64) -> String {
     format!("resolved {} ago", format::age(secs))
 }
 
 /// The detail's state line: "firing 2m10s · condition held 3m10s, since 12:01:04".
-pub fn state_line(since_cell: &str, held_secs: f64, since_clock: &str) -> String {
+pub(crate) fn state_line(since_cell: &str, held_secs: f64, since_clock: &str) -> String {
     format!(
         "{since_cell} · condition held {}, since {since_clock}",
         format::age(held_secs)
     )
 }
 /// Added to the state line of a frozen finding.
-pub const FROZEN_NOTE: &str =
+pub(crate) const FROZEN_NOTE: &str =
     "engine not answering: values as last seen, neither updated nor cleared";
 
 /// "drain: take the engine out of routing, wait for it to empty, delete the pod"
-pub fn suggestion(suggest: Suggest) -> String {
+pub(crate) fn suggestion(suggest: Suggest) -> String {
     let what = match suggest {
         Suggest::Drain => "take the pod out of routing, wait for it to empty, then delete it",
         Suggest::Restart => "delete the pod (or rollout-restart its deployment)",
@@ -156,36 +156,36 @@ pub fn suggestion(suggest: Suggest) -> String {
 }
 
 /// "T1.1 · rule ttft-kv-thrash"
-pub fn source_line(source: &str, rule_id: &str) -> String {
+pub(crate) fn source_line(source: &str, rule_id: &str) -> String {
     format!("{source} · rule {rule_id}")
 }
 
 /// The detail pane's title: " CRIT · High TTFT, KV cache full · vllm-a-0 ".
-pub fn finding_title(severity: Severity, title: &str, subject: &str) -> String {
+pub(crate) fn finding_title(severity: Severity, title: &str, subject: &str) -> String {
     format!(" {} · {title} · {subject} ", severity_word(severity))
 }
 
 // Routing view.
 /// First line of the routing view.
-pub const ROUTING_LEGEND: &str = "512 / 2048 / 8192: the seed router's fit score for a prompt of that many tokens (free KV share; engines without room for it skipped) · IE: the Inference Extension scorer, queue×2 + KV×2 (+ prefix×3) · ◀ each router's pick";
-pub const ROUTING_EMPTY: &str = "no engine with a model name yet";
-pub const R_ENGINE: &str = "ENGINE";
-pub const R_HEALTH: &str = "HEALTH";
-pub const R_KV: &str = "KV";
-pub const R_WAIT: &str = "WAIT";
-pub const R_IE: &str = "IE";
-pub const R_IE_QUEUE: &str = "queue";
-pub const R_IE_KV: &str = "kv";
-pub const R_IE_PREFIX: &str = "prefix";
-pub const PICK_MARK: &str = "◀";
+pub(crate) const ROUTING_LEGEND: &str = "512 / 2048 / 8192: the seed router's fit score for a prompt of that many tokens (free KV share; engines without room for it skipped) · IE: the Inference Extension scorer, queue×2 + KV×2 (+ prefix×3) · ◀ each router's pick";
+pub(crate) const ROUTING_EMPTY: &str = "no engine with a model name yet";
+pub(crate) const R_ENGINE: &str = "ENGINE";
+pub(crate) const R_HEALTH: &str = "HEALTH";
+pub(crate) const R_KV: &str = "KV";
+pub(crate) const R_WAIT: &str = "WAIT";
+pub(crate) const R_IE: &str = "IE";
+pub(crate) const R_IE_QUEUE: &str = "queue";
+pub(crate) const R_IE_KV: &str = "kv";
+pub(crate) const R_IE_PREFIX: &str = "prefix";
+pub(crate) const PICK_MARK: &str = "◀";
 
 /// Column header of the seed router's score for a prompt size: "2048".
-pub fn prompt_header(tokens: u32) -> String {
+pub(crate) fn prompt_header(tokens: u32) -> String {
     tokens.to_string()
 }
 
 /// "meta-llama/Llama-3.1-8B-Instruct · 4 engines"
-pub fn group_title(model: &str, engines: usize) -> String {
+pub(crate) fn group_title(model: &str, engines: usize) -> String {
     if engines == 1 {
         format!("{model} · 1 engine")
     } else {
@@ -194,13 +194,13 @@ pub fn group_title(model: &str, engines: usize) -> String {
 }
 
 /// A router's pick for a summary line: the engine's name, or "none".
-pub fn pick_name(name: Option<&str>) -> String {
+pub(crate) fn pick_name(name: Option<&str>) -> String {
     name.unwrap_or("none").to_string()
 }
 
 /// "picks: seed 512 → a · 2048 → a · 8192 → b · IE → a", or "picks: seed → a (every size)
 /// · IE → a" when the seed router picks the same engine for every prompt size.
-pub fn picks_line(seed: &[(u32, String)], ie: &str) -> String {
+pub(crate) fn picks_line(seed: &[(u32, String)], ie: &str) -> String {
     if let Some((_, first)) = seed.first() {
         if seed.len() > 1 && seed.iter().all(|(_, name)| name == first) {
             return format!("picks: seed → {first} (every size) · IE → {ie}");
@@ -232,7 +232,7 @@ pub fn skip(skip: Skip) -> &'static str {
 }
 
 /// A score for a cell: two decimals.
-pub fn score(v: f64) -> String {
+pub(crate) fn score(v: f64) -> String {
     if v.is_finite() {
         format!("{v:.2}")
     } else {

@@ -14,16 +14,16 @@ use kvtop_core::fleet::{EngineState, Ts};
 use kvtop_core::rules::{Breaker, EngineHealth, Finding, FindingState, Health, Severity};
 
 /// Columns of the badge cell.
-pub const BADGE_WIDTH: u16 = 2;
+pub(crate) const BADGE_WIDTH: u16 = 2;
 /// Columns of the health cell (`degraded·open`).
-pub const HEALTH_WIDTH: u16 = 13;
+pub(crate) const HEALTH_WIDTH: u16 = 13;
 /// Findings of the selected engine listed in the full detail pane, at most.
 const DETAIL_FINDINGS: usize = 4;
 /// Width of the label column of the detail facts (as in the detail pane).
 const FACT_LABEL: usize = 11;
 
 /// The style of a severity.
-pub fn severity_style(theme: &Theme, severity: Severity) -> Style {
+pub(crate) fn severity_style(theme: &Theme, severity: Severity) -> Style {
     match severity {
         Severity::Critical => theme.crit,
         Severity::Warning => theme.warn,
@@ -32,7 +32,7 @@ pub fn severity_style(theme: &Theme, severity: Severity) -> Style {
 }
 
 /// The badge cell of a table row, `width` columns.
-pub fn badge_cell(theme: &Theme, marks: EngineMarks, width: usize) -> Span<'static> {
+pub(crate) fn badge_cell(theme: &Theme, marks: EngineMarks, width: usize) -> Span<'static> {
     let text = format::left(text::badge(marks.worst), width);
     match marks.worst {
         Some(severity) => Span::styled(text, severity_style(theme, severity)),
@@ -41,7 +41,11 @@ pub fn badge_cell(theme: &Theme, marks: EngineMarks, width: usize) -> Span<'stat
 }
 
 /// The health cell of a table row: `(text, style)`; unknown until the rules have run.
-pub fn health_cell(theme: &Theme, health: Option<EngineHealth>, width: usize) -> Span<'static> {
+pub(crate) fn health_cell(
+    theme: &Theme,
+    health: Option<EngineHealth>,
+    width: usize,
+) -> Span<'static> {
     let Some(h) = health else {
         return Span::styled(format::left(format::UNKNOWN, width), theme.dim);
     };
@@ -58,7 +62,7 @@ fn health_style(theme: &Theme, health: Health) -> Style {
 }
 
 /// "firing 2m10s", "pending 20s", "resolved 2m ago" as of `now`.
-pub fn since_cell(finding: &Finding, now: Ts) -> String {
+pub(crate) fn since_cell(finding: &Finding, now: Ts) -> String {
     match finding.state {
         FindingState::Firing => text::firing_for(now - finding.fired_at.unwrap_or(finding.since)),
         FindingState::Pending => text::pending_for(now - finding.since),
@@ -67,7 +71,7 @@ pub fn since_cell(finding: &Finding, now: Ts) -> String {
 }
 
 /// The style of a whole finding line: resolved ones are greyed.
-pub fn line_style(theme: &Theme, finding: &Finding) -> Style {
+pub(crate) fn line_style(theme: &Theme, finding: &Finding) -> Style {
     match finding.state {
         FindingState::Resolved { .. } => theme.dim,
         _ => theme.base,
@@ -75,7 +79,7 @@ pub fn line_style(theme: &Theme, finding: &Finding) -> Style {
 }
 
 /// The severity word of a finding, styled (dim when resolved, not bold while pending).
-pub fn severity_span(theme: &Theme, finding: &Finding) -> Span<'static> {
+pub(crate) fn severity_span(theme: &Theme, finding: &Finding) -> Span<'static> {
     let word = text::severity_word(finding.severity);
     let style = match finding.state {
         FindingState::Firing => severity_style(theme, finding.severity),
@@ -158,7 +162,7 @@ fn fit_items(
 }
 
 /// The findings strip of the fleet view: the fleet's firing findings, most severe first.
-pub fn render_strip(buf: &mut Buffer, area: Rect, app: &App) {
+pub(crate) fn render_strip(buf: &mut Buffer, area: Rect, app: &App) {
     if area.width == 0 || area.height == 0 {
         return;
     }
@@ -198,7 +202,7 @@ fn current_findings<'a>(app: &'a App, engine: &'a EngineState) -> Vec<&'a Findin
 
 /// One line of the selected engine's findings for the compact detail pane, or `None` when it
 /// has none: `2 findings: CRIT KV cache full  WARN High TTFT …`.
-pub fn compact_line(app: &App, engine: &EngineState, width: usize) -> Option<Line<'static>> {
+pub(crate) fn compact_line(app: &App, engine: &EngineState, width: usize) -> Option<Line<'static>> {
     let findings = current_findings(app, engine);
     if findings.is_empty() {
         return None;
@@ -222,7 +226,12 @@ pub fn compact_line(app: &App, engine: &EngineState, width: usize) -> Option<Lin
 
 /// The facts lines of the selected engine's findings and health for the full detail pane,
 /// as of `now` (the view's time).
-pub fn fact_lines(app: &App, engine: &EngineState, width: u16, now: Ts) -> Vec<Line<'static>> {
+pub(crate) fn fact_lines(
+    app: &App,
+    engine: &EngineState,
+    width: u16,
+    now: Ts,
+) -> Vec<Line<'static>> {
     let theme = &app.theme;
     let value_width = usize::from(width).saturating_sub(FACT_LABEL + 1);
     let label = |l: &str| Span::styled(format!("{l:<FACT_LABEL$} "), theme.dim);

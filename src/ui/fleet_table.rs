@@ -14,9 +14,9 @@ use kvtop_core::fleet::{EngineState, TargetState, Ts};
 use kvtop_core::kube_model::PodInfo;
 
 /// KV usage from which the bar uses `bar_mid`.
-pub const KV_MID: f64 = 0.75;
+pub(crate) const KV_MID: f64 = 0.75;
 /// KV usage from which the bar uses `bar_high`.
-pub const KV_HIGH: f64 = 0.9;
+pub(crate) const KV_HIGH: f64 = 0.9;
 /// Cells of the KV bar.
 const BAR_CELLS: usize = 5;
 /// The name column's share of the flexible space when the model column is shown, percent.
@@ -232,7 +232,7 @@ pub fn columns(width: u16) -> Vec<(Column, u16)> {
 }
 
 /// The level style of a KV usage and, for themes without colour, its text marker.
-pub fn kv_level(theme: &Theme, usage: f64) -> (Style, &'static str) {
+pub(crate) fn kv_level(theme: &Theme, usage: f64) -> (Style, &'static str) {
     let (style, mark) = if usage >= KV_HIGH {
         (theme.bar_high, text::LEVEL_HIGH_MARK)
     } else if usage >= KV_MID {

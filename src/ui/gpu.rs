@@ -14,18 +14,17 @@ use crate::theme::Theme;
 use kvtop_core::fleet::{EngineState, GpuSeries, GpuState, Signals, Ts};
 
 /// Temperature from which a GPU is drawn as a warning, °C (datacenter GPUs throttle near 85–90).
-pub const TEMP_HOT_C: f64 = 85.0;
+pub(crate) const TEMP_HOT_C: f64 = 85.0;
 /// Utilization below which a busy engine's GPU is drawn dim, 0..1.
-pub const UTIL_LOW: f64 = 0.3;
+pub(crate) const UTIL_LOW: f64 = 0.3;
 /// Sparkline cells at most and at least.
 const SPARK_MAX: usize = 24;
 const SPARK_MIN: usize = 6;
 
-pub const SECTION_TITLE: &str = "GPUs";
-pub const GPU_LABEL: &str = "GPU";
-pub const NO_GPU: &str = "–";
-pub const XID_LABEL: &str = "XID";
-pub const MEM_LABEL: &str = "mem";
+pub(crate) const SECTION_TITLE: &str = "GPUs";
+pub(crate) const GPU_LABEL: &str = "GPU";
+pub(crate) const XID_LABEL: &str = "XID";
+pub(crate) const MEM_LABEL: &str = "mem";
 
 /// "71°C"
 pub fn temperature(c: Option<f64>) -> String {
@@ -90,7 +89,7 @@ const FIXED_COLUMNS: usize = 66;
 const TAIL_COLUMNS: usize = 20;
 
 /// Cells of the utilization sparkline for a line `width` wide.
-pub fn spark_cells(width: usize) -> usize {
+pub(crate) fn spark_cells(width: usize) -> usize {
     width
         .saturating_sub(FIXED_COLUMNS + TAIL_COLUMNS)
         .clamp(SPARK_MIN, SPARK_MAX)
@@ -98,7 +97,7 @@ pub fn spark_cells(width: usize) -> usize {
 
 /// One GPU as a line: `label`, utilization sparkline over `[from, to]` and value, memory (share
 /// and GiB), temperature, power, SM clock, last XID, then `tail` (its pod or host).
-pub fn gpu_line(
+pub(crate) fn gpu_line(
     gpu: &GpuState,
     label: &str,
     tail: &str,
@@ -155,7 +154,7 @@ pub fn gpu_line(
 
 /// Rows the detail pane's GPU section needs for `engine`: a title and one line per GPU; 0 when
 /// the engine has no GPU.
-pub fn section_rows(app: &App, engine: &EngineState) -> u16 {
+pub(crate) fn section_rows(app: &App, engine: &EngineState) -> u16 {
     let count = app.view_fleet().gpus_of(engine.target).count();
     if count == 0 {
         0
@@ -165,7 +164,13 @@ pub fn section_rows(app: &App, engine: &EngineState) -> u16 {
 }
 
 /// The detail pane's GPU section: a title line, then one line per GPU of the engine's pod.
-pub fn render_section(buf: &mut Buffer, area: Rect, app: &App, engine: &EngineState, now: Ts) {
+pub(crate) fn render_section(
+    buf: &mut Buffer,
+    area: Rect,
+    app: &App,
+    engine: &EngineState,
+    now: Ts,
+) {
     if area.height == 0 || area.width == 0 {
         return;
     }

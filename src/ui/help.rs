@@ -14,7 +14,7 @@ const KEY_GAP: usize = 2;
 const COLUMN_GAP: u16 = 3;
 
 /// The overlay's sections: a heading and one line per binding, for each of `contexts`.
-pub fn sections(theme: &Theme, contexts: &[Context]) -> Vec<Vec<Line<'static>>> {
+pub(crate) fn sections(theme: &Theme, contexts: &[Context]) -> Vec<Vec<Line<'static>>> {
     let key_width = KEYMAP
         .iter()
         .map(|b| binding_label(b).chars().count())

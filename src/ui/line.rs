@@ -6,7 +6,7 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
 /// Columns between two segments.
-pub const GAP: usize = 2;
+pub(crate) const GAP: usize = 2;
 
 /// A piece of a one-line bar.
 pub struct Segment<'a> {

@@ -38,7 +38,7 @@ use crate::app::{App, View};
 use kvtop_core::fleet::Ts;
 
 /// Rows from which the detail pane shows charts without being asked to.
-pub const TALL_HEIGHT: u16 = 40;
+pub(crate) const TALL_HEIGHT: u16 = 40;
 /// Rows of the compact detail pane.
 const COMPACT_DETAIL_ROWS: u16 = 3;
 /// Share of the body the table gets on tall terminals, percent.

@@ -12,14 +12,14 @@ use crate::app::{App, NodesExtent};
 use crate::theme::Theme;
 use kvtop_core::fleet::{Fleet, GpuOrigin, GpuState, Ts};
 
-pub const COLUMNS: &str = "GPU    UTIL";
-pub const COLUMNS_REST: &str = "MEM                    TEMP  POWER    SM CLK  XID     POD";
-pub const NO_GPUS: &str =
+pub(crate) const COLUMNS: &str = "GPU    UTIL";
+pub(crate) const COLUMNS_REST: &str = "MEM                    TEMP  POWER    SM CLK  XID     POD";
+pub(crate) const NO_GPUS: &str =
     "no GPUs yet: add dcgm-exporter endpoints as targets, or read them through --prometheus";
-pub const VIA_PROMETHEUS: &str = "via Prometheus";
-pub const UNPLACED: &str = "no pod";
+pub(crate) const VIA_PROMETHEUS: &str = "via Prometheus";
+pub(crate) const UNPLACED: &str = "no pod";
 /// After the pod of a GPU whose pod is not among the watched engines.
-pub const NOT_WATCHED: &str = "(not watched)";
+pub(crate) const NOT_WATCHED: &str = "(not watched)";
 
 /// Draw the view in `area` (between header and footer), scrolled to `app.nodes_offset`.
 pub fn render(buf: &mut Buffer, area: Rect, app: &App, now: Ts) {

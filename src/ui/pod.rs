@@ -44,7 +44,7 @@ fn style_of(word: &str, theme: &Theme) -> Style {
 }
 
 /// Draw the panel of `pod` in `area`.
-pub fn render_panel(
+pub(crate) fn render_panel(
     buf: &mut Buffer,
     area: Rect,
     theme: &Theme,
@@ -102,7 +102,7 @@ pub fn render_panel(
 /// A vLLM log line without what a narrow panel cannot afford: `INFO 01-01 12:00:10
 /// [loggers.py:123] Engine 000: Avg …` becomes `12:00:10 Engine 000: Avg …`; other levels keep
 /// their level (`ERROR 12:00:11 …`). Other lines are left alone.
-pub fn compact_log_line(line: &str) -> String {
+pub(crate) fn compact_log_line(line: &str) -> String {
     let mut words = line.splitn(4, ' ');
     let (Some(level), Some(date), Some(time), Some(rest)) =
         (words.next(), words.next(), words.next(), words.next())
@@ -249,7 +249,7 @@ fn facts(
 
 /// The engine arguments that matter most, in a few words each: `batched 16384 · chunked on ·
 /// gpu-mem 0.92 · len 32768 · tp 2 · prefix on · seqs 256`; unknown ones are left out.
-pub fn args_summary(args: &VllmArgs) -> String {
+pub(crate) fn args_summary(args: &VllmArgs) -> String {
     let on = |b: bool| if b { "on" } else { "off" };
     let mut parts = Vec::new();
     if let Some(v) = args.max_num_batched_tokens {

@@ -5,7 +5,7 @@ const LEVELS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█
 /// A sparkline of `cells` characters for `points` (time, value) over `[from, to]`: each cell
 /// shows the highest value of its time bin (peaks matter), scaled to `ceiling` or, when `None`,
 /// to the highest value shown. Bins without data are blank.
-pub fn sparkline(
+pub(crate) fn sparkline(
     points: &[(f64, f64)],
     from: f64,
     to: f64,

@@ -5,13 +5,13 @@ use crate::app::{Action, Context, NoticeKind, SortColumn};
 use kvtop_core::fleet::StatusCounts;
 
 // Whole screen.
-pub const APP_NAME: &str = "kvtop";
-pub const TOO_SMALL: &str = "terminal too small";
-pub const MIN_WIDTH: u16 = 60;
-pub const MIN_HEIGHT: u16 = 15;
+pub(crate) const APP_NAME: &str = "kvtop";
+pub(crate) const TOO_SMALL: &str = "terminal too small";
+pub(crate) const MIN_WIDTH: u16 = 60;
+pub(crate) const MIN_HEIGHT: u16 = 15;
 
 /// "need 60×15, have 50×10"
-pub fn too_small_detail(width: u16, height: u16) -> String {
+pub(crate) fn too_small_detail(width: u16, height: u16) -> String {
     format!("need {MIN_WIDTH}×{MIN_HEIGHT}, have {width}×{height}")
 }
 
@@ -39,41 +39,41 @@ pub fn counts(c: StatusCounts) -> [(String, &'static str); 3] {
 }
 
 /// "at 12:03:04", after the FROZEN marker.
-pub fn frozen_at(clock: &str) -> String {
+pub(crate) fn frozen_at(clock: &str) -> String {
     format!("at {clock}")
 }
 
 // Fleet table.
-pub const COL_NAME: &str = "NAME";
-pub const COL_MODEL: &str = "MODEL";
-pub const COL_STATUS: &str = "STATUS";
-pub const COL_KV: &str = "KV";
-pub const COL_RUNNING: &str = "RUN";
-pub const COL_WAITING: &str = "WAIT";
-pub const COL_TTFT: &str = "TTFT95";
-pub const COL_ITL: &str = "ITL95";
-pub const COL_GEN_TPS: &str = "TOK/S";
-pub const COL_PREFIX: &str = "HIT%";
-pub const COL_PREEMPT: &str = "PRE/M";
-pub const COL_AGE: &str = "AGE";
-pub const COL_GPU_UTIL: &str = "GPU%";
-pub const COL_GPU_MEM: &str = "GMEM";
-pub const SORT_UP: &str = "▲";
-pub const SORT_DOWN: &str = "▼";
-pub const NO_ENGINES: &str = "no engines yet: waiting for the first scrape";
-pub const DOWN_NO_ERROR: &str = "no data";
+pub(crate) const COL_NAME: &str = "NAME";
+pub(crate) const COL_MODEL: &str = "MODEL";
+pub(crate) const COL_STATUS: &str = "STATUS";
+pub(crate) const COL_KV: &str = "KV";
+pub(crate) const COL_RUNNING: &str = "RUN";
+pub(crate) const COL_WAITING: &str = "WAIT";
+pub(crate) const COL_TTFT: &str = "TTFT95";
+pub(crate) const COL_ITL: &str = "ITL95";
+pub(crate) const COL_GEN_TPS: &str = "TOK/S";
+pub(crate) const COL_PREFIX: &str = "HIT%";
+pub(crate) const COL_PREEMPT: &str = "PRE/M";
+pub(crate) const COL_AGE: &str = "AGE";
+pub(crate) const COL_GPU_UTIL: &str = "GPU%";
+pub(crate) const COL_GPU_MEM: &str = "GMEM";
+pub(crate) const SORT_UP: &str = "▲";
+pub(crate) const SORT_DOWN: &str = "▼";
+pub(crate) const NO_ENGINES: &str = "no engines yet: waiting for the first scrape";
+pub(crate) const DOWN_NO_ERROR: &str = "no data";
 /// Marker after a KV percentage at the high level, for themes without colour.
-pub const LEVEL_HIGH_MARK: &str = "!";
+pub(crate) const LEVEL_HIGH_MARK: &str = "!";
 /// Marker after a KV percentage at the mid level, for themes without colour.
-pub const LEVEL_MID_MARK: &str = "+";
+pub(crate) const LEVEL_MID_MARK: &str = "+";
 
 /// "no engine matches “xyz”"
-pub fn no_match(filter: &str) -> String {
+pub(crate) fn no_match(filter: &str) -> String {
     format!("no engine matches “{filter}”")
 }
 
 /// Name of a sort column in notices.
-pub fn sort_name(column: SortColumn) -> &'static str {
+pub(crate) fn sort_name(column: SortColumn) -> &'static str {
     match column {
         SortColumn::Name => "name",
         SortColumn::Status => "status",
@@ -92,40 +92,40 @@ pub fn sort_name(column: SortColumn) -> &'static str {
 }
 
 // Detail pane.
-pub const NO_SELECTION: &str = "no engine selected";
-pub const NO_DATA_YET: &str = "no data yet";
-pub const CHART_KV: &str = "KV usage";
-pub const CHART_QUEUE: &str = "queue";
-pub const CHART_TTFT: &str = "TTFT";
-pub const CHART_ITL: &str = "ITL p95";
-pub const CHART_GEN_TPS: &str = "gen tok/s";
-pub const SPARK_KV: &str = "KV";
-pub const SPARK_WAITING: &str = "wait";
-pub const SPARK_TTFT: &str = "TTFT95";
-pub const SPARK_ITL: &str = "ITL95";
-pub const SPARK_GEN_TPS: &str = "tok/s";
-pub const LABEL_RUNNING: &str = "run";
-pub const LABEL_WAITING: &str = "wait";
-pub const LABEL_P50: &str = "p50";
-pub const LABEL_P95: &str = "p95";
-pub const LABEL_P99: &str = "p99";
-pub const FACT_MODEL: &str = "model";
-pub const FACT_ENGINE: &str = "engine";
-pub const FACT_KV_CAPACITY: &str = "KV cap";
-pub const FACT_PREFIX: &str = "prefix hit";
-pub const FACT_SPEC: &str = "spec accept";
-pub const FACT_ERRORS: &str = "req errors";
-pub const FACT_CPU: &str = "CPU";
-pub const FACT_SCRAPE: &str = "scrape";
-pub const FACT_SOURCE: &str = "prometheus";
-pub const FACT_MALFORMED: &str = "malformed";
-pub const FACT_LAST_ERROR: &str = "last error";
-pub const FACT_RESTARTED: &str = "restarted";
-pub const FLAVOR_V0: &str = "vLLM V0";
-pub const FLAVOR_V1: &str = "vLLM V1";
-pub const FLAVOR_SGLANG: &str = "SGLang";
-pub const FLAVOR_UNKNOWN: &str = "unknown engine";
-pub const NO_MODEL: &str = "(no model label)";
+pub(crate) const NO_SELECTION: &str = "no engine selected";
+pub(crate) const NO_DATA_YET: &str = "no data yet";
+pub(crate) const CHART_KV: &str = "KV usage";
+pub(crate) const CHART_QUEUE: &str = "queue";
+pub(crate) const CHART_TTFT: &str = "TTFT";
+pub(crate) const CHART_ITL: &str = "ITL p95";
+pub(crate) const CHART_GEN_TPS: &str = "gen tok/s";
+pub(crate) const SPARK_KV: &str = "KV";
+pub(crate) const SPARK_WAITING: &str = "wait";
+pub(crate) const SPARK_TTFT: &str = "TTFT95";
+pub(crate) const SPARK_ITL: &str = "ITL95";
+pub(crate) const SPARK_GEN_TPS: &str = "tok/s";
+pub(crate) const LABEL_RUNNING: &str = "run";
+pub(crate) const LABEL_WAITING: &str = "wait";
+pub(crate) const LABEL_P50: &str = "p50";
+pub(crate) const LABEL_P95: &str = "p95";
+pub(crate) const LABEL_P99: &str = "p99";
+pub(crate) const FACT_MODEL: &str = "model";
+pub(crate) const FACT_ENGINE: &str = "engine";
+pub(crate) const FACT_KV_CAPACITY: &str = "KV cap";
+pub(crate) const FACT_PREFIX: &str = "prefix hit";
+pub(crate) const FACT_SPEC: &str = "spec accept";
+pub(crate) const FACT_ERRORS: &str = "req errors";
+pub(crate) const FACT_CPU: &str = "CPU";
+pub(crate) const FACT_SCRAPE: &str = "scrape";
+pub(crate) const FACT_SOURCE: &str = "prometheus";
+pub(crate) const FACT_MALFORMED: &str = "malformed";
+pub(crate) const FACT_LAST_ERROR: &str = "last error";
+pub(crate) const FACT_RESTARTED: &str = "restarted";
+pub(crate) const FLAVOR_V0: &str = "vLLM V0";
+pub(crate) const FLAVOR_V1: &str = "vLLM V1";
+pub(crate) const FLAVOR_SGLANG: &str = "SGLang";
+pub(crate) const FLAVOR_UNKNOWN: &str = "unknown engine";
+pub(crate) const NO_MODEL: &str = "(no model label)";
 
 /// "last 5m" in the detail title.
 pub fn range(secs: f64) -> String {
@@ -146,14 +146,14 @@ pub fn cores(v: Option<f64>) -> String {
 }
 
 /// "42ms · 180 KiB"
-pub fn scrape_cost(took: Option<f64>, bytes: Option<usize>) -> String {
+pub(crate) fn scrape_cost(took: Option<f64>, bytes: Option<usize>) -> String {
     let size = bytes.map_or_else(|| format::UNKNOWN.to_string(), format::bytes);
     format!("{} · {size}", format::latency(took))
 }
 
 /// One cycle of a Prometheus source: "17 queries, 340ms, 6.8 MiB", or with failed queries
 /// "17 queries, 2 failed, 340ms".
-pub fn source_cost(
+pub(crate) fn source_cost(
     queries: usize,
     failed: usize,
     took: Option<f64>,
@@ -182,9 +182,9 @@ pub fn ago(secs: f64) -> String {
 }
 
 // Footer.
-pub const FILTER_PROMPT: &str = "/";
+pub(crate) const FILTER_PROMPT: &str = "/";
 /// The footer's key hints, most useful first (the keys come from the key map).
-pub const FOOTER_HINTS: [(Action, &str); 8] = [
+pub(crate) const FOOTER_HINTS: [(Action, &str); 8] = [
     (Action::ToggleHelp, "help"),
     (Action::OpenDiagnostics, "findings"),
     (Action::OpenFilter, "filter"),
@@ -195,9 +195,9 @@ pub const FOOTER_HINTS: [(Action, &str); 8] = [
     (Action::Quit, "quit"),
 ];
 /// The footer's key hint on a Kubernetes pod whose context allows actions.
-pub const POD_HINTS: [(Action, &str); 1] = [(Action::OpenActionMenu, "actions")];
+pub(crate) const POD_HINTS: [(Action, &str); 1] = [(Action::OpenActionMenu, "actions")];
 /// The footer's key hints in the diagnostics view.
-pub const DIAGNOSTICS_HINTS: [(Action, &str); 5] = [
+pub(crate) const DIAGNOSTICS_HINTS: [(Action, &str); 5] = [
     (Action::JumpToEngine, "show its engine"),
     (Action::ShowFleet, "fleet"),
     (Action::OpenRouting, "routing"),
@@ -205,29 +205,29 @@ pub const DIAGNOSTICS_HINTS: [(Action, &str); 5] = [
     (Action::Quit, "quit"),
 ];
 /// The footer's key hints in the routing view.
-pub const ROUTING_HINTS: [(Action, &str); 4] = [
+pub(crate) const ROUTING_HINTS: [(Action, &str); 4] = [
     (Action::ShowFleet, "fleet"),
     (Action::OpenDiagnostics, "findings"),
     (Action::ToggleHelp, "help"),
     (Action::Quit, "quit"),
 ];
 /// Footer hints while the filter prompt is open.
-pub const FILTER_HINTS: [(Action, &str); 2] =
+pub(crate) const FILTER_HINTS: [(Action, &str); 2] =
     [(Action::KeepFilter, "keep"), (Action::ClearFilter, "clear")];
 
 /// "sort KV usage ▼"
-pub fn sort_state(column: SortColumn, descending: bool) -> String {
+pub(crate) fn sort_state(column: SortColumn, descending: bool) -> String {
     let arrow = if descending { SORT_DOWN } else { SORT_UP };
     format!("sort {} {arrow}", sort_name(column))
 }
 
 /// "filter “abc”"
-pub fn filter_state(filter: &str) -> String {
+pub(crate) fn filter_state(filter: &str) -> String {
     format!("filter “{filter}”")
 }
 
 /// "3 of 8 engines"
-pub fn shown_of(shown: usize, total: usize) -> String {
+pub(crate) fn shown_of(shown: usize, total: usize) -> String {
     format!("{shown} of {total} engines")
 }
 
@@ -251,15 +251,15 @@ pub fn notice(kind: &NoticeKind) -> String {
 
 /// The footer problem of a user rules file that did not load.
 // Help overlay.
-pub const HELP_TITLE: &str = " keys ";
+pub(crate) const HELP_TITLE: &str = " keys ";
 
 /// The hint at the bottom of the help overlay: " ? Esc q close ".
-pub fn help_close_hint(keys: &str) -> String {
+pub(crate) fn help_close_hint(keys: &str) -> String {
     format!(" {keys} close ")
 }
 
 /// Heading of a key-map context in the help overlay.
-pub fn context_heading(context: Context) -> &'static str {
+pub(crate) fn context_heading(context: Context) -> &'static str {
     match context {
         Context::Fleet => "Fleet",
         Context::Views => "Findings, routing, GPU nodes",

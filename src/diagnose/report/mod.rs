@@ -20,15 +20,15 @@ use kvtop_core::rules::{Finding, FindingState, Severity, Subject};
 
 /// Exit codes of `kvtop check`.
 pub mod exit {
-    pub const HEALTHY: u8 = 0;
+    pub(crate) const HEALTHY: u8 = 0;
     pub const WARNING: u8 = 1;
-    pub const CRITICAL: u8 = 2;
-    pub const NO_DATA: u8 = 3;
+    pub(crate) const CRITICAL: u8 = 2;
+    pub(crate) const NO_DATA: u8 = 3;
 }
 
 /// The outcome of a check.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Verdict {
+pub(crate) enum Verdict {
     /// No warning or critical finding fires (info findings may).
     Healthy,
     Warning,
@@ -133,7 +133,7 @@ pub fn evidence(finding: &Finding) -> Vec<String> {
 
 /// How long the observation lasted, in its own clock and on the wall, for a header line:
 /// `3m02s` or `3m02s simulated (30× faster: 6s)`.
-pub fn observed_for(obs: &Observation) -> String {
+pub(crate) fn observed_for(obs: &Observation) -> String {
     let secs = obs.ended - obs.started;
     let shown = kvtop_core::format::age(secs);
     if (obs.time_scale - 1.0).abs() < f64::EPSILON {
@@ -160,7 +160,7 @@ pub use kvtop_core::clock::utc;
 
 /// The one-line headline: verdict, counts of firing findings by severity, pending, and how
 /// long what was observed.
-pub fn headline(obs: &Observation) -> String {
+pub(crate) fn headline(obs: &Observation) -> String {
     let verdict = Verdict::of(obs);
     let firing = firing(&obs.findings);
     let count = |s: Severity| firing.iter().filter(|f| f.severity == s).count();
@@ -183,7 +183,7 @@ pub fn headline(obs: &Observation) -> String {
 }
 
 /// `1 engine`, `3 engines`.
-pub fn plural(n: usize, word: &str) -> String {
+pub(crate) fn plural(n: usize, word: &str) -> String {
     if n == 1 {
         format!("1 {word}")
     } else {

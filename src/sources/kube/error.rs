@@ -123,7 +123,7 @@ impl KubeError {
         }
     }
 
-    pub fn is_not_found(&self) -> bool {
+    pub(crate) fn is_not_found(&self) -> bool {
         self.code() == Some(404)
     }
 
@@ -135,17 +135,14 @@ impl KubeError {
         self.code() == Some(403)
     }
 
-    pub fn is_unauthorized(&self) -> bool {
-        self.code() == Some(401)
-    }
-
     /// 429: rate limited, or an eviction a PodDisruptionBudget blocks.
     pub fn is_too_many_requests(&self) -> bool {
         self.code() == Some(429)
     }
 
+    #[cfg(test)]
     /// A timeout, a lost connection or an unreachable server: worth retrying later.
-    pub fn is_transport(&self) -> bool {
+    pub(crate) fn is_transport(&self) -> bool {
         matches!(
             self.kind,
             KubeErrorKind::Timeout { .. }
@@ -233,7 +230,7 @@ fn canonical_reason(code: u16) -> &'static str {
 }
 
 /// Sort a kube-rs error into what the operator needs to know.
-pub fn classify(err: &kube::Error) -> KubeErrorKind {
+pub(crate) fn classify(err: &kube::Error) -> KubeErrorKind {
     match err {
         kube::Error::Api(status) => {
             // A body that was not a Status (a proxy's HTML page): kube-rs puts the text in the

@@ -63,7 +63,7 @@ pub struct Answer<'a> {
 
 /// A sample value as Prometheus writes it (`"0.5"`, `"NaN"`, `"+Inf"`); `None` for `NaN` or
 /// anything unparsable.
-pub fn parse_value(text: &str) -> Option<f64> {
+pub(crate) fn parse_value(text: &str) -> Option<f64> {
     let value = match text {
         "+Inf" | "Inf" => f64::INFINITY,
         "-Inf" => f64::NEG_INFINITY,

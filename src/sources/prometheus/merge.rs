@@ -16,7 +16,7 @@ use kvtop_core::fleet::{DerivedEngine, DerivedSeries, InstanceKey, Signals, Ts};
 use kvtop_core::signals::{FlavorEvidence, Signal, routes, signal};
 
 /// Write one value into its field.
-pub fn set_slot(signals: &mut Signals, slot: Signal, value: f64) {
+pub(crate) fn set_slot(signals: &mut Signals, slot: Signal, value: f64) {
     signal(slot).set(signals, value);
 }
 
@@ -404,7 +404,7 @@ fn add_dcgm(
 
 /// The answers of a backfill (range queries), merged per engine and time.
 #[derive(Debug)]
-pub struct RangeMerge<'l> {
+pub(crate) struct RangeMerge<'l> {
     labels: &'l LabelMap,
     /// Per engine: node, and signals per evaluation time in milliseconds.
     engines: BTreeMap<EngineKey, (Option<String>, BTreeMap<i64, Signals>)>,

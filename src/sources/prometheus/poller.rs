@@ -22,7 +22,7 @@ use kvtop_core::fleet::{
 };
 
 /// Most points one backfill series is read with: a chart is at most a few hundred cells wide.
-pub const BACKFILL_POINTS: f64 = 300.0;
+pub(crate) const BACKFILL_POINTS: f64 = 300.0;
 
 /// How often the worker polls and what it reads.
 #[derive(Debug, Clone)]
