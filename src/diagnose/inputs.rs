@@ -18,7 +18,7 @@ use kvtop_core::rules::{EngineInput, GpuSignals};
 /// The GPU signals of each engine row of `fleet`, in row order (`None` for engines without
 /// GPU data), into `out` (cleared first; a caller that evaluates every cycle reuses it). The
 /// inputs borrow from it.
-pub(crate) fn gpu_signals(fleet: &Fleet, out: &mut Vec<Option<GpuSignals>>) {
+pub fn gpu_signals(fleet: &Fleet, out: &mut Vec<Option<GpuSignals>>) {
     out.clear();
     out.extend(fleet.engines().iter().map(|e| gpu_of(&e.signals)));
 }
@@ -42,7 +42,7 @@ pub(crate) fn gpu_of(signals: &Signals) -> Option<GpuSignals> {
 ///
 /// This is the one place where the rules learn about an engine: the console, the routing view
 /// and `kvtop check` all build their inputs here.
-pub(crate) fn engine_inputs<'a>(
+pub fn engine_inputs<'a>(
     fleet: &'a Fleet,
     gpus: &'a [Option<GpuSignals>],
     logs: &'a super::TargetLogs,
