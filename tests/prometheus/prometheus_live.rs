@@ -20,12 +20,39 @@ use kvtop::sources::prometheus::{
 };
 use kvtop::sources::{ScrapeSettings, ScrapeTarget, build_client, scrape_once};
 use kvtop_core::fleet::{
-    DerivedReport, EngineStatus, Fleet, FleetSettings, QuantileWindow, ScrapePayload, ScrapeReport,
-    SourceReport, TargetSpec,
+    DerivedPayload, DerivedReport, EngineStatus, Fleet, FleetSettings, QuantileWindow,
+    ScrapePayload, ScrapeReport, SourceReport, TargetSpec,
 };
 use kvtop_sim::{SimConfig, SimVersion};
 
 /// Host and port of a `http://127.0.0.1:PORT/metrics` URL.
+/// kvtop's own cycle of queries, every 500 ms until its answer is `ready`; fails after 40 s,
+/// naming `what` it waited for, with Prometheus' log.
+async fn poll_until(
+    client: &PromClient,
+    plan: &QueryPlan,
+    prom: &PromServer,
+    what: &str,
+    ready: impl Fn(&DerivedPayload) -> bool,
+) -> DerivedPayload {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(40);
+    let mut slow = SlowAnswers::default();
+    loop {
+        let payload = poll_once(client, plan, None, &mut slow, 1).await;
+        if let Ok(p) = &payload
+            && ready(p)
+        {
+            return p.clone();
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "Prometheus never had {what}: {payload:?}\n{}",
+            prom.log()
+        );
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
 fn host_port(url: &str) -> &str {
     url.trim_start_matches("http://")
         .trim_end_matches("/metrics")
@@ -84,23 +111,11 @@ async fn kvtop_reads_the_simulated_fleet_back_through_prometheus() {
     assert_eq!(serving.len(), 3, "engine 3 of 4 is down by design");
 
     // Wait for Prometheus' first scrapes (~5.5 s after start) of every serving engine and GPU.
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(40);
-    let mut slow = SlowAnswers::default();
-    let payload = loop {
-        let payload = poll_once(&client, &plan, None, &mut slow, 1).await;
-        if let Ok(p) = &payload {
-            let gpus = p.gpus.as_ref().map_or(0, Vec::len);
-            if p.engines.len() == serving.len() && gpus == 8 {
-                break p.clone();
-            }
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "Prometheus never had the whole fleet: {payload:?}\n{}",
-            prom.log()
-        );
-        tokio::time::sleep(Duration::from_millis(500)).await;
-    };
+    let payload = poll_until(&client, &plan, &prom, "the whole fleet", |p| {
+        let gpus = p.gpus.as_ref().map_or(0, Vec::len);
+        p.engines.len() == serving.len() && gpus == 8
+    })
+    .await;
     assert!(payload.failures.is_empty(), "{:?}", payload.failures);
 
     // The same engines as the simulator serves (the down one is not in Prometheus' answer).
@@ -335,23 +350,11 @@ async fn every_catalog_signal_agrees_direct_and_through_prometheus_on_v0_v1_and_
 
     // Through Prometheus, once it has scraped every target at least twice (rates need two
     // points).
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(40);
-    let mut slow = SlowAnswers::default();
-    let payload = loop {
-        let payload = poll_once(&client, &plan, None, &mut slow, 1).await;
-        if let Ok(p) = &payload {
-            let rates = p.engines.iter().filter(|e| e.signals.gen_tps.is_some());
-            if p.engines.len() == direct_engines && rates.count() == direct_engines {
-                break p.clone();
-            }
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "Prometheus never had every engine with rates: {payload:?}\n{}",
-            prom.log()
-        );
-        tokio::time::sleep(Duration::from_millis(500)).await;
-    };
+    let payload = poll_until(&client, &plan, &prom, "every engine with rates", |p| {
+        let rates = p.engines.iter().filter(|e| e.signals.gen_tps.is_some());
+        p.engines.len() == direct_engines && rates.count() == direct_engines
+    })
+    .await;
     assert!(payload.failures.is_empty(), "{:?}", payload.failures);
 
     let mut flavors = Vec::new();
