@@ -28,6 +28,7 @@
 pub mod cluster;
 pub mod engines;
 pub mod faults;
+pub mod kinds;
 pub mod lifecycle;
 pub mod objects;
 pub mod patch;

@@ -28,6 +28,7 @@ use kvtop_core::kube_model::{FieldSelector, LabelSelector};
 pub(crate) use access::AccessRequest;
 pub use access::Denial;
 pub(crate) use ops::{DeleteOptions, LogQuery};
+pub use crate::kube::kinds::Kind;
 
 use super::status::ApiError;
 
@@ -57,103 +58,6 @@ impl Default for ClusterConfig {
             hpa_period: 15.0,
             log_capacity: 2_000,
             event_capacity: 5_000,
-        }
-    }
-}
-
-/// The resource kinds the simulated API serves.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    Pod,
-    Node,
-    Namespace,
-    Service,
-    Event,
-    Deployment,
-    ReplicaSet,
-    Hpa,
-    Pdb,
-}
-
-impl Kind {
-    /// Plural resource name (`pods`).
-    pub fn plural(self) -> &'static str {
-        match self {
-            Kind::Pod => "pods",
-            Kind::Node => "nodes",
-            Kind::Namespace => "namespaces",
-            Kind::Service => "services",
-            Kind::Event => "events",
-            Kind::Deployment => "deployments",
-            Kind::ReplicaSet => "replicasets",
-            Kind::Hpa => "horizontalpodautoscalers",
-            Kind::Pdb => "poddisruptionbudgets",
-        }
-    }
-
-    /// The list kind (`PodList`).
-    pub(crate) fn list_kind(self) -> &'static str {
-        match self {
-            Kind::Pod => "PodList",
-            Kind::Node => "NodeList",
-            Kind::Namespace => "NamespaceList",
-            Kind::Service => "ServiceList",
-            Kind::Event => "EventList",
-            Kind::Deployment => "DeploymentList",
-            Kind::ReplicaSet => "ReplicaSetList",
-            Kind::Hpa => "HorizontalPodAutoscalerList",
-            Kind::Pdb => "PodDisruptionBudgetList",
-        }
-    }
-
-    /// API group (`""` for core).
-    pub fn group(self) -> &'static str {
-        match self {
-            Kind::Deployment | Kind::ReplicaSet => "apps",
-            Kind::Hpa => "autoscaling",
-            Kind::Pdb => "policy",
-            _ => "",
-        }
-    }
-
-    /// `apiVersion` of the kind.
-    pub(crate) fn api_version(self) -> &'static str {
-        match self {
-            Kind::Deployment | Kind::ReplicaSet => "apps/v1",
-            Kind::Hpa => "autoscaling/v2",
-            Kind::Pdb => "policy/v1",
-            _ => "v1",
-        }
-    }
-
-    /// Fields a field selector may name, besides `metadata.name` and `metadata.namespace`.
-    fn selectable_fields(self) -> &'static [&'static str] {
-        match self {
-            Kind::Pod => &[
-                "spec.nodeName",
-                "spec.restartPolicy",
-                "spec.schedulerName",
-                "spec.serviceAccountName",
-                "status.phase",
-                "status.podIP",
-                "status.nominatedNodeName",
-            ],
-            Kind::Event => &[
-                "involvedObject.kind",
-                "involvedObject.namespace",
-                "involvedObject.name",
-                "involvedObject.uid",
-                "involvedObject.apiVersion",
-                "involvedObject.resourceVersion",
-                "involvedObject.fieldPath",
-                "reason",
-                "reportingComponent",
-                "source",
-                "type",
-            ],
-            Kind::Node => &["spec.unschedulable"],
-            Kind::ReplicaSet => &["status.replicas"],
-            _ => &[],
         }
     }
 }
@@ -267,6 +171,8 @@ pub(crate) struct Cluster {
     hpas: Vec<Value>,
     next_hpa: f64,
     pdbs: Vec<Value>,
+    /// One EndpointSlice per Service, kept in step with its ready pods.
+    endpoint_slices: Vec<Value>,
     events: Vec<EventRec>,
     denials: Vec<Denial>,
     started: f64,
@@ -300,6 +206,7 @@ impl Cluster {
             hpas: Vec::new(),
             next_hpa: now,
             pdbs: Vec::new(),
+            endpoint_slices: Vec::new(),
             events: Vec::new(),
             denials: Vec::new(),
             started: now,
@@ -650,6 +557,7 @@ impl Cluster {
             Kind::ReplicaSet => self.replica_sets.iter().map(|(_, _, rs)| rs).collect(),
             Kind::Hpa => self.hpas.iter().collect(),
             Kind::Pdb => self.pdbs.iter().collect(),
+            Kind::EndpointSlice => self.endpoint_slices.iter().collect(),
         }
     }
 

@@ -54,7 +54,7 @@ impl Cluster {
         let mut next = current.clone();
         patch::apply(patch_kind, &mut next, body).map_err(|e| match e {
             PatchError::Malformed(m) => ApiError::bad_request(m),
-            PatchError::Failed(m) => ApiError::invalid(kind_name(kind), name, &m),
+            PatchError::Failed(m) => ApiError::invalid(kind.kind_name(), name, &m),
         })?;
         if let Some(rv) = body
             .pointer("/metadata/resourceVersion")
@@ -71,7 +71,7 @@ impl Cluster {
         for field in ["name", "namespace", "uid"] {
             if next["metadata"][field] != current["metadata"][field] {
                 return Err(ApiError::invalid(
-                    kind_name(kind),
+                    kind.kind_name(),
                     name,
                     &format!("metadata.{field}: Invalid value: field is immutable"),
                 ));
@@ -603,19 +603,4 @@ fn engine_runs(
         None => pod.previous_log.clone(),
     };
     (current, previous)
-}
-
-/// The kind's singular name for messages (`Pod "x" is invalid`).
-fn kind_name(kind: Kind) -> &'static str {
-    match kind {
-        Kind::Pod => "Pod",
-        Kind::Node => "Node",
-        Kind::Namespace => "Namespace",
-        Kind::Service => "Service",
-        Kind::Event => "Event",
-        Kind::Deployment => "Deployment",
-        Kind::ReplicaSet => "ReplicaSet",
-        Kind::Hpa => "HorizontalPodAutoscaler",
-        Kind::Pdb => "PodDisruptionBudget",
-    }
 }
