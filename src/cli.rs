@@ -192,6 +192,10 @@ pub struct SimArgs {
     /// kubeconfig (default: sim-kubeconfig.yaml in kvtop's state directory).
     #[arg(long, value_name = "PATH")]
     pub kubeconfig_out: Option<PathBuf>,
+    /// With --kube: the name of the simulated cluster, its user and its context in the
+    /// kubeconfig, so that several simulated clusters can be merged (`KUBECONFIG=a:b`).
+    #[arg(long, value_name = "NAME", default_value = "kvtop-sim", value_parser = kubeconfig_name)]
+    pub context_name: String,
 }
 
 /// Output format of `kvtop check`.
@@ -328,4 +332,19 @@ pub enum ConfigAction {
         /// The file to check (default: the config path).
         file: Option<PathBuf>,
     },
+}
+
+/// A kubeconfig name: letters, digits and `-._@:`, as cluster and context names usually are
+/// (kubectl accepts more, but a name that needs quoting in a shell helps nobody).
+fn kubeconfig_name(name: &str) -> Result<String, String> {
+    let valid = !name.is_empty()
+        && name.len() <= 253
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-._@:".contains(c));
+    if valid {
+        Ok(name.to_owned())
+    } else {
+        Err("use 1 to 253 letters, digits or -._@:".to_owned())
+    }
 }

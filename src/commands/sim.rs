@@ -27,8 +27,9 @@ impl From<VllmVersion> for SimVersion {
 
 pub fn run(args: SimArgs, global: &GlobalArgs) -> ExitCode {
     let kube = global.kube.kube;
-    if args.kubeconfig_out.is_some() && !kube {
-        eprintln!("kvtop sim: --kubeconfig-out needs --kube");
+    let context_given = args.context_name != SIM_CONTEXT;
+    if (args.kubeconfig_out.is_some() || context_given) && !kube {
+        eprintln!("kvtop sim: --kubeconfig-out and --context-name need --kube");
         return ExitCode::from(2);
     }
     let _ = crate::logging::init(crate::logging::LogSink::Stderr, "warn");
@@ -79,7 +80,7 @@ pub fn run(args: SimArgs, global: &GlobalArgs) -> ExitCode {
                 .kubeconfig_out
                 .clone()
                 .unwrap_or_else(default_kubeconfig_path);
-            match serve_kube(&sim, &path).await {
+            match serve_kube(&sim, &path, &args.context_name).await {
                 Ok(api) => Some(api),
                 Err(message) => {
                     eprintln!("kvtop sim: {message}");
@@ -102,25 +103,50 @@ pub fn run(args: SimArgs, global: &GlobalArgs) -> ExitCode {
 
 /// Start the simulated Kubernetes API for `sim`, write its kubeconfig to `path` and say how to
 /// use it.
-async fn serve_kube(sim: &kvtop_sim::SimHandle, path: &Path) -> Result<KubeSimHandle, String> {
+async fn serve_kube(
+    sim: &kvtop_sim::SimHandle,
+    path: &Path,
+    context: &str,
+) -> Result<KubeSimHandle, String> {
     let api = kvtop_sim::kube::start(sim, KubeSimConfig::default())
         .await
         .map_err(|e| format!("the simulated Kubernetes API did not start: {e}"))?;
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     }
-    std::fs::write(path, api.kubeconfig_yaml(SIM_CONTEXT))
+    std::fs::write(path, api.kubeconfig_yaml(context))
         .map_err(|e| format!("cannot write the kubeconfig {}: {e}", path.display()))?;
     println!(
-        "Kubernetes API {} (context {SIM_CONTEXT}, namespace {})",
+        "Kubernetes API {} (context {context}, namespace {})",
         api.url, api.namespace
     );
     println!("kubeconfig: {}", path.display());
-    println!(
-        "  try: kvtop --kube --kubeconfig {0}    kvtop drain POD --kubeconfig {0}",
-        path.display()
-    );
+    for line in usage_lines(path, &api.namespace) {
+        println!("{line}");
+    }
     Ok(api)
+}
+
+/// How to use a simulated cluster's kubeconfig: kvtop itself, and the real kubectl.
+pub(crate) fn usage_lines(kubeconfig: &Path, namespace: &str) -> [String; 2] {
+    let path = shell_word(&kubeconfig.display().to_string());
+    [
+        format!("  try: kvtop --kube --kubeconfig {path}    kvtop drain POD --kubeconfig {path}"),
+        format!("       kubectl --kubeconfig {path} get pods -n {namespace}"),
+    ]
+}
+
+/// `word` quoted for a POSIX shell when it needs it.
+fn shell_word(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-._/@:=+,".contains(c));
+    if plain {
+        word.to_owned()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
 }
 
 /// `sim-kubeconfig.yaml` in kvtop's state directory, else in the temporary directory.

@@ -12,5 +12,6 @@ mod kube_actions_ui;
 mod kube_discovery;
 mod kube_sim_api;
 mod kube_ui;
+mod kubectl;
 mod sim_kube_cli;
 mod sim_kube_logs;

@@ -26,6 +26,7 @@
 //! clients list (kvtop polls).
 
 pub mod cluster;
+mod discovery;
 pub mod engines;
 pub mod faults;
 pub mod kinds;
@@ -34,13 +35,16 @@ pub mod objects;
 pub mod patch;
 mod routes;
 pub mod status;
+mod table;
+mod watch;
+mod wire;
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::net::TcpListener;
-use tokio::sync::watch;
+use tokio::sync::watch as signal;
 use tokio::task::JoinHandle;
 
 pub use cluster::{ClusterConfig, Denial};
@@ -82,7 +86,7 @@ pub struct KubeSimHandle {
     pub namespace: String,
     shared: Arc<Shared>,
     control: Arc<Control>,
-    stop: watch::Sender<bool>,
+    stop: signal::Sender<bool>,
     tasks: Vec<JoinHandle<()>>,
 }
 
@@ -116,7 +120,7 @@ pub async fn start(sim: &SimHandle, cfg: KubeSimConfig) -> Result<KubeSimHandle,
             source,
         })?;
     let port = listener.local_addr().map_or(0, |a| a.port());
-    let (stop, stop_rx) = watch::channel(false);
+    let (stop, stop_rx) = signal::channel(false);
     let http = reqwest::Client::builder()
         .no_proxy()
         .connect_timeout(Duration::from_secs(2))
@@ -126,11 +130,13 @@ pub async fn start(sim: &SimHandle, cfg: KubeSimConfig) -> Result<KubeSimHandle,
             port,
             source: std::io::Error::other(e),
         })?;
+    let (changes, _) = signal::channel(0);
     let shared = Arc::new(Shared {
         cluster: Mutex::new(cluster),
         engines,
         http,
         stop: stop_rx.clone(),
+        changes,
     });
     let control = Arc::new(Control::default());
     let app = routes::router(Arc::clone(&shared)).layer(axum::middleware::from_fn_with_state(

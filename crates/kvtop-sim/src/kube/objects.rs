@@ -155,8 +155,11 @@ pub fn container(spec: &EngineSpec, port: u16, version: SimVersion, tuning: Tuni
             "limits": {"nvidia.com/gpu": "1"},
             "requests": {"nvidia.com/gpu": "1", "cpu": "8", "memory": "64Gi"}
         },
-        "readinessProbe": {"httpGet": {"path": "/v1/models", "port": "http"}, "periodSeconds": 5},
-        "livenessProbe": {"httpGet": {"path": "/health", "port": "http"}, "periodSeconds": 10},
+        // With the fields the API server defaults (scheme, timeout, thresholds) filled in.
+        "readinessProbe": {"httpGet": {"path": "/v1/models", "port": "http", "scheme": "HTTP"},
+            "periodSeconds": 5, "timeoutSeconds": 1, "successThreshold": 1, "failureThreshold": 3},
+        "livenessProbe": {"httpGet": {"path": "/health", "port": "http", "scheme": "HTTP"},
+            "periodSeconds": 10, "timeoutSeconds": 1, "successThreshold": 1, "failureThreshold": 3},
         "terminationMessagePath": "/dev/termination-log",
         "terminationMessagePolicy": "File"
     })

@@ -104,6 +104,11 @@ impl ApiError {
         err
     }
 
+    /// 410 for a watch from a resource version the server no longer has.
+    pub(crate) fn expired(message: String) -> ApiError {
+        Self::new(410, "Expired", message)
+    }
+
     /// 400.
     pub(crate) fn bad_request(message: impl Into<String>) -> ApiError {
         Self::new(400, "BadRequest", message.into())

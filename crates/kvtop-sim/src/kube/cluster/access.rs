@@ -4,6 +4,7 @@
 use serde_json::{Value, json};
 
 use super::Cluster;
+use crate::kube::kinds::{Kind, REVIEWS, SUBRESOURCES};
 use crate::kube::status::ApiError;
 
 /// A verb on a resource the simulated user may not use.
@@ -129,5 +130,74 @@ impl Cluster {
             review["status"]["denied"] = true.into();
         }
         Ok(review)
+    }
+}
+
+impl Cluster {
+    /// Answer a SelfSubjectRulesReview: for each served resource, the verbs the simulated
+    /// user may use in `spec.namespace` (the kind's verbs less the configured denials).
+    pub(crate) fn rules_review(&self, body: &Value) -> Result<Value, ApiError> {
+        let namespace = body["spec"]["namespace"]
+            .as_str()
+            .filter(|ns| !ns.is_empty())
+            .map(str::to_owned);
+        let mut rules = Vec::new();
+        let mut rule = |group: &str, resource: &str, sub: Option<&str>, verbs: &[&str]| {
+            let allowed: Vec<&str> = verbs
+                .iter()
+                .copied()
+                .filter(|verb| {
+                    self.allowed(&AccessRequest {
+                        verb: (*verb).to_owned(),
+                        group: group.to_owned(),
+                        resource: resource.to_owned(),
+                        subresource: sub.map(str::to_owned),
+                        namespace: namespace.clone(),
+                        name: None,
+                    })
+                })
+                .collect();
+            if !allowed.is_empty() {
+                let name = match sub {
+                    Some(sub) => format!("{resource}/{sub}"),
+                    None => resource.to_owned(),
+                };
+                rules.push(json!({"verbs": allowed, "apiGroups": [group], "resources": [name]}));
+            }
+        };
+        for kind in Kind::ALL {
+            let info = kind.info();
+            rule(info.group, info.plural, None, info.verbs);
+            for sub in SUBRESOURCES.iter().filter(|s| s.parent == kind) {
+                rule(info.group, info.plural, Some(sub.name), sub.verbs);
+            }
+        }
+        for review in REVIEWS {
+            rule(review.group, review.plural, None, &["create"]);
+        }
+        Ok(json!({
+            "apiVersion": "authorization.k8s.io/v1",
+            "kind": "SelfSubjectRulesReview",
+            "metadata": {"creationTimestamp": null},
+            "spec": body["spec"].clone(),
+            "status": {
+                "resourceRules": rules,
+                "nonResourceRules": [{
+                    "verbs": ["get"],
+                    "nonResourceURLs": ["/api", "/api/*", "/apis", "/apis/*", "/healthz", "/livez", "/readyz", "/version", "/version/"],
+                }],
+                "incomplete": false,
+            },
+        }))
+    }
+
+    /// Answer a SelfSubjectReview (`kubectl auth whoami`): who the API takes the caller for.
+    pub(crate) fn identity_review(&self, now: f64) -> Value {
+        json!({
+            "apiVersion": "authentication.k8s.io/v1",
+            "kind": "SelfSubjectReview",
+            "metadata": {"creationTimestamp": crate::kube::objects::time(now)},
+            "status": {"userInfo": {"username": self.cfg.user, "groups": ["system:authenticated"]}},
+        })
     }
 }

@@ -25,6 +25,7 @@ impl Cluster {
         }
         self.last_tick = now;
         self.remove_terminated(now);
+        self.reconcile_replicas(now, engines);
         self.schedule(now);
         for index in 0..self.pods.len() {
             self.run_pod(index, now, engines);
@@ -32,6 +33,7 @@ impl Cluster {
         self.roll_out(now, engines);
         self.refresh_pods(now, engines);
         self.refresh_controllers(now);
+        self.refresh_endpoint_slices(now);
         if now >= self.next_hpa {
             self.evaluate_hpas(now, engines);
             self.next_hpa = now + self.cfg.hpa_period;
@@ -478,7 +480,7 @@ impl Cluster {
             let Some(rec) = self.deployments.get(d) else {
                 continue;
             };
-            let desired = rec.engines.len();
+            let desired = rec.replicas;
             let hash = rec.hash.clone();
             let generation = rec.obj["metadata"]["generation"].clone();
             let name: &'static str = rec.model.deployment;

@@ -10,8 +10,11 @@
 
 mod access;
 mod controllers;
+mod endpoints;
+mod journal;
 mod ops;
 mod pod_status;
+mod scale;
 
 use std::collections::BTreeMap;
 
@@ -27,6 +30,7 @@ use kvtop_core::kube_model::{FieldSelector, LabelSelector};
 
 pub(crate) use access::AccessRequest;
 pub use access::Denial;
+pub(crate) use journal::{Change, Expired};
 pub(crate) use ops::{DeleteOptions, LogQuery};
 pub use crate::kube::kinds::Kind;
 
@@ -144,6 +148,9 @@ struct DeploymentRec {
     hash: String,
     /// Engines of this model, in index order.
     engines: Vec<usize>,
+    /// `spec.replicas`: pods the ReplicaSet controller keeps (beyond the engines, they stay
+    /// Pending for want of a GPU).
+    replicas: usize,
 }
 
 /// A stored event and what identifies it for aggregation.
@@ -163,6 +170,8 @@ pub(crate) struct Cluster {
     names: Sampler,
     slots: Vec<EngineSlot>,
     nodes: Vec<Value>,
+    /// The workloads' namespace, `default` and `kube-system`.
+    namespaces: Vec<Value>,
     deployments: Vec<DeploymentRec>,
     /// (deployment index, template hash, object).
     replica_sets: Vec<(usize, String, Value)>,
@@ -175,6 +184,7 @@ pub(crate) struct Cluster {
     endpoint_slices: Vec<Value>,
     events: Vec<EventRec>,
     denials: Vec<Denial>,
+    journal: journal::Journal,
     started: f64,
     /// When the controllers last ran.
     last_tick: f64,
@@ -199,6 +209,7 @@ impl Cluster {
             names: Sampler::new(seed ^ 0x6b75_6265_5f73_696d),
             slots: Vec::with_capacity(plan.engines.len()),
             nodes: Vec::new(),
+            namespaces: Vec::new(),
             deployments: Vec::new(),
             replica_sets: Vec::new(),
             pods: Vec::with_capacity(plan.engines.len()),
@@ -209,10 +220,26 @@ impl Cluster {
             endpoint_slices: Vec::new(),
             events: Vec::new(),
             denials: Vec::new(),
+            journal: journal::Journal::default(),
             started: now,
             last_tick: f64::NEG_INFINITY,
         };
         let born = now - 86_400.0;
+        let workloads = c.cfg.namespace.clone();
+        for name in [workloads.as_str(), "default", "kube-system"] {
+            let uid = c.next_uid();
+            let rv = c.bump();
+            let mut meta = objects::meta(name, "", &uid, born, rv);
+            if let Some(map) = meta.as_object_mut() {
+                map.remove("namespace");
+            }
+            meta["labels"] = json!({"kubernetes.io/metadata.name": name});
+            c.namespaces.push(json!({
+                "apiVersion": "v1", "kind": "Namespace", "metadata": meta,
+                "spec": {"finalizers": ["kubernetes"]},
+                "status": {"phase": "Active"}
+            }));
+        }
         for node in &plan.nodes {
             let uid = c.next_uid();
             let rv = c.bump();
@@ -241,6 +268,8 @@ impl Cluster {
         for model in MODELS {
             c.add_model(plan, model, now);
         }
+        c.refresh_endpoint_slices(now);
+        c.start_journal();
         c
     }
 
@@ -279,6 +308,7 @@ impl Cluster {
             model,
             hash: hash.clone(),
             engines: engines.clone(),
+            replicas: engines.len(),
         });
         self.add_replica_set(index, &hash, engines.len(), created);
 
@@ -488,17 +518,7 @@ impl Cluster {
         limit: Option<usize>,
         continue_from: Option<&str>,
     ) -> Result<Value, ApiError> {
-        for r in &fields.requirements {
-            let allowed = r.field == "metadata.name"
-                || r.field == "metadata.namespace"
-                || kind.selectable_fields().contains(&r.field.as_str());
-            if !allowed {
-                return Err(ApiError::bad_request(format!(
-                    "field label not supported: {}",
-                    r.field
-                )));
-            }
-        }
+        check_fields(kind, fields)?;
         let start = match continue_from.filter(|c| !c.is_empty()) {
             Some(token) => token
                 .parse::<usize>()
@@ -509,8 +529,7 @@ impl Cluster {
             .objects(kind)
             .into_iter()
             .filter(|o| namespace.is_none_or(|ns| o["metadata"]["namespace"] == ns))
-            .filter(|o| labels.matches(&label_map(o)))
-            .filter(|o| fields.matches(|f| Ok(field_value(o, f))).unwrap_or(false))
+            .filter(|o| selects(o, labels, fields))
             .collect();
         let end = limit
             .filter(|l| *l > 0)
@@ -546,11 +565,11 @@ impl Cluster {
             .ok_or_else(|| ApiError::not_found(kind.plural(), name))
     }
 
-    fn objects(&self, kind: Kind) -> Vec<&Value> {
+    pub(crate) fn objects(&self, kind: Kind) -> Vec<&Value> {
         match kind {
             Kind::Pod => self.pods.iter().map(|p| &p.obj).collect(),
             Kind::Node => self.nodes.iter().collect(),
-            Kind::Namespace => Vec::new(),
+            Kind::Namespace => self.namespaces.iter().collect(),
             Kind::Service => self.services.iter().collect(),
             Kind::Event => self.events.iter().map(|e| &e.obj).collect(),
             Kind::Deployment => self.deployments.iter().map(|d| &d.obj).collect(),
@@ -559,28 +578,6 @@ impl Cluster {
             Kind::Pdb => self.pdbs.iter().collect(),
             Kind::EndpointSlice => self.endpoint_slices.iter().collect(),
         }
-    }
-
-    /// The namespaces: the workloads' one, `default` and `kube-system`.
-    pub fn namespaces(&self) -> Value {
-        let items: Vec<Value> = [self.cfg.namespace.as_str(), "default", "kube-system"]
-            .iter()
-            .enumerate()
-            .map(|(i, name)| {
-                json!({
-                    "apiVersion": "v1", "kind": "Namespace",
-                    "metadata": {"name": name, "uid": objects::uid(1_000_000 + i as u64),
-                                 "resourceVersion": "1", "creationTimestamp": objects::time(self.started - 86_400.0)},
-                    "spec": {"finalizers": ["kubernetes"]},
-                    "status": {"phase": "Active"}
-                })
-            })
-            .collect();
-        json!({
-            "kind": "NamespaceList", "apiVersion": "v1",
-            "metadata": {"resourceVersion": self.rv.to_string()},
-            "items": items
-        })
     }
 
     /// Record an event, or count one more occurrence of the same (object, reason, message).
@@ -641,6 +638,27 @@ impl Cluster {
 
 fn pod_name(p: &PodRec) -> &str {
     p.obj["metadata"]["name"].as_str().unwrap_or("")
+}
+
+/// 400 for a field selector naming a field the kind cannot be selected by.
+pub(crate) fn check_fields(kind: Kind, fields: &FieldSelector) -> Result<(), ApiError> {
+    for r in &fields.requirements {
+        let allowed = r.field == "metadata.name"
+            || r.field == "metadata.namespace"
+            || kind.selectable_fields().contains(&r.field.as_str());
+        if !allowed {
+            return Err(ApiError::bad_request(format!(
+                "field label not supported: {}",
+                r.field
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Whether both selectors select `obj`.
+pub(crate) fn selects(obj: &Value, labels: &LabelSelector, fields: &FieldSelector) -> bool {
+    labels.matches(&label_map(obj)) && fields.matches(|f| Ok(field_value(obj, f))).unwrap_or(false)
 }
 
 fn label_map(obj: &Value) -> BTreeMap<String, String> {

@@ -299,31 +299,7 @@ impl Cluster {
         let Some(pod) = self.pods.get(index) else {
             return Err(ApiError::not_found("pods", name));
         };
-        let meta = &pod.obj["metadata"];
-        if let Some(uid) = &opts.uid {
-            if meta["uid"] != uid.as_str() {
-                return Err(ApiError::conflict(
-                    "pods",
-                    name,
-                    &format!(
-                        "Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
-                        meta["uid"].as_str().unwrap_or("")
-                    ),
-                ));
-            }
-        }
-        if let Some(rv) = &opts.resource_version {
-            if meta["resourceVersion"] != rv.as_str() {
-                return Err(ApiError::conflict(
-                    "pods",
-                    name,
-                    &format!(
-                        "Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {}",
-                        meta["resourceVersion"].as_str().unwrap_or("")
-                    ),
-                ));
-            }
-        }
+        check_preconditions(&pod.obj, name, opts)?;
         if pod.deleting.is_some() {
             return Ok(pod.obj.clone());
         }
@@ -349,16 +325,34 @@ impl Cluster {
 
     /// Start deleting the pod at `index` and create its replacement.
     pub(super) fn begin_delete(&mut self, index: usize, now: f64, engines: &EngineLink) {
-        let Some(pod) = self.pods.get(index) else {
+        let Some((deployment, engine, crash)) = self.stop_pod(index, now, engines) else {
             return;
         };
+        let Some((model, hash)) = self
+            .deployments
+            .get(deployment)
+            .map(|d| (d.model.deployment, d.hash.clone()))
+        else {
+            return;
+        };
+        let name = self.new_pod_name(model, &hash);
+        self.add_pod(deployment, engine, &hash, name, now, crash, None);
+    }
+
+    /// Start deleting the pod at `index` (its engine stops); its deployment, engine and
+    /// whether it crash-loops.
+    pub(super) fn stop_pod(
+        &mut self,
+        index: usize,
+        now: f64,
+        engines: &EngineLink,
+    ) -> Option<(usize, usize, bool)> {
+        let pod = self.pods.get(index)?;
         let involved = self.involved_pod(pod, true);
         let host = pod.obj["spec"]["nodeName"].as_str().map(str::to_owned);
         let rv = self.bump();
         self.changed();
-        let Some(pod) = self.pods.get_mut(index) else {
-            return;
-        };
+        let pod = self.pods.get_mut(index)?;
         pod.deleting = Some(now);
         pod.obj["metadata"]["deletionTimestamp"] = objects::time(now + 30.0).into();
         pod.obj["metadata"]["deletionGracePeriodSeconds"] = 30.into();
@@ -381,22 +375,14 @@ impl Cluster {
             1,
             now,
         );
-        let Some((model, hash)) = self
-            .deployments
-            .get(deployment)
-            .map(|d| (d.model.deployment, d.hash.clone()))
-        else {
-            return;
-        };
-        let name = self.new_pod_name(model, &hash);
-        self.add_pod(deployment, engine, &hash, name, now, crash, None);
+        Some((deployment, engine, crash))
     }
 
     /// Evict a pod, unless its PodDisruptionBudget forbids it (429).
-    pub fn evict(
+    pub(crate) fn evict(
         &mut self,
         name: &str,
-        dry_run: bool,
+        opts: &DeleteOptions,
         now: f64,
         engines: &EngineLink,
     ) -> Result<(), ApiError> {
@@ -406,6 +392,7 @@ impl Cluster {
         let Some(pod) = self.pods.get(index) else {
             return Err(ApiError::not_found("pods", name));
         };
+        check_preconditions(&pod.obj, name, opts)?;
         if pod.deleting.is_some() {
             return Ok(());
         }
@@ -430,7 +417,7 @@ impl Cluster {
                 ));
             }
         }
-        if !dry_run {
+        if !opts.dry_run {
             self.begin_delete(index, now, engines);
         }
         Ok(())
@@ -603,4 +590,34 @@ fn engine_runs(
         None => pod.previous_log.clone(),
     };
     (current, previous)
+}
+
+/// 409 when the object is not the one `DeleteOptions.preconditions` names.
+fn check_preconditions(obj: &Value, name: &str, opts: &DeleteOptions) -> Result<(), ApiError> {
+    let meta = &obj["metadata"];
+        if let Some(uid) = &opts.uid {
+            if meta["uid"] != uid.as_str() {
+                return Err(ApiError::conflict(
+                    "pods",
+                    name,
+                    &format!(
+                        "Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
+                        meta["uid"].as_str().unwrap_or("")
+                    ),
+                ));
+            }
+        }
+        if let Some(rv) = &opts.resource_version {
+            if meta["resourceVersion"] != rv.as_str() {
+                return Err(ApiError::conflict(
+                    "pods",
+                    name,
+                    &format!(
+                        "Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {}",
+                        meta["resourceVersion"].as_str().unwrap_or("")
+                    ),
+                ));
+            }
+        }
+    Ok(())
 }
