@@ -10,10 +10,7 @@
 //! `dryRun` once turned `kubectl drain --dry-run=server` into real deletions.
 // The routes start calling this module in a separate change; the expectation then fails and
 // this line goes.
-#![cfg_attr(
-    not(test),
-    expect(dead_code, reason = "not yet called by routes.rs")
-)]
+#![cfg_attr(not(test), expect(dead_code, reason = "not yet called by routes.rs"))]
 
 use std::collections::BTreeMap;
 
@@ -84,8 +81,8 @@ impl BodyKind {
         }
     }
 
-    /// The decoded message as JSON (`raw` is the protobuf message, `json` the JSON object).
-    fn from_protobuf(self, raw: &[u8]) -> Result<Value, String> {
+    /// The protobuf message `raw` as JSON.
+    fn read_protobuf(self, raw: &[u8]) -> Result<Value, String> {
         match self {
             BodyKind::DeleteOptions => protobuf_to_json::<meta::DeleteOptions>(raw),
             BodyKind::Eviction => protobuf_to_json::<policy::Eviction>(raw),
@@ -105,7 +102,9 @@ impl BodyKind {
         match self {
             BodyKind::DeleteOptions => renormalise::<meta::DeleteOptions>(json),
             BodyKind::Eviction => renormalise::<policy::Eviction>(json),
-            BodyKind::SelfSubjectAccessReview => renormalise::<authz::SelfSubjectAccessReview>(json),
+            BodyKind::SelfSubjectAccessReview => {
+                renormalise::<authz::SelfSubjectAccessReview>(json)
+            }
             BodyKind::SelfSubjectRulesReview => renormalise::<authz::SelfSubjectRulesReview>(json),
             BodyKind::SelfSubjectReview => renormalise::<authn::SelfSubjectReview>(json),
             BodyKind::Scale => renormalise::<autoscaling::Scale>(json),
@@ -176,9 +175,9 @@ fn decode_json(body: &[u8], kind: BodyKind) -> Result<Value, ApiError> {
 
 fn decode_protobuf(body: &[u8], kind: BodyKind) -> Result<Value, ApiError> {
     let refuse = |why: String| ApiError::bad_request(format!("{} (protobuf): {why}", kind.kind()));
-    let envelope = body
-        .strip_prefix(MAGIC)
-        .ok_or_else(|| refuse("the body does not start with the protobuf magic \"k8s\\0\"".into()))?;
+    let envelope = body.strip_prefix(MAGIC).ok_or_else(|| {
+        refuse("the body does not start with the protobuf magic \"k8s\\0\"".into())
+    })?;
     let unknown = Unknown::decode(envelope)
         .map_err(|e| refuse(format!("the runtime.Unknown envelope is invalid: {e}")))?;
     let type_meta = unknown.type_meta.unwrap_or_default();
@@ -205,7 +204,7 @@ fn decode_protobuf(body: &[u8], kind: BodyKind) -> Result<Value, ApiError> {
     let raw = unknown
         .raw
         .ok_or_else(|| refuse("the runtime.Unknown envelope has no raw object".into()))?;
-    let shaped = kind.from_protobuf(&raw).map_err(refuse)?;
+    let shaped = kind.read_protobuf(&raw).map_err(refuse)?;
     Ok(stamp(shaped, &kind_name, &api_version))
 }
 
@@ -260,7 +259,8 @@ impl MediaRange {
     }
 
     fn matches(&self, main: &str, sub: &str) -> bool {
-        (self.main == "*" && self.sub == "*") || (self.main == main && (self.sub == "*" || self.sub == sub))
+        (self.main == "*" && self.sub == "*")
+            || (self.main == main && (self.sub == "*" || self.sub == sub))
     }
 
     /// 0 for `*/*`, 1 for `type/*`, 2 for a full type: a more specific range wins a tie in q.
@@ -434,7 +434,9 @@ impl ProtobufKind {
             ProtobufKind::SelfSubjectAccessReview => {
                 to_bytes::<authz::SelfSubjectAccessReview>(value)
             }
-            ProtobufKind::SelfSubjectRulesReview => to_bytes::<authz::SelfSubjectRulesReview>(value),
+            ProtobufKind::SelfSubjectRulesReview => {
+                to_bytes::<authz::SelfSubjectRulesReview>(value)
+            }
             ProtobufKind::SelfSubjectReview => to_bytes::<authn::SelfSubjectReview>(value),
             ProtobufKind::Scale => to_bytes::<autoscaling::Scale>(value),
         }
@@ -446,7 +448,8 @@ impl ProtobufKind {
 /// `kind` or a field has the wrong type: a bug of the simulated API, not of the client.
 pub(crate) fn encode_protobuf(value: &Value, kind: ProtobufKind) -> Result<Vec<u8>, ApiError> {
     let (api_version, kind_name) = kind.type_meta();
-    let fail = |why: String| ApiError::internal(format!("encoding a {kind_name} as protobuf: {why}"));
+    let fail =
+        |why: String| ApiError::internal(format!("encoding a {kind_name} as protobuf: {why}"));
     if let Some(sent) = value.get("kind").filter(|k| !k.is_null()) {
         if sent != kind_name {
             return Err(fail(format!("the object is a {sent}")));
@@ -931,3 +934,574 @@ json_message!(autoscaling::ScaleStatus {
     "replicas" => replicas: always,
     "selector" => selector: omitempty,
 });
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    // Request bodies kubectl 1.33.1 sent to the simulated API (`kubectl -v=9`).
+    /// `kubectl drain --dry-run=server --disable-eviction`: DELETE of a pod.
+    const KUBECTL_DRAIN_DELETE: &str =
+        "6b3873000a130a027631120d44656c6574654f7074696f6e7312052a03416c6c1a002200";
+    /// `kubectl auth can-i delete pods` in namespace llm.
+    const KUBECTL_CAN_I: &str = "6b3873000a320a17617574686f72697a6174696f6e2e6b38732e696f2f7631121753656c665375626a656374416363657373526576696577123b0a100a0012001a0022002a00320038004200121d0a1b0a036c6c6d120664656c6574651a0022002a04706f647332003a001a08080012001a0020001a002200";
+    /// `kubectl auth can-i --list` in namespace llm.
+    const KUBECTL_CAN_I_LIST: &str = "6b3873000a310a17617574686f72697a6174696f6e2e6b38732e696f2f7631121653656c665375626a65637452756c6573526576696577121f0a100a0012001a0022002a0032003800420012050a036c6c6d1a04180022001a002200";
+    /// `kubectl auth whoami`.
+    const KUBECTL_WHOAMI: &str = "6b3873000a2d0a1861757468656e7469636174696f6e2e6b38732e696f2f7631121153656c665375626a656374526576696577121a0a100a0012001a0022002a0032003800420012060a040a0012001a002200";
+
+    // Accept headers kubectl 1.33.1 sent.
+    const ACCEPT_GET_TABLE: &str = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json";
+    const ACCEPT_TYPED_CLIENT: &str = "application/vnd.kubernetes.protobuf,application/json";
+    const ACCEPT_DISCOVERY: &str = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json";
+    const ACCEPT_EVICTION: &str = "application/json, */*";
+
+    fn hex(text: &str) -> Vec<u8> {
+        (0..text.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&text[i..i + 2], 16).unwrap())
+            .collect()
+    }
+
+    /// A protobuf body as client-go frames it: magic, then the envelope around `message`.
+    fn framed(api_version: &str, kind: &str, message: &impl Message) -> Vec<u8> {
+        let envelope = Unknown {
+            type_meta: Some(TypeMeta {
+                api_version: Some(api_version.into()),
+                kind: Some(kind.into()),
+            }),
+            raw: Some(message.encode_to_vec()),
+            content_encoding: Some(String::new()),
+            content_type: Some(String::new()),
+        };
+        let mut body = MAGIC.to_vec();
+        body.extend(envelope.encode_to_vec());
+        body
+    }
+
+    fn protobuf(body: &[u8], kind: BodyKind) -> Result<Value, ApiError> {
+        decode_body(Some(PROTOBUF), body, kind)
+    }
+
+    fn json_body(body: &str, kind: BodyKind) -> Result<Value, ApiError> {
+        decode_body(Some("application/json"), body.as_bytes(), kind)
+    }
+
+    fn code_of(result: Result<Value, ApiError>) -> (u16, String) {
+        let err = result.unwrap_err();
+        (err.code, err.message)
+    }
+
+    #[test]
+    fn kubectl_drain_dry_run_delete_options_keep_their_dry_run() {
+        let options = protobuf(&hex(KUBECTL_DRAIN_DELETE), BodyKind::DeleteOptions).unwrap();
+        assert_eq!(
+            options,
+            json!({"kind": "DeleteOptions", "apiVersion": "v1", "dryRun": ["All"]})
+        );
+    }
+
+    #[test]
+    fn delete_options_round_trip_through_protobuf() {
+        let options = meta::DeleteOptions {
+            grace_period_seconds: Some(0),
+            preconditions: Some(meta::Preconditions {
+                uid: Some("0b6c-uid".into()),
+                resource_version: Some("4711".into()),
+            }),
+            orphan_dependents: None,
+            propagation_policy: Some("Foreground".into()),
+            dry_run: vec!["All".into()],
+            ignore_store_read_error_with_cluster_breaking_potential: None,
+        };
+        let body = framed("meta.k8s.io/v1", "DeleteOptions", &options);
+        assert_eq!(
+            protobuf(&body, BodyKind::DeleteOptions).unwrap(),
+            json!({
+                "kind": "DeleteOptions",
+                "apiVersion": "meta.k8s.io/v1",
+                // A pointer field set to zero is kept: grace 0 means "now".
+                "gracePeriodSeconds": 0,
+                "preconditions": {"uid": "0b6c-uid", "resourceVersion": "4711"},
+                "propagationPolicy": "Foreground",
+                "dryRun": ["All"],
+            })
+        );
+    }
+
+    #[test]
+    fn json_and_protobuf_delete_options_have_one_shape() {
+        // kubectl delete --dry-run=server --grace-period=5 --cascade=foreground (JSON).
+        let from_json = json_body(
+            r#"{"gracePeriodSeconds":5,"propagationPolicy":"Foreground","dryRun":["All"]}"#,
+            BodyKind::DeleteOptions,
+        )
+        .unwrap();
+        let options = meta::DeleteOptions {
+            grace_period_seconds: Some(5),
+            propagation_policy: Some("Foreground".into()),
+            dry_run: vec!["All".into()],
+            ..Default::default()
+        };
+        let from_protobuf = protobuf(
+            &framed("meta.k8s.io/v1", "DeleteOptions", &options),
+            BodyKind::DeleteOptions,
+        )
+        .unwrap();
+        assert_eq!(from_json, from_protobuf);
+    }
+
+    #[test]
+    fn delete_options_may_carry_any_served_v1_group_version() {
+        let options = meta::DeleteOptions::default();
+        for version in ["v1", "meta.k8s.io/v1", "apps/v1", "policy/v1"] {
+            let body = framed(version, "DeleteOptions", &options);
+            assert_eq!(
+                protobuf(&body, BodyKind::DeleteOptions).unwrap()["apiVersion"],
+                version
+            );
+        }
+        for version in ["", "v2", "apps/v1beta1", "/v1"] {
+            let body = framed(version, "DeleteOptions", &options);
+            assert_eq!(
+                code_of(protobuf(&body, BodyKind::DeleteOptions)).0,
+                400,
+                "{version}"
+            );
+        }
+    }
+
+    #[test]
+    fn an_eviction_keeps_its_delete_options_dry_run() {
+        // Go writes every non-pointer string, empty or not: those must not show up as "".
+        let eviction = policy::Eviction {
+            metadata: Some(meta::ObjectMeta {
+                name: Some("vllm-llama-8b-0".into()),
+                namespace: Some("llm".into()),
+                generate_name: Some(String::new()),
+                uid: Some(String::new()),
+                generation: Some(0),
+                creation_timestamp: Some(meta::Time::default()),
+                ..Default::default()
+            }),
+            delete_options: Some(meta::DeleteOptions {
+                dry_run: vec!["All".into()],
+                ..Default::default()
+            }),
+        };
+        let expected = json!({
+            "kind": "Eviction",
+            "apiVersion": "policy/v1",
+            "metadata": {"name": "vllm-llama-8b-0", "namespace": "llm"},
+            "deleteOptions": {"dryRun": ["All"]},
+        });
+        let body = framed("policy/v1", "Eviction", &eviction);
+        assert_eq!(protobuf(&body, BodyKind::Eviction).unwrap(), expected);
+        // The same eviction as kubectl 1.33 sends it in JSON.
+        let sent = r#"{"kind":"Eviction","apiVersion":"policy/v1","metadata":{"name":"vllm-llama-8b-0","namespace":"llm","creationTimestamp":null},"deleteOptions":{"dryRun":["All"]}}"#;
+        assert_eq!(json_body(sent, BodyKind::Eviction).unwrap(), expected);
+        let v1beta1 = framed("policy/v1beta1", "Eviction", &eviction);
+        assert_eq!(code_of(protobuf(&v1beta1, BodyKind::Eviction)).0, 400);
+    }
+
+    #[test]
+    fn kubectl_access_reviews_decode() {
+        let review = protobuf(&hex(KUBECTL_CAN_I), BodyKind::SelfSubjectAccessReview).unwrap();
+        assert_eq!(
+            review,
+            json!({
+                "kind": "SelfSubjectAccessReview",
+                "apiVersion": "authorization.k8s.io/v1",
+                "metadata": {},
+                "spec": {"resourceAttributes": {"namespace": "llm", "verb": "delete", "resource": "pods"}},
+                "status": {"allowed": false},
+            })
+        );
+        let rules = protobuf(&hex(KUBECTL_CAN_I_LIST), BodyKind::SelfSubjectRulesReview).unwrap();
+        assert_eq!(rules["spec"], json!({"namespace": "llm"}));
+        let whoami = protobuf(&hex(KUBECTL_WHOAMI), BodyKind::SelfSubjectReview).unwrap();
+        assert_eq!(
+            whoami,
+            json!({
+                "kind": "SelfSubjectReview",
+                "apiVersion": "authentication.k8s.io/v1",
+                "metadata": {},
+                "status": {"userInfo": {}},
+            })
+        );
+    }
+
+    #[test]
+    fn an_access_review_with_selectors_round_trips() {
+        let review = authz::SelfSubjectAccessReview {
+            metadata: None,
+            spec: Some(authz::SelfSubjectAccessReviewSpec {
+                resource_attributes: Some(authz::ResourceAttributes {
+                    namespace: Some("llm".into()),
+                    verb: Some("create".into()),
+                    group: Some("policy".into()),
+                    resource: Some("pods".into()),
+                    subresource: Some("eviction".into()),
+                    name: Some("vllm-qwen-7b-1".into()),
+                    label_selector: Some(authz::LabelSelectorAttributes {
+                        raw_selector: Some("model=qwen-7b".into()),
+                        requirements: vec![meta::LabelSelectorRequirement {
+                            key: Some("model".into()),
+                            operator: Some("In".into()),
+                            values: vec!["qwen-7b".into()],
+                        }],
+                    }),
+                    ..Default::default()
+                }),
+                non_resource_attributes: None,
+            }),
+            status: None,
+        };
+        let body = framed(
+            "authorization.k8s.io/v1",
+            "SelfSubjectAccessReview",
+            &review,
+        );
+        let decoded = protobuf(&body, BodyKind::SelfSubjectAccessReview).unwrap();
+        assert_eq!(
+            decoded["spec"]["resourceAttributes"],
+            json!({
+                "namespace": "llm",
+                "verb": "create",
+                "group": "policy",
+                "resource": "pods",
+                "subresource": "eviction",
+                "name": "vllm-qwen-7b-1",
+                "labelSelector": {
+                    "rawSelector": "model=qwen-7b",
+                    "requirements": [{"key": "model", "operator": "In", "values": ["qwen-7b"]}],
+                },
+            })
+        );
+        // JSON in, the same shape out.
+        assert_eq!(
+            json_body(&decoded.to_string(), BodyKind::SelfSubjectAccessReview).unwrap(),
+            decoded
+        );
+    }
+
+    #[test]
+    fn undecodable_bodies_are_refused_not_taken_as_no_options() {
+        let drain = hex(KUBECTL_DRAIN_DELETE);
+        // Every cut before the end of `raw` (byte 32) loses the options: all are refused (an
+        // empty body is legal, a DELETE without options).
+        for cut in 1..32 {
+            let (code, message) = code_of(protobuf(&drain[..cut], BodyKind::DeleteOptions));
+            assert_eq!(code, 400, "cut at {cut}: {message}");
+        }
+        let mut wrong_magic = drain.clone();
+        wrong_magic[2] = b't';
+        let (code, message) = code_of(protobuf(&wrong_magic, BodyKind::DeleteOptions));
+        assert_eq!(code, 400);
+        assert!(message.contains("magic"), "{message}");
+        let (code, message) = code_of(protobuf(&hex(KUBECTL_CAN_I), BodyKind::DeleteOptions));
+        assert_eq!(code, 400);
+        assert!(message.contains("SelfSubjectAccessReview"), "{message}");
+        let envelope_only = [MAGIC, &[0x0a, 0x02, 0x0a, 0x00][..]].concat();
+        assert_eq!(code_of(protobuf(&envelope_only, BodyKind::Eviction)).0, 400);
+    }
+
+    #[test]
+    fn a_compressed_or_foreign_envelope_is_refused() {
+        let mut envelope = Unknown {
+            type_meta: Some(TypeMeta {
+                api_version: Some("v1".into()),
+                kind: Some("DeleteOptions".into()),
+            }),
+            raw: Some(Vec::new()),
+            content_encoding: Some("gzip".into()),
+            content_type: None,
+        };
+        let body = [MAGIC, &envelope.encode_to_vec()].concat();
+        let (code, message) = code_of(protobuf(&body, BodyKind::DeleteOptions));
+        assert_eq!(code, 400);
+        assert!(message.contains("gzip"), "{message}");
+        envelope.content_encoding = None;
+        envelope.content_type = Some("application/json".into());
+        let body = [MAGIC, &envelope.encode_to_vec()].concat();
+        assert_eq!(code_of(protobuf(&body, BodyKind::DeleteOptions)).0, 400);
+    }
+
+    #[test]
+    fn bad_json_is_a_400_naming_the_problem() {
+        let kind = BodyKind::DeleteOptions;
+        assert_eq!(code_of(json_body(r#"{"dryRun": ["#, kind)).0, 400);
+        assert_eq!(code_of(json_body("[1, 2]", kind)).0, 400);
+        let (code, message) = code_of(json_body(r#"{"dryRun": "All"}"#, kind));
+        assert_eq!(code, 400);
+        assert!(message.contains("dryRun"), "{message}");
+        let (code, message) = code_of(json_body(r#"{"gracePeriodSeconds": "5"}"#, kind));
+        assert_eq!(code, 400);
+        assert!(message.contains("gracePeriodSeconds"), "{message}");
+        let (code, message) = code_of(json_body(
+            r#"{"kind": "Eviction", "apiVersion": "policy/v1"}"#,
+            kind,
+        ));
+        assert_eq!(code, 400);
+        assert!(message.contains("Eviction"), "{message}");
+        let (_, message) = code_of(json_body(
+            r#"{"spec": {"replicas": 4294967296}}"#,
+            BodyKind::Scale,
+        ));
+        assert!(message.contains("spec.replicas"), "{message}");
+    }
+
+    #[test]
+    fn json_content_types_and_empty_bodies() {
+        let body = br#"{"dryRun":["All"]}"#;
+        for content_type in [
+            None,
+            Some("application/json"),
+            Some("application/json; charset=utf-8"),
+            Some("Application/JSON"),
+        ] {
+            let options = decode_body(content_type, body, BodyKind::DeleteOptions).unwrap();
+            assert_eq!(options["dryRun"], json!(["All"]), "{content_type:?}");
+            assert_eq!(options["kind"], "DeleteOptions");
+        }
+        for content_type in [None, Some(PROTOBUF), Some("text/plain")] {
+            assert_eq!(
+                decode_body(content_type, b"", BodyKind::DeleteOptions).unwrap(),
+                Value::Null
+            );
+        }
+    }
+
+    #[test]
+    fn an_unknown_content_type_is_a_415() {
+        for content_type in ["application/yaml", "text/plain", "application/cbor"] {
+            let err = decode_body(
+                Some(content_type),
+                b"dryRun: [All]",
+                BodyKind::DeleteOptions,
+            )
+            .unwrap_err();
+            assert_eq!((err.code, err.reason), (415, "UnsupportedMediaType"));
+            assert!(err.message.contains(content_type), "{}", err.message);
+        }
+    }
+
+    #[test]
+    fn no_input_panics_the_decoder() {
+        let kinds = [
+            BodyKind::DeleteOptions,
+            BodyKind::Eviction,
+            BodyKind::SelfSubjectAccessReview,
+            BodyKind::SelfSubjectRulesReview,
+            BodyKind::SelfSubjectReview,
+            BodyKind::Scale,
+        ];
+        let fixture = hex(KUBECTL_CAN_I);
+        for at in MAGIC.len()..fixture.len() {
+            for byte in [0x00, 0x01, 0x7f, 0x80, 0xff] {
+                let mut body = fixture.clone();
+                body[at] = byte;
+                for kind in kinds {
+                    if let Err(err) = protobuf(&body, kind) {
+                        assert_eq!(err.code, 400, "byte {at} = {byte:#x}: {}", err.message);
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn kubectls_accept_headers_choose_the_right_representation() {
+        assert_eq!(negotiate(Some(ACCEPT_GET_TABLE)), Ok(Representation::Table));
+        assert_eq!(
+            negotiate(Some(ACCEPT_TYPED_CLIENT)),
+            Ok(Representation::Protobuf)
+        );
+        assert_eq!(
+            negotiate_without_protobuf(Some(ACCEPT_TYPED_CLIENT)),
+            Ok(Representation::Json)
+        );
+        assert_eq!(negotiate(Some(ACCEPT_DISCOVERY)), Ok(Representation::Json));
+        assert_eq!(negotiate(Some(ACCEPT_EVICTION)), Ok(Representation::Json));
+        assert_eq!(
+            negotiate(Some("application/json")),
+            Ok(Representation::Json)
+        );
+        assert_eq!(negotiate(None), Ok(Representation::Json));
+        assert_eq!(negotiate(Some("")), Ok(Representation::Json));
+    }
+
+    #[test]
+    fn accept_lists_follow_q_values_then_specificity() {
+        let pick = |accept: &str| negotiate(Some(accept));
+        assert_eq!(
+            pick("application/json;q=0.5, application/vnd.kubernetes.protobuf"),
+            Ok(Representation::Protobuf)
+        );
+        assert_eq!(
+            pick("application/vnd.kubernetes.protobuf;q=0.9,application/json"),
+            Ok(Representation::Json)
+        );
+        assert_eq!(
+            pick("*/*,application/vnd.kubernetes.protobuf"),
+            Ok(Representation::Protobuf)
+        );
+        assert_eq!(pick("*/*"), Ok(Representation::Json));
+        assert_eq!(pick("application/*"), Ok(Representation::Json));
+        assert_eq!(
+            pick("application/json;as=Table;v=v1beta1;g=meta.k8s.io"),
+            Ok(Representation::Table)
+        );
+        // Tables are not encoded in protobuf: the next entry is used.
+        assert_eq!(
+            pick(
+                "application/vnd.kubernetes.protobuf;as=Table;v=v1;g=meta.k8s.io,application/json"
+            ),
+            Ok(Representation::Json)
+        );
+        assert_eq!(
+            pick("application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io,application/json"),
+            Ok(Representation::Json)
+        );
+    }
+
+    #[test]
+    fn nothing_servable_is_a_406() {
+        for accept in [
+            "application/yaml",
+            "application/json;q=0",
+            "text/html, image/png",
+            "application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io",
+            "application/json;as=Table;v=v2;g=meta.k8s.io",
+            "application/json;q=zero",
+        ] {
+            let err = negotiate(Some(accept)).unwrap_err();
+            assert_eq!((err.code, err.reason), (406, "NotAcceptable"), "{accept}");
+        }
+        let err = negotiate_without_protobuf(Some(PROTOBUF)).unwrap_err();
+        assert_eq!(err.code, 406);
+        assert!(!err.message.contains("protobuf"), "{}", err.message);
+    }
+
+    #[test]
+    fn aggregated_discovery_is_recognised() {
+        assert_eq!(
+            wants_aggregated_discovery(Some(ACCEPT_DISCOVERY)),
+            Some("v2")
+        );
+        assert_eq!(
+            wants_aggregated_discovery(Some(
+                "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json"
+            )),
+            Some("v2beta1")
+        );
+        for plain in [
+            None,
+            Some("application/json"),
+            Some(ACCEPT_EVICTION),
+            Some(ACCEPT_TYPED_CLIENT),
+            Some(
+                "application/json;q=0.9,application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList;q=0.5",
+            ),
+            Some(
+                "application/vnd.kubernetes.protobuf;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json",
+            ),
+        ] {
+            assert_eq!(wants_aggregated_discovery(plain), None, "{plain:?}");
+        }
+    }
+
+    fn unframe(bytes: &[u8]) -> (TypeMeta, Vec<u8>) {
+        let envelope = Unknown::decode(bytes.strip_prefix(MAGIC).unwrap()).unwrap();
+        (envelope.type_meta.unwrap(), envelope.raw.unwrap())
+    }
+
+    #[test]
+    fn a_status_encodes_to_protobuf() {
+        let status = ApiError::disruption_budget("vllm-llama-8b", 2, 1).body();
+        let bytes = encode_protobuf(&status, ProtobufKind::Status).unwrap();
+        let (type_meta, raw) = unframe(&bytes);
+        assert_eq!(type_meta.api_version.as_deref(), Some("v1"));
+        assert_eq!(type_meta.kind.as_deref(), Some("Status"));
+        let decoded = meta::Status::decode(raw.as_slice()).unwrap();
+        assert_eq!(decoded.code, Some(429));
+        assert_eq!(decoded.reason.as_deref(), Some("TooManyRequests"));
+        assert_eq!(decoded.status.as_deref(), Some("Failure"));
+        let causes = decoded.details.unwrap().causes;
+        assert_eq!(causes[0].reason.as_deref(), Some("DisruptionBudget"));
+    }
+
+    #[test]
+    fn review_and_scale_responses_round_trip() {
+        let cases = [
+            (
+                ProtobufKind::SelfSubjectAccessReview,
+                BodyKind::SelfSubjectAccessReview,
+                json!({
+                    "kind": "SelfSubjectAccessReview",
+                    "apiVersion": "authorization.k8s.io/v1",
+                    "metadata": {"creationTimestamp": "2026-11-25T18:40:53Z"},
+                    "spec": {"resourceAttributes": {"namespace": "llm", "verb": "delete", "resource": "pods"}},
+                    "status": {"allowed": false, "denied": true, "reason": "RBAC: denied by the simulation"},
+                }),
+            ),
+            (
+                ProtobufKind::SelfSubjectRulesReview,
+                BodyKind::SelfSubjectRulesReview,
+                json!({
+                    "kind": "SelfSubjectRulesReview",
+                    "apiVersion": "authorization.k8s.io/v1",
+                    "metadata": {},
+                    "spec": {"namespace": "llm"},
+                    "status": {
+                        "resourceRules": [{"verbs": ["get", "list"], "apiGroups": [""], "resources": ["pods"]}],
+                        "nonResourceRules": [{"verbs": ["get"], "nonResourceURLs": ["/api", "/apis"]}],
+                        "incomplete": false,
+                    },
+                }),
+            ),
+            (
+                ProtobufKind::SelfSubjectReview,
+                BodyKind::SelfSubjectReview,
+                json!({
+                    "kind": "SelfSubjectReview",
+                    "apiVersion": "authentication.k8s.io/v1",
+                    "metadata": {},
+                    "status": {"userInfo": {
+                        "username": "kvtop-sim",
+                        "groups": ["system:authenticated"],
+                        "extra": {"scopes": ["a", "b"]},
+                    }},
+                }),
+            ),
+            (
+                ProtobufKind::Scale,
+                BodyKind::Scale,
+                json!({
+                    "kind": "Scale",
+                    "apiVersion": "autoscaling/v1",
+                    "metadata": {"name": "vllm-llama-8b", "namespace": "llm", "resourceVersion": "12", "uid": "d-1"},
+                    "spec": {"replicas": 3},
+                    "status": {"replicas": 2, "selector": "model=llama-8b"},
+                }),
+            ),
+        ];
+        for (encode_as, decode_as, value) in cases {
+            let bytes = encode_protobuf(&value, encode_as).unwrap();
+            assert_eq!(protobuf(&bytes, decode_as).unwrap(), value, "{encode_as:?}");
+        }
+    }
+
+    #[test]
+    fn encoding_the_wrong_kind_is_an_internal_error() {
+        let pod = json!({"kind": "Pod", "apiVersion": "v1", "metadata": {"name": "p"}});
+        let err = encode_protobuf(&pod, ProtobufKind::Scale).unwrap_err();
+        assert_eq!(err.code, 500);
+        let bad = json!({"kind": "Scale", "spec": {"replicas": "three"}});
+        assert_eq!(
+            encode_protobuf(&bad, ProtobufKind::Scale).unwrap_err().code,
+            500
+        );
+    }
+}
