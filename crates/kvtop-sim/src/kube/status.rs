@@ -134,6 +134,29 @@ impl ApiError {
         )
     }
 
+    /// 415 for a request body in a media type the API cannot decode.
+    pub(crate) fn unsupported_body_type(content_type: &str) -> ApiError {
+        Self::new(
+            415,
+            "UnsupportedMediaType",
+            format!(
+                "the body of the request was in an unknown format - accepted media types include: application/json, application/vnd.kubernetes.protobuf; got {content_type:?}"
+            ),
+        )
+    }
+
+    /// 406 when none of the media types the client accepts can represent the response.
+    pub(crate) fn not_acceptable(offered: &[&str]) -> ApiError {
+        Self::new(
+            406,
+            "NotAcceptable",
+            format!(
+                "only the following media types are accepted: {}",
+                offered.join(", ")
+            ),
+        )
+    }
+
     /// 405 for a verb a resource does not support.
     pub(crate) fn method_not_allowed(what: &str) -> ApiError {
         Self::new(
@@ -141,6 +164,11 @@ impl ApiError {
             "MethodNotAllowed",
             format!("the server does not allow this method on the requested resource: {what}"),
         )
+    }
+
+    /// 500 for a failure of the simulated API itself.
+    pub(crate) fn internal(message: impl Into<String>) -> ApiError {
+        Self::new(500, "InternalError", message.into())
     }
 
     /// 503 from the pod proxy when the pod cannot be reached.
