@@ -34,6 +34,7 @@ pub mod objects;
 pub mod patch;
 mod routes;
 pub mod status;
+pub(crate) mod table;
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::{Arc, Mutex};
