@@ -79,7 +79,7 @@ pub(crate) fn table(
     // The real server's Table has no `omitempty` on these: without headers the definitions
     // are `null`, and `metadata` is always there.
     let column_definitions = if opts.headers {
-        Value::Array(columns(kind).iter().map(Column::to_json).collect())
+        Value::Array(columns(kind).iter().map(|c| c.definition()).collect())
     } else {
         Value::Null
     };
@@ -155,7 +155,7 @@ impl Column {
         }
     }
 
-    fn to_json(&self) -> Value {
+    fn definition(self) -> Value {
         json!({
             "name": self.name,
             "type": self.type_,
@@ -997,72 +997,10 @@ fn hpa_targets(specs: &[Value], statuses: &[Value]) -> String {
     if specs.is_empty() {
         return "<none>".to_owned();
     }
-    let unknown = || "<unknown>".to_owned();
     let list: Vec<String> = specs
         .iter()
         .enumerate()
-        .map(|(i, spec)| {
-            let status = statuses.get(i).unwrap_or(&Value::Null);
-            match text(&spec["type"]) {
-                "Pods" => {
-                    let current = status["pods"]
-                        .is_object()
-                        .then(|| quantity(&status["pods"]["current"]["averageValue"]))
-                        .unwrap_or_else(unknown);
-                    format!(
-                        "{current}/{}",
-                        quantity(&spec["pods"]["target"]["averageValue"])
-                    )
-                }
-                source @ ("External" | "Object") => {
-                    let field = if source == "External" {
-                        "external"
-                    } else {
-                        "object"
-                    };
-                    let target = &spec[field]["target"];
-                    let current = &status[field]["current"];
-                    if target["averageValue"].is_null() {
-                        let current = status[field]
-                            .is_object()
-                            .then(|| quantity(&current["value"]))
-                            .unwrap_or_else(unknown);
-                        format!("{current}/{}", quantity(&target["value"]))
-                    } else {
-                        let current = (!current["averageValue"].is_null())
-                            .then(|| quantity(&current["averageValue"]))
-                            .unwrap_or_else(unknown);
-                        format!("{current}/{} (avg)", quantity(&target["averageValue"]))
-                    }
-                }
-                source @ ("Resource" | "ContainerResource") => {
-                    let field = if source == "Resource" {
-                        "resource"
-                    } else {
-                        "containerResource"
-                    };
-                    let resource = text(&spec[field]["name"]);
-                    let target = &spec[field]["target"];
-                    let current = &status[field];
-                    if target["averageValue"].is_null() {
-                        let now = current["current"]["averageUtilization"]
-                            .as_i64()
-                            .map_or_else(unknown, |u| format!("{u}%"));
-                        let goal = target["averageUtilization"]
-                            .as_i64()
-                            .map_or_else(|| "<auto>".to_owned(), |u| format!("{u}%"));
-                        format!("{resource}: {now}/{goal}")
-                    } else {
-                        let now = current
-                            .is_object()
-                            .then(|| quantity(&current["current"]["averageValue"]))
-                            .unwrap_or_else(unknown);
-                        format!("{resource}: {now}/{}", quantity(&target["averageValue"]))
-                    }
-                }
-                _ => "<unknown type>".to_owned(),
-            }
-        })
+        .map(|(i, spec)| hpa_metric(spec, statuses.get(i).unwrap_or(&Value::Null)))
         .collect();
     let count = list.len();
     let shown = list.into_iter().take(SHOWN).collect::<Vec<_>>().join(", ");
@@ -1070,6 +1008,67 @@ fn hpa_targets(specs: &[Value], statuses: &[Value]) -> String {
         format!("{shown} + {} more...", count - SHOWN)
     } else {
         shown
+    }
+}
+
+/// `quantity(v)` when the status part it sits in was reported, else `<unknown>`.
+fn reported(present: bool, v: &Value) -> String {
+    if present {
+        quantity(v)
+    } else {
+        "<unknown>".to_owned()
+    }
+}
+
+/// One metric of the TARGETS cell.
+fn hpa_metric(spec: &Value, status: &Value) -> String {
+    let source = text(&spec["type"]);
+    let field = match source {
+        "Pods" => "pods",
+        "External" => "external",
+        "Object" => "object",
+        "Resource" => "resource",
+        "ContainerResource" => "containerResource",
+        _ => return "<unknown type>".to_owned(),
+    };
+    let target = &spec[field]["target"];
+    let reported_part = &status[field];
+    let current = &reported_part["current"];
+    match source {
+        "Pods" => format!(
+            "{}/{}",
+            reported(reported_part.is_object(), &current["averageValue"]),
+            quantity(&target["averageValue"])
+        ),
+        "External" | "Object" if target["averageValue"].is_null() => format!(
+            "{}/{}",
+            reported(reported_part.is_object(), &current["value"]),
+            quantity(&target["value"])
+        ),
+        "External" | "Object" => format!(
+            "{}/{} (avg)",
+            reported(!current["averageValue"].is_null(), &current["averageValue"]),
+            quantity(&target["averageValue"])
+        ),
+        // Resource and ContainerResource name the resource.
+        _ => {
+            let resource = text(&spec[field]["name"]);
+            if target["averageValue"].is_null() {
+                let now = current["averageUtilization"]
+                    .as_i64()
+                    .map_or_else(|| "<unknown>".to_owned(), |u| format!("{u}%"));
+                let goal = target["averageUtilization"]
+                    .as_i64()
+                    .map_or_else(|| "<auto>".to_owned(), |u| format!("{u}%"));
+                format!("{resource}: {now}/{goal}")
+            } else {
+                format!(
+                    "{resource}: {}/{}",
+                    reported(reported_part.is_object(), &current["averageValue"]),
+                    quantity(&target["averageValue"])
+                )
+            }
+        }
     }
 }
 
@@ -1777,6 +1776,16 @@ mod tests {
             cells(Kind::Hpa, many, T0)[2],
             "cpu: 12%/80%, memory: <unknown>/1Gi + 1 more..."
         );
+        let external = json!({"type": "External", "external": {"metric": {"name": "queue"},
+            "target": {"type": "AverageValue", "averageValue": "30"}}});
+        let object = json!({"type": "Object", "object": {"metric": {"name": "rps"},
+            "target": {"type": "Value", "value": "10k"}}});
+        let mixed = json!({"metadata": {"name": "h"}, "spec": {"metrics": [external, object]},
+        "status": {"currentMetrics": [
+            {"type": "External", "external": {"current": {"averageValue": "12"}}},
+            {"type": "Object", "object": {"current": {"value": "8k"}}}
+        ]}});
+        assert_eq!(cells(Kind::Hpa, mixed, T0)[2], "12/30 (avg), 8k/10k");
         let none = json!({"metadata": {"name": "h"}, "spec": {}});
         assert_eq!(
             cells(Kind::Hpa, none, T0)[1..3],
