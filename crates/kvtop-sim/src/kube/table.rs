@@ -805,15 +805,14 @@ fn service_row(svc: &Value, now: f64) -> Vec<Value> {
         "ClusterIP" | "NodePort" if external_ips.is_empty() => "<none>".to_owned(),
         "ClusterIP" | "NodePort" => external_ips.join(","),
         "LoadBalancer" => {
-            let mut all: Vec<String> = array(&svc["status"]["loadBalancer"]["ingress"])
-                .iter()
-                .filter_map(|i| {
-                    let ip = text(&i["ip"]);
-                    let host = text(&i["hostname"]);
-                    let shown = if ip.is_empty() { host } else { ip };
-                    (!shown.is_empty()).then(|| shown.to_owned())
-                })
-                .collect();
+            // Each ingress point once (the printer collects them in a set), in ingress order.
+            let mut all: Vec<String> = Vec::new();
+            for ingress in array(&svc["status"]["loadBalancer"]["ingress"]) {
+                let shown = first_non_empty(text(&ingress["ip"]), text(&ingress["hostname"]));
+                if !shown.is_empty() && !all.iter().any(|s| s == shown) {
+                    all.push(shown.to_owned());
+                }
+            }
             all.extend(external_ips);
             if all.is_empty() {
                 "<pending>".to_owned()
@@ -1545,7 +1544,7 @@ mod tests {
             ]
         );
         let mut ready = lb;
-        ready["status"] = json!({"loadBalancer": {"ingress": [{"ip": "198.51.100.7"}, {"hostname": "lb.example.com"}]}});
+        ready["status"] = json!({"loadBalancer": {"ingress": [{"ip": "198.51.100.7"}, {"hostname": "lb.example.com"}, {"ip": "198.51.100.7"}]}});
         ready["spec"]["externalIPs"] = json!(["192.0.2.1"]);
         assert_eq!(
             cells(Kind::Service, ready, T0)[3],
