@@ -49,17 +49,10 @@ pub struct SubresourceInfo {
 
 /// Verbs of a resource clients may only read and watch.
 const READ: &[&str] = &["get", "list", "watch"];
-/// Verbs of the resources the simulation lets clients change.
-const WRITE: &[&str] = &[
-    "create",
-    "delete",
-    "deletecollection",
-    "get",
-    "list",
-    "patch",
-    "update",
-    "watch",
-];
+/// Verbs of pods: read, patch (labels) and delete; creation belongs to the ReplicaSets.
+const POD: &[&str] = &["delete", "get", "list", "patch", "watch"];
+/// Verbs of nodes and Deployments: read and patch (cordon, rollout restart).
+const PATCH: &[&str] = &["get", "list", "patch", "watch"];
 const ALL: &[&str] = &["all"];
 
 impl Kind {
@@ -88,7 +81,7 @@ impl Kind {
                 namespaced: true,
                 short_names: &["po"],
                 categories: ALL,
-                verbs: WRITE,
+                verbs: POD,
             },
             Kind::Node => &ResourceInfo {
                 group: "",
@@ -99,7 +92,7 @@ impl Kind {
                 namespaced: false,
                 short_names: &["no"],
                 categories: &[],
-                verbs: WRITE,
+                verbs: PATCH,
             },
             Kind::Namespace => &ResourceInfo {
                 group: "",
@@ -154,7 +147,7 @@ impl Kind {
                 namespaced: true,
                 short_names: &["deploy"],
                 categories: ALL,
-                verbs: WRITE,
+                verbs: PATCH,
             },
             Kind::ReplicaSet => &ResourceInfo {
                 group: "apps",

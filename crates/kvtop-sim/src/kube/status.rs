@@ -100,7 +100,8 @@ impl ApiError {
                 "The disruption budget {pdb} needs {needs} healthy pods and has {has} currently"
             ),
         ));
-        err.retry_after = Some(10);
+        // The API server sets no Retry-After here (retryAfterSeconds 0): clients such as
+        // kubectl drain retry on their own schedule, client-go does not retry for them.
         err
     }
 
@@ -269,17 +270,15 @@ pub(crate) fn json_body(value: &serde_json::Value) -> Response {
         .into_response()
 }
 
-/// A success Status (`201` for an accepted eviction).
-pub fn success(code: u16) -> Response {
-    let status = StatusCode::from_u16(code).unwrap_or(StatusCode::OK);
-    let body = json!({
+/// A success Status object (`201` for an accepted eviction).
+pub(crate) fn success_status(code: u16) -> serde_json::Value {
+    json!({
         "kind": "Status",
         "apiVersion": "v1",
         "metadata": {},
         "status": "Success",
         "code": code,
-    });
-    (status, json_body(&body)).into_response()
+    })
 }
 
 #[cfg(test)]

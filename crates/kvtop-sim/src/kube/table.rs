@@ -5,7 +5,6 @@
 //! `priority: 1` columns itself unless asked for `-o wide`.
 
 // The routes serve these tables once content negotiation asks for them (wired in routes.rs).
-#![cfg_attr(not(test), allow(dead_code))]
 
 use serde_json::{Value, json};
 

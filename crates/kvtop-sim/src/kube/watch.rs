@@ -67,7 +67,9 @@ pub(crate) fn serve(shared: Arc<Shared>, req: WatchRequest) -> Response {
                     .collect();
                 Ok((objects, rv))
             }
-            Some(since) => c.changes_since(req.kind, since).map(|_| (Vec::new(), since)),
+            Some(since) => c
+                .changes_since(req.kind, since)
+                .map(|_| (Vec::new(), since)),
         }
     });
     let now = Instant::now();

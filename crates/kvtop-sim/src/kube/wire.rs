@@ -10,7 +10,6 @@
 //! `dryRun` once turned `kubectl drain --dry-run=server` into real deletions.
 // The routes start calling this module in a separate change; the expectation then fails and
 // this line goes.
-#![cfg_attr(not(test), expect(dead_code, reason = "not yet called by routes.rs"))]
 
 use std::collections::BTreeMap;
 

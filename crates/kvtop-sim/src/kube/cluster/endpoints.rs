@@ -67,7 +67,9 @@ fn is_ready(pod: &Value) -> bool {
 }
 
 fn endpoint(pod: &Value) -> Option<Value> {
-    let ip = pod["status"]["podIP"].as_str().filter(|ip| !ip.is_empty())?;
+    let ip = pod["status"]["podIP"]
+        .as_str()
+        .filter(|ip| !ip.is_empty())?;
     let phase = pod["status"]["phase"].as_str().unwrap_or("");
     if phase == "Succeeded" || phase == "Failed" {
         return None;
@@ -100,7 +102,10 @@ impl Cluster {
             let Some(service) = self.services.get(s).cloned() else {
                 continue;
             };
-            let name = service["metadata"]["name"].as_str().unwrap_or("").to_owned();
+            let name = service["metadata"]["name"]
+                .as_str()
+                .unwrap_or("")
+                .to_owned();
             let namespace = service["metadata"]["namespace"].clone();
             let mut groups: BTreeMap<Vec<ResolvedPort>, Vec<Value>> = BTreeMap::new();
             if let Some(selector) = selector_of(&service) {
@@ -121,8 +126,10 @@ impl Cluster {
             if groups.is_empty() {
                 groups.insert(Vec::new(), Vec::new());
             }
-            let ours = |slice: &Value| slice["metadata"]["labels"][SERVICE_NAME_LABEL] == name.as_str()
-                && slice["metadata"]["namespace"] == namespace;
+            let ours = |slice: &Value| {
+                slice["metadata"]["labels"][SERVICE_NAME_LABEL] == name.as_str()
+                    && slice["metadata"]["namespace"] == namespace
+            };
             // Keep the slices whose ports still have endpoints (same name and uid), drop the
             // others, add one per new port set.
             let mut kept: Vec<Value> = Vec::new();

@@ -111,7 +111,11 @@ impl Cluster {
             self.journal.latest = self.rv;
             return false;
         }
-        let last = self.journal.events.back().map_or(self.journal.oldest, |e| e.rv);
+        let last = self
+            .journal
+            .events
+            .back()
+            .map_or(self.journal.oldest, |e| e.rv);
         // Changes in the order they were made, as far as resource versions tell.
         fresh.sort_by_key(|(rv, ..)| *rv);
         for (current_rv, kind, index, stale_rv) in fresh {

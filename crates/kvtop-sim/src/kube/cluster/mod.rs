@@ -28,11 +28,11 @@ use crate::gpu::GpuSpec;
 use crate::sampling::Sampler;
 use kvtop_core::kube_model::{FieldSelector, LabelSelector};
 
+pub use crate::kube::kinds::Kind;
 pub(crate) use access::AccessRequest;
 pub use access::Denial;
 pub(crate) use journal::{Change, Expired};
 pub(crate) use ops::{DeleteOptions, LogQuery};
-pub use crate::kube::kinds::Kind;
 
 use super::status::ApiError;
 

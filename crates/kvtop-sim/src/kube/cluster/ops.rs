@@ -595,29 +595,29 @@ fn engine_runs(
 /// 409 when the object is not the one `DeleteOptions.preconditions` names.
 fn check_preconditions(obj: &Value, name: &str, opts: &DeleteOptions) -> Result<(), ApiError> {
     let meta = &obj["metadata"];
-        if let Some(uid) = &opts.uid {
-            if meta["uid"] != uid.as_str() {
-                return Err(ApiError::conflict(
-                    "pods",
-                    name,
-                    &format!(
-                        "Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
-                        meta["uid"].as_str().unwrap_or("")
-                    ),
-                ));
-            }
+    if let Some(uid) = &opts.uid {
+        if meta["uid"] != uid.as_str() {
+            return Err(ApiError::conflict(
+                "pods",
+                name,
+                &format!(
+                    "Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
+                    meta["uid"].as_str().unwrap_or("")
+                ),
+            ));
         }
-        if let Some(rv) = &opts.resource_version {
-            if meta["resourceVersion"] != rv.as_str() {
-                return Err(ApiError::conflict(
-                    "pods",
-                    name,
-                    &format!(
-                        "Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {}",
-                        meta["resourceVersion"].as_str().unwrap_or("")
-                    ),
-                ));
-            }
+    }
+    if let Some(rv) = &opts.resource_version {
+        if meta["resourceVersion"] != rv.as_str() {
+            return Err(ApiError::conflict(
+                "pods",
+                name,
+                &format!(
+                    "Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {}",
+                    meta["resourceVersion"].as_str().unwrap_or("")
+                ),
+            ));
         }
+    }
     Ok(())
 }

@@ -62,10 +62,15 @@ impl Cluster {
             return Err(ApiError::invalid(
                 "Scale",
                 name,
-                &format!("spec.replicas: Invalid value: {replicas}: must be greater than or equal to 0"),
+                &format!(
+                    "spec.replicas: Invalid value: {replicas}: must be greater than or equal to 0"
+                ),
             ));
         };
-        let same = self.deployments.get(d).is_some_and(|r| r.replicas == replicas);
+        let same = self
+            .deployments
+            .get(d)
+            .is_some_and(|r| r.replicas == replicas);
         if !dry_run && !same {
             let rv = self.bump();
             self.changed();
@@ -107,17 +112,11 @@ impl Cluster {
                     let rank = |i: usize| {
                         self.pods.get(i).map_or((0, 0, 0.0), |p| {
                             let ready = matches!(self.phase_of(p, now), Phase::Ready { .. });
-                            (
-                                u8::from(p.scheduled.is_some()),
-                                u8::from(ready),
-                                -p.created,
-                            )
+                            (u8::from(p.scheduled.is_some()), u8::from(ready), -p.created)
                         })
                     };
                     let (ra, rb) = (rank(a), rank(b));
-                    (ra.0, ra.1)
-                        .cmp(&(rb.0, rb.1))
-                        .then(ra.2.total_cmp(&rb.2))
+                    (ra.0, ra.1).cmp(&(rb.0, rb.1)).then(ra.2.total_cmp(&rb.2))
                 });
                 let victims: Vec<usize> = live.iter().copied().take(before - desired).collect();
                 // Deleting by index: remove from the back so earlier indices stay valid.

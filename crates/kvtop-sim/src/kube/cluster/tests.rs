@@ -124,13 +124,27 @@ fn evictions_count_ready_pods_against_min_available() {
     assert!(matches!(blocked, Err(ref e) if e.code == 429));
     // The crash-looping qwen pod is not ready: it may go.
     let crash = c.pods_of(3).first().cloned().unwrap_or_default();
-    assert!(c.evict(&crash, &DeleteOptions { dry_run: true, ..DeleteOptions::default() }, T0, &engines).is_ok());
+    assert!(
+        c.evict(
+            &crash,
+            &DeleteOptions {
+                dry_run: true,
+                ..DeleteOptions::default()
+            },
+            T0,
+            &engines
+        )
+        .is_ok()
+    );
     assert_eq!(
         c.pods_of(3),
         vec![crash.clone()],
         "a dry run deletes nothing"
     );
-    assert!(c.evict(&crash, &DeleteOptions::default(), T0, &engines).is_ok());
+    assert!(
+        c.evict(&crash, &DeleteOptions::default(), T0, &engines)
+            .is_ok()
+    );
     assert_ne!(c.pods_of(3), vec![crash]);
 }
 

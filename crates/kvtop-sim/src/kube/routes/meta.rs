@@ -4,16 +4,16 @@ use std::sync::Arc;
 
 use axum::Router;
 use axum::extract::Path;
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use serde_json::{Value, json};
 
-use super::{Shared, respond};
+use super::{Shared, respond, respond_as};
 use crate::kube::discovery;
 use crate::kube::kinds::ReviewInfo;
 use crate::kube::status::{ApiError, json_body};
-use crate::kube::wire::{self, BodyKind};
+use crate::kube::wire::{self, BodyKind, ProtobufKind};
 
 pub(super) fn routes() -> Router<Arc<Shared>> {
     Router::new()
@@ -81,8 +81,15 @@ fn resources(group: &str, version: &str) -> Response {
 }
 
 /// POST of a self-subject review: decode the body, answer 201 with the review's status.
-pub(super) fn review(s: &Shared, review: &ReviewInfo, headers: &HeaderMap, body: &[u8]) -> Response {
-    let content_type = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok());
+pub(super) fn review(
+    s: &Shared,
+    review: &ReviewInfo,
+    headers: &HeaderMap,
+    body: &[u8],
+) -> Response {
+    let content_type = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok());
     let kind = match review.kind {
         "SelfSubjectAccessReview" => BodyKind::SelfSubjectAccessReview,
         "SelfSubjectRulesReview" => BodyKind::SelfSubjectRulesReview,
@@ -97,8 +104,14 @@ pub(super) fn review(s: &Shared, review: &ReviewInfo, headers: &HeaderMap, body:
         BodyKind::SelfSubjectRulesReview => c.rules_review(&body),
         _ => Ok(c.identity_review(now)),
     });
+    let encoding = match kind {
+        BodyKind::SelfSubjectAccessReview => ProtobufKind::SelfSubjectAccessReview,
+        BodyKind::SelfSubjectRulesReview => ProtobufKind::SelfSubjectRulesReview,
+        _ => ProtobufKind::SelfSubjectReview,
+    };
+    let accept = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok());
     match answer {
-        Ok(answer) => (StatusCode::CREATED, json_body(&answer)).into_response(),
+        Ok(answer) => respond_as(accept, 201, encoding, &answer),
         Err(err) => err.into_response(),
     }
 }

@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
-use axum::http::{HeaderMap, header};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{MethodRouter, get, post};
 use serde_json::Value;
@@ -24,6 +24,7 @@ use super::cluster::{AccessRequest, Cluster};
 use super::engines::EngineLink;
 use super::kinds::{Kind, REVIEWS};
 use super::status::{ApiError, json_body};
+use super::wire::{self, ProtobufKind, Representation};
 
 /// What every handler shares.
 pub(crate) struct Shared {
@@ -127,11 +128,28 @@ impl Req {
 }
 
 /// A route whose handler gets the kind and the whole request.
-fn handler<F>(kind: Kind, f: F) -> impl Fn(St, Path<Params>, Query<Params>, HeaderMap, Bytes) -> std::pin::Pin<Box<dyn std::future::Future<Output = Response> + Send>> + Clone + Send + Sync + 'static
+fn handler<F>(
+    kind: Kind,
+    f: F,
+) -> impl Fn(
+    St,
+    Path<Params>,
+    Query<Params>,
+    HeaderMap,
+    Bytes,
+) -> std::pin::Pin<Box<dyn std::future::Future<Output = Response> + Send>>
++ Clone
++ Send
++ Sync
++ 'static
 where
     F: Fn(Arc<Shared>, Kind, Req) -> Response + Clone + Send + Sync + 'static,
 {
-    move |State(s): St, Path(p): Path<Params>, Query(q): Query<Params>, headers: HeaderMap, body: Bytes| {
+    move |State(s): St,
+          Path(p): Path<Params>,
+          Query(q): Query<Params>,
+          headers: HeaderMap,
+          body: Bytes| {
         let f = f.clone();
         Box::pin(async move {
             let req = Req {
@@ -159,7 +177,10 @@ pub(crate) fn router(shared: Arc<Shared>) -> Router {
                 format!("{prefix}/namespaces/{{ns}}/{plural}/{{name}}"),
             )
         } else if kind == Kind::Namespace {
-            (format!("{prefix}/{plural}"), format!("{prefix}/{plural}/{{ns}}"))
+            (
+                format!("{prefix}/{plural}"),
+                format!("{prefix}/{plural}/{{ns}}"),
+            )
         } else {
             (
                 format!("{prefix}/{plural}"),
@@ -174,10 +195,16 @@ pub(crate) fn router(shared: Arc<Shared>) -> Router {
     let deployment = "/apis/apps/v1/namespaces/{ns}/deployments/{name}";
     r = r
         .route(&format!("{pod}/log"), get(pods::pod_log))
-        .route(&format!("{pod}/eviction"), post(handler(Kind::Pod, pods::evict)))
+        .route(
+            &format!("{pod}/eviction"),
+            post(handler(Kind::Pod, pods::evict)),
+        )
         .route(&format!("{pod}/proxy"), get(pods::proxy))
         .route(&format!("{pod}/proxy/{{*rest}}"), get(pods::proxy))
-        .route(&format!("{pod}/status"), get(handler(Kind::Pod, objects::get_one)))
+        .route(
+            &format!("{pod}/status"),
+            get(handler(Kind::Pod, objects::get_one)),
+        )
         .route(
             &format!("{deployment}/status"),
             get(handler(Kind::Deployment, objects::get_one)),
@@ -190,13 +217,19 @@ pub(crate) fn router(shared: Arc<Shared>) -> Router {
         );
     for review in REVIEWS {
         r = r.route(
-            &format!("/apis/{}/{}/{}", review.group, review.version, review.plural),
-            post(move |State(s): St, headers: HeaderMap, body: Bytes| async move {
-                meta::review(&s, review, &headers, &body)
-            }),
+            &format!(
+                "/apis/{}/{}/{}",
+                review.group, review.version, review.plural
+            ),
+            post(
+                move |State(s): St, headers: HeaderMap, body: Bytes| async move {
+                    meta::review(&s, review, &headers, &body)
+                },
+            ),
         );
     }
-    r.fallback(|| async { ApiError::no_route() }).with_state(shared)
+    r.fallback(|| async { ApiError::no_route() })
+        .with_state(shared)
 }
 
 fn collection_route(kind: Kind) -> MethodRouter<Arc<Shared>> {
@@ -220,6 +253,28 @@ fn respond(result: Result<Value, ApiError>) -> Response {
         Err(err) => err.into_response(),
     }
 }
+
+/// `value` with HTTP `code`, in protobuf when the client prefers it and the kind has an
+/// encoding here (reviews, Scale, Status), else JSON.
+fn respond_as(accept: Option<&str>, code: u16, kind: ProtobufKind, value: &Value) -> Response {
+    let status = StatusCode::from_u16(code).unwrap_or(StatusCode::OK);
+    match wire::negotiate(accept) {
+        Ok(Representation::Protobuf) => match wire::encode_protobuf(value, kind) {
+            Ok(bytes) => (
+                status,
+                [(header::CONTENT_TYPE, HeaderValue::from_static(PROTOBUF))],
+                bytes,
+            )
+                .into_response(),
+            Err(err) => err.into_response(),
+        },
+        Ok(_) => (status, json_body(value)).into_response(),
+        Err(err) => err.into_response(),
+    }
+}
+
+/// The Kubernetes protobuf media type.
+const PROTOBUF: &str = "application/vnd.kubernetes.protobuf";
 
 fn truthy(q: &Params, key: &str) -> bool {
     q.get(key)

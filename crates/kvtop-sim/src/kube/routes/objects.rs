@@ -7,41 +7,35 @@ use std::time::Duration;
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
-use super::{Req, Shared, respond, truthy};
+use super::{Req, Shared, respond, respond_as, truthy};
 use crate::kube::cluster::{DeleteOptions, check_fields};
 use crate::kube::kinds::Kind;
-use crate::kube::patch::{self, PatchKind};
+use crate::kube::patch::{self, PatchError, PatchKind};
 use crate::kube::status::{ApiError, json_body};
 use crate::kube::table::{self, IncludeObject, TableOptions};
 use crate::kube::watch::{self, WatchRequest};
-use crate::kube::wire::{self, BodyKind, Representation};
+use crate::kube::wire::{self, BodyKind, ProtobufKind, Representation};
 use kvtop_core::kube_model::{FieldSelector, LabelSelector};
 
 fn selectors(req: &Req) -> Result<(LabelSelector, FieldSelector), ApiError> {
     let text = |key: &str| req.query.get(key).map_or("", String::as_str);
-    let labels =
-        LabelSelector::parse(text("labelSelector")).map_err(|e| ApiError::bad_request(e.to_string()))?;
-    let fields =
-        FieldSelector::parse(text("fieldSelector")).map_err(|e| ApiError::bad_request(e.to_string()))?;
+    let labels = LabelSelector::parse(text("labelSelector"))
+        .map_err(|e| ApiError::bad_request(e.to_string()))?;
+    let fields = FieldSelector::parse(text("fieldSelector"))
+        .map_err(|e| ApiError::bad_request(e.to_string()))?;
     Ok((labels, fields))
 }
 
 /// `?includeObject=` of a Table request (the API server's default is `Metadata`).
 fn include_object(req: &Req) -> Result<IncludeObject, ApiError> {
-    match req.query.get("includeObject").map(String::as_str) {
-        None | Some("") | Some("Metadata") => Ok(IncludeObject::Metadata),
-        Some("Object") => Ok(IncludeObject::Object),
-        Some("None") => Ok(IncludeObject::None),
-        Some(other) => Err(ApiError::bad_request(format!(
-            "includeObject: Unsupported value: \"{other}\": supported values: \"Metadata\", \"None\", \"Object\""
-        ))),
-    }
+    IncludeObject::from_query(req.query.get("includeObject").map(String::as_str))
+        .map_err(ApiError::bad_request)
 }
 
 /// The response in the representation the client asked for: JSON as is, or a Table of the
 /// list's items (or of the one object).
 fn represent(s: &Shared, kind: Kind, req: &Req, value: Value) -> Response {
-    let chosen = match wire::negotiate(req.accept()) {
+    let chosen = match wire::negotiate_without_protobuf(req.accept()) {
         Ok(chosen) => chosen,
         Err(err) => return err.into_response(),
     };
@@ -62,7 +56,13 @@ fn represent(s: &Shared, kind: Kind, req: &Req, value: Value) -> Response {
                 include_object: include,
                 headers: true,
             };
-            json_body(&table::table(kind, &items, metadata, s.engines.now(), &opts))
+            json_body(&table::table(
+                kind,
+                &items,
+                metadata,
+                s.engines.now(),
+                &opts,
+            ))
         }
         Representation::Json | Representation::Protobuf => json_body(&value),
     }
@@ -124,20 +124,22 @@ fn start_watch(
         .get("timeoutSeconds")
         .and_then(|t| t.parse::<u64>().ok())
         .map(Duration::from_secs);
-    let render: Option<watch::Render> = match wire::negotiate(req.accept()) {
+    let render: Option<watch::Render> = match wire::negotiate_without_protobuf(req.accept()) {
         Ok(Representation::Table) => {
             let include = match include_object(req) {
                 Ok(include) => include,
                 Err(err) => return err.into_response(),
             };
-            Some(Arc::new(move |kind: Kind, obj: &Value, now: f64, first: bool| {
-                let opts = TableOptions {
-                    include_object: include,
-                    headers: first,
-                };
-                let metadata = json!({"resourceVersion": obj["metadata"]["resourceVersion"]});
-                table::table(kind, std::slice::from_ref(obj), metadata, now, &opts)
-            }))
+            Some(Arc::new(
+                move |kind: Kind, obj: &Value, now: f64, first: bool| {
+                    let opts = TableOptions {
+                        include_object: include,
+                        headers: first,
+                    };
+                    let metadata = json!({"resourceVersion": obj["metadata"]["resourceVersion"]});
+                    table::table(kind, std::slice::from_ref(obj), metadata, now, &opts)
+                },
+            ))
         }
         Ok(_) => None,
         Err(err) => return err.into_response(),
@@ -273,10 +275,20 @@ pub(super) fn delete(s: Arc<Shared>, kind: Kind, req: Req) -> Response {
 
 /// GET `deployments/NAME/scale`.
 pub(super) fn get_scale(s: Arc<Shared>, kind: Kind, req: Req) -> Response {
-    respond(s.with_cluster(|c, _| {
-        c.authorize(&req.target.access("get", kind, Some("scale")))?;
-        c.scale_of(req.target.namespace.as_deref(), req.target.name())
-    }))
+    scale_response(
+        &req,
+        s.with_cluster(|c, _| {
+            c.authorize(&req.target.access("get", kind, Some("scale")))?;
+            c.scale_of(req.target.namespace.as_deref(), req.target.name())
+        }),
+    )
+}
+
+fn scale_response(req: &Req, result: Result<Value, ApiError>) -> Response {
+    match result {
+        Ok(scale) => respond_as(req.accept(), 200, ProtobufKind::Scale, &scale),
+        Err(err) => err.into_response(),
+    }
 }
 
 fn set_scale(s: &Shared, kind: Kind, req: &Req, scale: &Value) -> Response {
@@ -284,7 +296,7 @@ fn set_scale(s: &Shared, kind: Kind, req: &Req, scale: &Value) -> Response {
         return ApiError::invalid("Scale", req.target.name(), "spec.replicas: Required value")
             .into_response();
     };
-    respond(s.with_cluster(|c, now| {
+    scale_response(req, s.with_cluster(|c, now| {
         c.authorize(&req.target.access("update", kind, Some("scale")))?;
         let current = c.scale_of(req.target.namespace.as_deref(), req.target.name())?;
         if let Some(rv) = scale["metadata"]["resourceVersion"].as_str() {
@@ -312,13 +324,18 @@ pub(super) fn patch_scale(s: Arc<Shared>, kind: Kind, req: Req) -> Response {
         Ok(parsed) => parsed,
         Err(err) => return err.into_response(),
     };
-    let current = s.with_cluster(|c, _| c.scale_of(req.target.namespace.as_deref(), req.target.name()));
+    let current =
+        s.with_cluster(|c, _| c.scale_of(req.target.namespace.as_deref(), req.target.name()));
     let mut scale = match current {
         Ok(scale) => scale,
         Err(err) => return err.into_response(),
     };
     if let Err(e) = patch::apply(patch_kind, &mut scale, &body) {
-        return ApiError::bad_request(format!("{e:?}")).into_response();
+        return match e {
+            PatchError::Malformed(m) => ApiError::bad_request(m),
+            PatchError::Failed(m) => ApiError::invalid("Scale", req.target.name(), &m),
+        }
+        .into_response();
     }
     set_scale(&s, kind, &req, &scale)
 }

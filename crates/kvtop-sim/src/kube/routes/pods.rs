@@ -9,11 +9,11 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
 use super::objects::delete_options;
-use super::{Params, Req, Shared, St, Target, truthy};
+use super::{Params, Req, Shared, St, Target, respond_as, truthy};
 use crate::kube::cluster::LogQuery;
 use crate::kube::kinds::Kind;
-use crate::kube::status::{ApiError, success};
-use crate::kube::wire::{self, BodyKind};
+use crate::kube::status::{ApiError, success_status};
+use crate::kube::wire::{self, BodyKind, ProtobufKind};
 
 /// Wall-clock pause between reads of a followed log.
 const FOLLOW_POLL: Duration = Duration::from_millis(200);
@@ -45,7 +45,12 @@ pub(super) fn evict(s: Arc<Shared>, kind: Kind, req: Req) -> Response {
         c.evict(&name, &opts, now, &s.engines)
     });
     match result {
-        Ok(()) => success(201),
+        Ok(()) => respond_as(
+            req.accept(),
+            201,
+            ProtobufKind::Status,
+            &success_status(201),
+        ),
         Err(err) => err.into_response(),
     }
 }
@@ -78,7 +83,11 @@ fn log_query(q: &Params) -> Result<LogQuery, ApiError> {
     })
 }
 
-pub(super) async fn pod_log(State(s): St, Path(p): Path<Params>, Query(q): Query<Params>) -> Response {
+pub(super) async fn pod_log(
+    State(s): St,
+    Path(p): Path<Params>,
+    Query(q): Query<Params>,
+) -> Response {
     let query = match log_query(&q) {
         Ok(query) => query,
         Err(err) => return err.into_response(),
@@ -162,7 +171,11 @@ impl Follow {
     }
 }
 
-pub(super) async fn proxy(State(s): St, Path(p): Path<Params>, RawQuery(query): RawQuery) -> Response {
+pub(super) async fn proxy(
+    State(s): St,
+    Path(p): Path<Params>,
+    RawQuery(query): RawQuery,
+) -> Response {
     let name_port = p.get("name").cloned().unwrap_or_default();
     let rest = p.get("rest").cloned().unwrap_or_default();
     let target = s.with_cluster(|c, now| {
