@@ -167,6 +167,8 @@ pub struct App {
     pub theme: Theme,
     /// What is being watched, for the header ("3 targets", "demo (8 simulated engines)").
     pub source: String,
+    /// A line the help overlay ends with (the demo's: how to reach its cluster with kubectl).
+    pub help_note: Option<String>,
     /// Scrape interval, for the header.
     pub interval: Duration,
     pub view: View,
@@ -220,6 +222,7 @@ impl App {
             fleet,
             theme,
             source,
+            help_note: None,
             interval,
             view: View::Fleet,
             selected: None,

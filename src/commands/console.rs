@@ -41,6 +41,8 @@ pub struct Sources<'a> {
     /// An in-process simulator whose engines' logs feed the rules (the demo).
     #[cfg(feature = "demo")]
     pub sim: Option<&'a SimHandle>,
+    /// A line for the end of the help overlay (the demo's kubectl command).
+    pub help_note: Option<String>,
 }
 
 /// Run the console on `targets` until the user quits. `notices` are shown in the footer
@@ -119,6 +121,7 @@ pub async fn run_console_with(
         clusters,
         #[cfg(feature = "demo")]
         sim,
+        help_note,
     } = sources;
     let settings = ScrapeSettings {
         interval: config.interval,
@@ -143,6 +146,7 @@ pub async fn run_console_with(
         })
         .collect();
     let mut app = App::new(fleet, theme, source, config.interval, config.range);
+    app.help_note = help_note;
     let now = kvtop_core::clock::unix_now();
     for notice in notices {
         app.warn(notice, now);

@@ -57,6 +57,7 @@ pub fn run(global: &GlobalArgs) -> ExitCode {
             clusters,
             #[cfg(feature = "demo")]
             sim: None,
+            help_note: None,
         };
         let console = super::console::run_console_with(&config, theme, sources, source, problems);
         tokio::select! {

@@ -17,8 +17,11 @@ use kvtop_core::kube_model::ScrapeVia;
 use kvtop_sim::kube::{KubeSimConfig, KubeSimHandle};
 use kvtop_sim::{Baseline, SimConfig, SimEndpoint, SimHandle, demo_story};
 
-/// The kubeconfig context name of the simulated cluster.
+/// The kubeconfig context name of `kvtop sim --kube`'s cluster (unless --context-name).
 pub(crate) const SIM_CONTEXT: &str = "kvtop-sim";
+/// The context name of the demo's cluster: not the simulator's, so both merge into one
+/// KUBECONFIG without colliding.
+const DEMO_CONTEXT: &str = "kvtop-demo";
 
 pub fn run(args: DemoArgs, global: &GlobalArgs) -> ExitCode {
     let mut loaded = load_config(global);
@@ -88,6 +91,7 @@ async fn run_direct(
         targets: &targets,
         clusters: Vec::new(),
         sim: Some(sim),
+        help_note: None,
     };
     super::console::run_console_with(config, theme, sources, source, problems).await
 }
@@ -101,7 +105,7 @@ async fn run_with_kube(
     mut config: Config,
     theme: Theme,
     sim: &SimHandle,
-    problems: Vec<String>,
+    mut problems: Vec<String>,
 ) -> ExitCode {
     let api = match kvtop_sim::kube::start(sim, KubeSimConfig::default()).await {
         Ok(api) => api,
@@ -115,7 +119,7 @@ async fn run_with_kube(
         .client_config()
         .map_err(|e| e.to_string())
         .and_then(|c| {
-            ClusterClient::from_config(SIM_CONTEXT, c, config.kubernetes.api_timeout)
+            ClusterClient::from_config(DEMO_CONTEXT, c, config.kubernetes.api_timeout)
                 .map_err(|e| e.to_string())
         });
     let cluster = match cluster {
@@ -132,12 +136,37 @@ async fn run_with_kube(
         "demo ({} simulated engines, simulated Kubernetes API)",
         sim.engines.len()
     );
+    // The cluster is there for the real kubectl too: its kubeconfig, named for this process
+    // (several demos may run), removed when the demo ends.
+    let kubeconfig = crate::config::state_dir()
+        .unwrap_or_else(std::env::temp_dir)
+        .join(format!("demo-{}.kubeconfig.yaml", std::process::id()));
+    let written = kubeconfig
+        .parent()
+        .map_or(Ok(()), std::fs::create_dir_all)
+        .and_then(|()| std::fs::write(&kubeconfig, api.kubeconfig_yaml(DEMO_CONTEXT)));
+    let help_note = match written {
+        Ok(()) => Some(
+            super::sim::usage_lines(&kubeconfig, &api.namespace)[1]
+                .trim()
+                .to_owned(),
+        ),
+        Err(err) => {
+            problems.push(format!(
+                "the demo's kubeconfig was not written ({}): {err}",
+                kubeconfig.display()
+            ));
+            None
+        }
+    };
     let sources = Sources {
         targets: &targets,
         clusters: vec![cluster],
         sim: None,
+        help_note,
     };
     let code = super::console::run_console_with(&config, theme, sources, source, problems).await;
+    let _ = std::fs::remove_file(&kubeconfig);
     api.shutdown().await;
     code
 }
@@ -150,7 +179,7 @@ fn demo_kubernetes(configured: &KubernetesConfig, api: &KubeSimHandle) -> Kubern
     KubernetesConfig {
         enabled: true,
         kubeconfig: None,
-        contexts: vec![SIM_CONTEXT.to_owned()],
+        contexts: vec![DEMO_CONTEXT.to_owned()],
         namespace: Some(api.namespace.clone()),
         all_namespaces: false,
         selectors: vec![format!("{key}={value}")],

@@ -127,7 +127,7 @@ async fn serve_kube(
     Ok(api)
 }
 
-/// How to use a simulated cluster's kubeconfig: kvtop itself, and the real kubectl.
+/// How to use a simulated cluster's kubeconfig: kvtop itself, and the real kubectl (second).
 pub(crate) fn usage_lines(kubeconfig: &Path, namespace: &str) -> [String; 2] {
     let path = shell_word(&kubeconfig.display().to_string());
     [

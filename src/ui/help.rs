@@ -74,13 +74,29 @@ fn width_of(lines: &[Line<'_>]) -> u16 {
 }
 
 /// Draw the overlay centred in `area`, listing the keys of `contexts` (see
-/// [`crate::app::App::help_contexts`]).
-pub fn render(buf: &mut Buffer, area: Rect, theme: &Theme, contexts: &[Context]) {
+/// [`crate::app::App::help_contexts`]), and `note` last under its own heading.
+pub fn render(
+    buf: &mut Buffer,
+    area: Rect,
+    theme: &Theme,
+    contexts: &[Context],
+    note: Option<&str>,
+) {
     if area.width < 4 || area.height < 3 {
         return;
     }
     let max_inner_height = usize::from(area.height - 2);
-    let sections = sections(theme, contexts);
+    let mut sections = sections(theme, contexts);
+    if let Some(note) = note {
+        sections.push(vec![
+            Line::styled(text::HELP_NOTE_HEADING, theme.title),
+            // Cut to the screen (a wide terminal shows the whole command).
+            Line::styled(
+                kvtop_core::format::truncate(note, usize::from(area.width).saturating_sub(6)),
+                theme.base,
+            ),
+        ]);
+    }
     let one_column_height: usize =
         sections.iter().map(Vec::len).sum::<usize>() + sections.len().saturating_sub(1);
     let cols = if one_column_height <= max_inner_height {

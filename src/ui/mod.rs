@@ -154,7 +154,13 @@ pub fn draw_into(buf: &mut Buffer, area: Rect, app: &App, now: Ts) {
         actions::render_plan(buf, area, app, screen);
     }
     if app.help_visible() {
-        help::render(buf, area, &app.theme, &app.help_contexts());
+        help::render(
+            buf,
+            area,
+            &app.theme,
+            &app.help_contexts(),
+            app.help_note.as_deref(),
+        );
     }
 }
 

@@ -252,6 +252,8 @@ pub fn notice(kind: &NoticeKind) -> String {
 /// The footer problem of a user rules file that did not load.
 // Help overlay.
 pub(crate) const HELP_TITLE: &str = " keys ";
+/// Heading of the help overlay's note (the demo's kubectl line).
+pub(crate) const HELP_NOTE_HEADING: &str = "This demo's cluster, from another shell";
 
 /// The hint at the bottom of the help overlay: " ? Esc q close ".
 pub(crate) fn help_close_hint(keys: &str) -> String {

@@ -426,9 +426,9 @@ fn nodes_show_readiness_cordons_and_roles() {
 #[test]
 fn namespaces_services_and_endpoint_slices() {
     let (c, _) = cluster();
-    let namespaces = c.namespaces();
+    let (namespaces, _) = list(&c, Kind::Namespace);
     assert_eq!(
-        rows(&render(Kind::Namespace, array(&namespaces["items"]), T0))[0],
+        rows(&render(Kind::Namespace, &namespaces, T0))[0],
         [json!("llm"), json!("Active"), json!("24h")]
     );
 
