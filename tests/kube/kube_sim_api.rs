@@ -1111,3 +1111,54 @@ async fn a_followed_log_streams_new_lines_as_they_are_written() {
         seen.push_str(&next_text(chunk));
     }
 }
+
+/// A body the API cannot decode is refused (400 for a damaged protobuf or JSON body, 415 for
+/// an unknown media type) and the pod stays: it is never read as "no options".
+#[tokio::test]
+async fn an_undecodable_delete_or_eviction_body_is_refused_and_changes_nothing() {
+    let (_sim, kube, client) = cluster().await;
+    let pod = common::kube_sim::first_pod(&kube, 2);
+    let http = reqwest::Client::new();
+    let url = format!("{}/api/v1/namespaces/{NS}/pods/{pod}", kube.url);
+    let cases: [(&str, &str, &[u8], u16); 4] = [
+        (
+            "DELETE",
+            "application/vnd.kubernetes.protobuf",
+            b"k8s\0\x0a\xff\xff",
+            400,
+        ),
+        ("DELETE", "application/json", b"{\"dryRun\": [\"All\"", 400),
+        ("DELETE", "application/x-yaml", b"dryRun: [All]", 415),
+        (
+            "POST",
+            "application/vnd.kubernetes.protobuf",
+            b"not a protobuf body",
+            400,
+        ),
+    ];
+    for (method, content_type, body, code) in cases {
+        let target = if method == "POST" {
+            format!("{url}/eviction")
+        } else {
+            url.clone()
+        };
+        let method = reqwest::Method::from_bytes(method.as_bytes()).unwrap();
+        let response = http
+            .request(method.clone(), &target)
+            .header("content-type", content_type)
+            .body(body.to_vec())
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status().as_u16(), code, "{method} {content_type}");
+        let status: serde_json::Value = response.json().await.unwrap();
+        assert_eq!(status["kind"], "Status");
+        assert_eq!(status["code"], code);
+    }
+    let still = pods(&client).get(&pod).await.unwrap();
+    assert!(
+        still.metadata.deletion_timestamp.is_none(),
+        "{pod} was not touched"
+    );
+    assert_eq!(kube.pods_of(2), vec![pod]);
+}

@@ -300,6 +300,50 @@ async fn describe_and_logs_of_a_crash_looping_pod() {
     }
 }
 
+// Multi-threaded: the test blocks on kubectl's output while the simulated API serves it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn logs_follow_prints_lines_as_they_are_written() {
+    let Some(f) = fixture(6).await else { return };
+    let pod = f.kube.pods_of(2)[0].clone();
+    let mut child = std::process::Command::new(&f.kubectl)
+        .arg("--kubeconfig")
+        .arg(&f.kubeconfig)
+        .args(["logs", "-f", "-n", NS, &pod, "--tail=1"])
+        .env("HOME", f.home.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| panic!("kubectl logs -f: {e}"));
+    let stdout = child.stdout.take().unwrap_or_else(|| panic!("no stdout"));
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        for line in std::io::BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+        {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let planted = "kvtop-test: a line written while kubectl follows";
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert!(f.kube.append_log(&pod, planted));
+    let deadline = std::time::Instant::now() + PATIENCE;
+    let mut seen = Vec::new();
+    while !seen.iter().any(|l: &String| l.contains(planted)) {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        match rx.recv_timeout(left) {
+            Ok(line) => seen.push(line),
+            Err(_) => panic!("the planted line never came: {seen:#?}"),
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
 #[tokio::test]
 async fn get_watch_sees_a_deleted_pod_replaced() {
     let Some(f) = fixture(6).await else { return };
@@ -604,4 +648,62 @@ async fn auth_can_i_list_and_whoami_answer_for_the_simulated_user() {
     let whoami = f.ok(&["auth", "whoami"]).await;
     assert!(whoami.contains("kvtop-sim"), "{whoami}");
     assert!(whoami.contains("system:authenticated"), "{whoami}");
+}
+
+/// The kubectl binaries of other minor versions beside the dispatcher (`kubectl.1.27` …), the
+/// oldest first; none when this kubectl comes without them.
+fn versioned_kubectls(kubectl: &Path) -> Vec<PathBuf> {
+    let real = std::fs::canonicalize(kubectl).unwrap_or_else(|_| kubectl.to_path_buf());
+    let Some(dir) = real.parent() else {
+        return Vec::new();
+    };
+    (20..=40)
+        .map(|minor| dir.join(format!("kubectl.1.{minor}")))
+        .filter(|p| p.is_file())
+        .collect()
+}
+
+#[tokio::test]
+async fn every_kubectl_version_beside_the_dispatcher_lists_and_dry_runs_a_drain() {
+    let Some(f) = fixture(8).await else { return };
+    let versions = versioned_kubectls(&f.kubectl);
+    eprintln!("kubectl versions beside the dispatcher: {versions:?}");
+    let before: Vec<(String, Option<String>)> = f
+        .pod_list()
+        .await
+        .iter()
+        .map(|p| (p.name_any(), p.uid()))
+        .collect();
+    for kubectl in &versions {
+        // Each version keeps its own discovery cache.
+        let _ = std::fs::remove_dir_all(f.home.path().join(".kube"));
+        let pods = f.run_with(kubectl, &["get", "pods", "-n", NS]).await;
+        assert!(pods.ok, "{}: {pods:?}", kubectl.display());
+        assert_eq!(
+            header(&pods.stdout)[..3],
+            ["NAME", "READY", "STATUS"],
+            "{pods:?}"
+        );
+        let drain = f
+            .run_with(
+                kubectl,
+                &[
+                    "drain",
+                    NODE,
+                    "--ignore-daemonsets",
+                    "--dry-run=server",
+                    "--timeout=60s",
+                ],
+            )
+            .await;
+        assert!(drain.ok, "{}: {drain:?}", kubectl.display());
+    }
+    let after: Vec<(String, Option<String>)> = f
+        .pod_list()
+        .await
+        .iter()
+        .map(|p| (p.name_any(), p.uid()))
+        .collect();
+    assert_eq!(after, before, "no version's dry run changed a pod");
+    assert!(f.pod_list().await.iter().all(|p| !terminating(p)));
 }

@@ -17,23 +17,27 @@ impl Drop for Running {
     }
 }
 
-#[test]
-fn sim_kube_writes_a_kubeconfig_that_drain_can_use() {
-    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("temp dir: {e}"));
-    let kubeconfig = home.path().join("out").join("sim.kubeconfig");
+/// Start `kvtop sim --kube` with `extra` arguments, writing its kubeconfig to `kubeconfig`;
+/// the running simulator and what it printed up to "Ctrl-C to stop".
+fn start_sim(
+    home: &std::path::Path,
+    kubeconfig: &std::path::Path,
+    extra: &[&str],
+) -> (Running, Vec<String>) {
     let bin = env!("CARGO_BIN_EXE_kvtop");
     let mut child = Command::new(bin)
         .args(["sim", "--kube", "--engines", "4", "--kubeconfig-out"])
-        .arg(&kubeconfig)
-        .env("HOME", home.path())
-        .env("XDG_STATE_HOME", home.path().join("state"))
-        .env("XDG_CONFIG_HOME", home.path().join("config"))
+        .arg(kubeconfig)
+        .args(extra)
+        .env("HOME", home)
+        .env("XDG_STATE_HOME", home.join("state"))
+        .env("XDG_CONFIG_HOME", home.join("config"))
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
         .unwrap_or_else(|e| panic!("start kvtop sim: {e}"));
     let stdout = child.stdout.take();
-    let _sim = Running(child);
+    let sim = Running(child);
     // Read the simulator's lines on a thread, so a silent simulator fails the test instead of
     // hanging it.
     let (tx, rx) = mpsc::channel();
@@ -56,6 +60,15 @@ fn sim_kube_writes_a_kubeconfig_that_drain_can_use() {
             .unwrap_or_else(|_| panic!("kvtop sim said only: {lines:#?}"));
         lines.push(line);
     }
+    (sim, lines)
+}
+
+#[test]
+fn sim_kube_writes_a_kubeconfig_that_drain_can_use() {
+    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("temp dir: {e}"));
+    let kubeconfig = home.path().join("out").join("sim.kubeconfig");
+    let bin = env!("CARGO_BIN_EXE_kvtop");
+    let (_sim, lines) = start_sim(home.path(), &kubeconfig, &[]);
     let announced = format!("kubeconfig: {}", kubeconfig.display());
     assert!(lines.contains(&announced), "{lines:#?}");
     let text = std::fs::read_to_string(&kubeconfig)
@@ -96,4 +109,64 @@ fn sim_kube_writes_a_kubeconfig_that_drain_can_use() {
         "{out}"
     );
     assert!(out.contains("ok      rbac: may patch pods"), "{out}");
+}
+
+/// Two simulated clusters named apart merge the kubectl way (`KUBECONFIG=a:b`) into two
+/// contexts, each reaching its own API; each simulator prints a kubectl line that works.
+#[test]
+fn context_names_keep_two_simulated_clusters_apart() {
+    if !crate::common::have_program("kubectl") {
+        return;
+    }
+    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("temp dir: {e}"));
+    let a = home.path().join("a.yaml");
+    let b = home.path().join("b.yaml");
+    let (_sim_a, _) = start_sim(home.path(), &a, &["--context-name", "sim-a"]);
+    let (_sim_b, lines_b) = start_sim(home.path(), &b, &["--context-name", "sim-b", "--seed", "9"]);
+    let hint = lines_b
+        .iter()
+        .find(|l| l.trim_start().starts_with("kubectl --kubeconfig"))
+        .unwrap_or_else(|| panic!("no kubectl line in {lines_b:#?}"));
+    assert_eq!(
+        hint.trim(),
+        format!("kubectl --kubeconfig {} get pods -n llm", b.display())
+    );
+    let kubectl = |args: &[&str]| {
+        let out = Command::new("kubectl")
+            .args(args)
+            .env("HOME", home.path())
+            .env("KUBECONFIG", format!("{}:{}", a.display(), b.display()))
+            .output()
+            .unwrap_or_else(|e| panic!("kubectl: {e}"));
+        assert!(
+            out.status.success(),
+            "kubectl {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let contexts = kubectl(&["config", "get-contexts", "-o", "name"]);
+    assert_eq!(contexts.lines().collect::<Vec<_>>(), ["sim-a", "sim-b"]);
+    let servers = kubectl(&[
+        "config",
+        "view",
+        "-o",
+        "jsonpath={.clusters[*].cluster.server}",
+    ]);
+    let servers: Vec<&str> = servers.split_whitespace().collect();
+    assert_eq!(servers.len(), 2);
+    assert_ne!(servers[0], servers[1], "two API servers");
+    for context in ["sim-a", "sim-b"] {
+        let pods = kubectl(&[
+            "--context",
+            context,
+            "get",
+            "pods",
+            "-n",
+            "llm",
+            "-o",
+            "name",
+        ]);
+        assert_eq!(pods.lines().count(), 4, "{context}: {pods}");
+    }
 }
