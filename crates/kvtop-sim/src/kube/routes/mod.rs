@@ -16,7 +16,7 @@ use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{MethodRouter, get, post};
+use axum::routing::{MethodFilter, MethodRouter, get, post};
 use serde_json::Value;
 use tokio::sync::watch;
 
@@ -127,31 +127,23 @@ impl Req {
     }
 }
 
-/// A route whose handler gets the kind and the whole request.
-fn handler<F>(
+/// A resource handler: the kind and the whole request in, the response out.
+type Handle = fn(Arc<Shared>, Kind, Req) -> Response;
+
+/// `route` answering `method` with `f` for `kind`.
+fn on(
+    route: MethodRouter<Arc<Shared>>,
+    method: MethodFilter,
     kind: Kind,
-    f: F,
-) -> impl Fn(
-    St,
-    Path<Params>,
-    Query<Params>,
-    HeaderMap,
-    Bytes,
-) -> std::pin::Pin<Box<dyn std::future::Future<Output = Response> + Send>>
-+ Clone
-+ Send
-+ Sync
-+ 'static
-where
-    F: Fn(Arc<Shared>, Kind, Req) -> Response + Clone + Send + Sync + 'static,
-{
-    move |State(s): St,
-          Path(p): Path<Params>,
-          Query(q): Query<Params>,
-          headers: HeaderMap,
-          body: Bytes| {
-        let f = f.clone();
-        Box::pin(async move {
+    f: Handle,
+) -> MethodRouter<Arc<Shared>> {
+    route.on(
+        method,
+        move |State(s): St,
+              Path(p): Path<Params>,
+              Query(q): Query<Params>,
+              headers: HeaderMap,
+              body: Bytes| async move {
             let req = Req {
                 target: Target::of(kind, &p),
                 query: q,
@@ -159,8 +151,13 @@ where
                 body,
             };
             f(s, kind, req)
-        })
-    }
+        },
+    )
+}
+
+/// A route answering only `method`.
+fn only(method: MethodFilter, kind: Kind, f: Handle) -> MethodRouter<Arc<Shared>> {
+    on(MethodRouter::new(), method, kind, f)
 }
 
 /// The router of the simulated API.
@@ -197,23 +194,29 @@ pub(crate) fn router(shared: Arc<Shared>) -> Router {
         .route(&format!("{pod}/log"), get(pods::pod_log))
         .route(
             &format!("{pod}/eviction"),
-            post(handler(Kind::Pod, pods::evict)),
+            only(MethodFilter::POST, Kind::Pod, pods::evict),
         )
         .route(&format!("{pod}/proxy"), get(pods::proxy))
         .route(&format!("{pod}/proxy/{{*rest}}"), get(pods::proxy))
         .route(
             &format!("{pod}/status"),
-            get(handler(Kind::Pod, objects::get_one)),
+            only(MethodFilter::GET, Kind::Pod, objects::get_one),
         )
         .route(
             &format!("{deployment}/status"),
-            get(handler(Kind::Deployment, objects::get_one)),
+            only(MethodFilter::GET, Kind::Deployment, objects::get_one),
         )
         .route(
             &format!("{deployment}/scale"),
-            get(handler(Kind::Deployment, objects::get_scale))
-                .patch(handler(Kind::Deployment, objects::patch_scale))
-                .put(handler(Kind::Deployment, objects::put_scale)),
+            [
+                (MethodFilter::GET, objects::get_scale as Handle),
+                (MethodFilter::PATCH, objects::patch_scale),
+                (MethodFilter::PUT, objects::put_scale),
+            ]
+            .into_iter()
+            .fold(MethodRouter::new(), |r, (method, f)| {
+                on(r, method, Kind::Deployment, f)
+            }),
         );
     for review in REVIEWS {
         r = r.route(
@@ -233,16 +236,19 @@ pub(crate) fn router(shared: Arc<Shared>) -> Router {
 }
 
 fn collection_route(kind: Kind) -> MethodRouter<Arc<Shared>> {
-    get(handler(kind, objects::list_or_watch))
+    only(MethodFilter::GET, kind, objects::list_or_watch)
 }
 
 fn object_route(kind: Kind) -> MethodRouter<Arc<Shared>> {
-    let route = get(handler(kind, objects::get_one));
+    let route = only(MethodFilter::GET, kind, objects::get_one);
     match kind {
-        Kind::Pod => route
-            .patch(handler(kind, objects::patch))
-            .delete(handler(kind, objects::delete)),
-        Kind::Node | Kind::Deployment => route.patch(handler(kind, objects::patch)),
+        Kind::Pod => on(
+            on(route, MethodFilter::PATCH, kind, objects::patch),
+            MethodFilter::DELETE,
+            kind,
+            objects::delete,
+        ),
+        Kind::Node | Kind::Deployment => on(route, MethodFilter::PATCH, kind, objects::patch),
         _ => route,
     }
 }
