@@ -22,8 +22,13 @@
 //! per engine) report average `vllm:num_requests_waiting` against 50.
 //!
 //! Every request is recorded and can be made to fail ([`FaultRule`]); RBAC denials
-//! ([`Denial`]) answer 403 and make SelfSubjectAccessReviews say no. Watches are not served:
-//! clients list (kvtop polls).
+//! ([`Denial`]) answer 403 and make SelfSubjectAccessReviews say no.
+//!
+//! It speaks Kubernetes the way the real kubectl expects (the tests drive kubectl 1.27–1.33):
+//! discovery from one catalog ([`kinds`]), request bodies in JSON or protobuf ([`wire`]),
+//! server-side tables ([`table`]), watches from a change journal in which every write gets a
+//! new resource version ([`watch`]), EndpointSlices, `deployments/scale`, and the access, rules
+//! and identity reviews.
 
 pub mod cluster;
 mod discovery;
