@@ -1,7 +1,7 @@
 //! The Deployments view (`d`): each Deployment owning discovered pods, its ready/desired
 //! replicas, its HorizontalPodAutoscaler (current→desired, min–max, metric current/target,
-//! scaling limit) and PodDisruptionBudget (rule, disruptions allowed), and the Kubernetes
-//! problems of the moment. Drawn over the table and the detail pane.
+//! scaling limit) and PodDisruptionBudget (rule, disruptions allowed), the KEDA ScaledObject
+//! scaling it when there is one, and the Kubernetes problems of the moment. Drawn over the table and the detail pane.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -12,7 +12,7 @@ use ratatui::widgets::{Block, Clear, Paragraph, Widget};
 use super::format;
 use crate::app::App;
 use crate::theme::Theme;
-use kvtop_core::kube_model::DeploymentSummary;
+use kvtop_core::kube_model::{DeploymentSummary, ScaledObjectSummary};
 
 const TITLE: &str = " Deployments ";
 const CLOSE_HINT: &str = " d/Esc close ";
@@ -30,6 +30,14 @@ const NO_PDB: &str = "no PDB";
 /// The HPA wants more replicas than its maximum (`TooManyReplicas`), or fewer than its minimum.
 const AT_MAX: &str = "at max";
 const AT_MIN: &str = "at min";
+
+/// A KEDA ScaledObject's line and its states.
+const KEDA: &str = "KEDA";
+const KEDA_ACTIVE: &str = "active";
+const KEDA_IDLE: &str = "idle";
+const KEDA_PAUSED: &str = "paused";
+const KEDA_FALLBACK: &str = "fallback (triggers failing)";
+const KEDA_NOT_READY: &str = "not ready";
 
 /// Column widths besides the name (which takes the rest).
 const READY_W: usize = 9;
@@ -62,6 +70,9 @@ pub fn render(buf: &mut Buffer, area: Rect, app: &App) {
         lines.push(header(width, theme));
         for d in &app.kube.deployments {
             lines.push(row(d, width, show_context, theme));
+            if let Some(so) = &d.scaled_object {
+                lines.push(keda_line(so, width, theme));
+            }
         }
     }
     if !app.kube.problems.is_empty() {
@@ -117,6 +128,32 @@ fn header(width: usize, theme: &Theme) -> Line<'static> {
         }
     }
     Line::styled(text, theme.table_header)
+}
+
+/// The KEDA ScaledObject under its Deployment: `  KEDA NAME [min–max] active · TRIGGER · → HPA`.
+fn keda_line(so: &ScaledObjectSummary, width: usize, theme: &Theme) -> Line<'static> {
+    let state = match (so.paused, so.fallback, so.active, so.ready) {
+        (Some(Some(n)), ..) => (format!("{KEDA_PAUSED} at {n}"), theme.warn),
+        (Some(None), ..) => (KEDA_PAUSED.to_owned(), theme.warn),
+        (None, true, ..) => (KEDA_FALLBACK.to_owned(), theme.error),
+        (None, false, _, Some(false)) => (KEDA_NOT_READY.to_owned(), theme.error),
+        (None, false, Some(true), _) => (KEDA_ACTIVE.to_owned(), theme.base),
+        (None, false, Some(false), _) => (KEDA_IDLE.to_owned(), theme.dim),
+        (None, false, None, _) => (format::UNKNOWN.to_string(), theme.dim),
+    };
+    let mut rest = vec![format!("[{}–{}]", so.min, so.max)];
+    rest.extend(so.triggers.iter().cloned());
+    if let Some(hpa) = &so.hpa {
+        rest.push(format!("→ {hpa}"));
+    }
+    let head = format!("  {KEDA} {} ", so.name);
+    let tail = format!(" · {}", rest.join(" · "));
+    let room = width.saturating_sub(head.chars().count() + state.0.chars().count());
+    Line::from(vec![
+        Span::styled(format::truncate(&head, width), theme.dim),
+        Span::styled(state.0, state.1),
+        Span::styled(format::truncate(&tail, room), theme.base),
+    ])
 }
 
 fn row(d: &DeploymentSummary, width: usize, show_context: bool, theme: &Theme) -> Line<'static> {
@@ -228,6 +265,7 @@ mod tests {
             rolling_out: false,
             hpa: None,
             pdb: None,
+            scaled_object: None,
         };
         let theme = Theme::fallback_mono();
         let text = |width: usize| -> String {

@@ -14,7 +14,8 @@ use kvtop::theme::Theme;
 use kvtop_core::engine::{EngineId, EngineSample};
 use kvtop_core::fleet::{Fleet, FleetSettings, ScrapePayload, ScrapeReport, TargetSpec, Ts};
 use kvtop_core::kube_model::{
-    self, ConvertOptions, DeploymentSummary, EndpointDefaults, HpaSummary, PdbSummary, ScrapeVia,
+    self, ConvertOptions, DeploymentSummary, EndpointDefaults, HpaSummary, PdbSummary,
+    ScaledObjectSummary, ScrapeVia,
 };
 use serde_json::json;
 
@@ -139,6 +140,17 @@ fn app() -> App {
             desired_healthy: 2,
             expected_pods: 2,
         }),
+        scaled_object: Some(ScaledObjectSummary {
+            name: "llama-waiting".into(),
+            min: 1,
+            max: 4,
+            triggers: vec!["prometheus: sum(vllm:num_requests_waiting) > 50".into()],
+            ready: Some(true),
+            active: Some(true),
+            fallback: false,
+            paused: None,
+            hpa: Some("keda-hpa-llama-waiting".into()),
+        }),
     }];
     update(&mut app, Event::Tick, NOW);
     app
@@ -197,6 +209,7 @@ fn d_opens_the_deployments_view_and_esc_closes_it() {
         "2→2 [2–2] at max",
         "vllm:num_requests_waiting 180/50",
         "minAvailable 2 · allows 0",
+        "KEDA llama-waiting active · [1–4] · prometheus: sum(vllm:num_requests_waiting) > 50 · → keda-hpa-llama-waiting",
     ] {
         assert!(text.contains(part), "missing {part:?}\n{text}");
     }

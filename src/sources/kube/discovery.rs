@@ -28,12 +28,12 @@ use crate::sources::Outbox;
 use tokio::task::JoinHandle;
 
 use super::client::ClusterClient;
-use super::error::{ApiCall, KubeError};
+use super::error::{ApiCall, KubeError, KubeErrorKind};
 use super::update::KubeUpdate;
 use crate::config::KubernetesConfig;
 use kvtop_core::kube_model::{
-    ConvertOptions, DeploymentSummary, EndpointDefaults, PodInfo, PodKey, PodPhase, pod_info,
-    summarize,
+    ConvertOptions, DeploymentSummary, EndpointDefaults, PodInfo, PodKey, PodPhase, ScaledObject,
+    attach_scaled_objects, pod_info, summarize,
 };
 
 /// Period of the events, logs and workloads loops.
@@ -531,7 +531,7 @@ async fn workloads_loop(ctx: Ctx) {
         let mut failure = None;
         for ns in ctx.namespaces() {
             match workloads_in(&ctx, &ns).await {
-                Ok((deployments, hpas, pdbs, partial)) => {
+                Ok((deployments, hpas, pdbs, scaled, partial)) => {
                     let mine: Vec<Deployment> = deployments
                         .into_iter()
                         .filter(|d| {
@@ -541,7 +541,9 @@ async fn workloads_loop(ctx: Ctx) {
                                 .is_some_and(|n| owned.contains(&(ns.clone(), n.clone())))
                         })
                         .collect();
-                    summaries.extend(summarize(ctx.context(), &mine, &hpas, &pdbs));
+                    let mut found = summarize(ctx.context(), &mine, &hpas, &pdbs);
+                    attach_scaled_objects(&mut found, &scaled);
+                    summaries.extend(found);
                     if partial.is_some() {
                         failure = partial;
                     }
@@ -570,11 +572,13 @@ type Workloads = (
     Vec<Deployment>,
     Vec<HorizontalPodAutoscaler>,
     Vec<PodDisruptionBudget>,
+    Vec<ScaledObject>,
     Option<KubeError>,
 );
 
-/// Deployments, HPAs and PDBs of a namespace. HPAs and PDBs that cannot be listed (RBAC) are
-/// left out and the error returned beside the rest.
+/// Deployments, HPAs, PDBs and KEDA ScaledObjects of a namespace. HPAs, PDBs and
+/// ScaledObjects that cannot be listed (RBAC) are left out and the error returned beside the
+/// rest; a cluster without KEDA (its group answers 404) simply has no ScaledObjects.
 async fn workloads_in(ctx: &Ctx, ns: &str) -> Result<Workloads, KubeError> {
     let client = ctx.cluster.client.clone();
     let limit = ctx.settings.api_timeout;
@@ -609,5 +613,34 @@ async fn workloads_in(ctx: &Ctx, ns: &str) -> Result<Workloads, KubeError> {
             Vec::new()
         }
     };
-    Ok((deployments, hpas, pdbs, partial))
+    let scaled = match scaled_objects_in(ctx, ns).await {
+        Ok(scaled) => scaled,
+        Err(err) => {
+            partial = Some(err);
+            Vec::new()
+        }
+    };
+    Ok((deployments, hpas, pdbs, scaled, partial))
+}
+
+/// The KEDA ScaledObjects of a namespace (none when the CRD is not installed); an object
+/// that does not parse is left out.
+async fn scaled_objects_in(ctx: &Ctx, ns: &str) -> Result<Vec<ScaledObject>, KubeError> {
+    let gvk = kube::api::GroupVersionKind::gvk("keda.sh", "v1alpha1", "ScaledObject");
+    let resource = kube::api::ApiResource::from_gvk_with_plural(&gvk, "scaledobjects");
+    let api: Api<kube::api::DynamicObject> =
+        Api::namespaced_with(ctx.cluster.client.clone(), ns, &resource);
+    let listed = ctx
+        .call("list", "scaledobjects.keda.sh", Some(ns))
+        .run(ctx.settings.api_timeout, api.list(&cached_list()))
+        .await;
+    match listed {
+        Ok(list) => Ok(list
+            .items
+            .into_iter()
+            .filter_map(|o| ScaledObject::from_json(serde_json::to_value(o).ok()?).ok())
+            .collect()),
+        Err(err) if matches!(&err.kind, KubeErrorKind::Api { code: 404, .. }) => Ok(Vec::new()),
+        Err(err) => Err(err),
+    }
 }

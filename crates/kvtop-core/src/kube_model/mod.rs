@@ -8,6 +8,7 @@
 
 pub mod convert;
 pub mod endpoint;
+pub mod keda;
 pub mod lines;
 pub mod pod;
 pub mod selector;
@@ -18,6 +19,7 @@ pub use convert::{ConvertOptions, pod_info};
 pub use endpoint::{
     EndpointDefaults, MetricsEndpoint, NamedPort, PortSource, ScrapeRoute, ScrapeVia,
 };
+pub use keda::{ScaledObject, ScaledObjectSummary, attach_scaled_objects};
 pub use lines::LineRing;
 pub use pod::{EnvVar, Owner, PodInfo, PodKey, PodPhase, Termination};
 pub use selector::{FieldSelector, LabelSelector, SelectorError};

@@ -23,6 +23,8 @@ pub struct DeploymentSummary {
     pub rolling_out: bool,
     pub hpa: Option<HpaSummary>,
     pub pdb: Option<PdbSummary>,
+    /// The KEDA ScaledObject that scales it (see [`super::keda::attach_scaled_objects`]).
+    pub scaled_object: Option<super::keda::ScaledObjectSummary>,
 }
 
 /// A HorizontalPodAutoscaler targeting the Deployment.
@@ -106,6 +108,7 @@ pub fn summarize(
                 rolling_out: updated < desired || count(status.replicas) > desired,
                 hpa,
                 pdb,
+                scaled_object: None,
             })
         })
         .collect();
