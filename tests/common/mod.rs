@@ -7,11 +7,14 @@ pub mod kube_sim;
 pub mod prometheus;
 pub mod screen;
 pub mod tmux;
+pub mod victoria;
 
 use std::path::PathBuf;
 
 /// Where `.ci/run` unpacks Debian's Prometheus package (its `usr/bin` is searched too).
 pub const CI_PROMETHEUS_BIN: &str = "/opt/kvtop-ci/prometheus/usr/bin";
+/// Where `.ci/run` unpacks Debian's VictoriaMetrics package.
+pub const CI_VICTORIA_BIN: &str = "/opt/kvtop-ci/victoria-metrics/usr/bin";
 
 /// True when CI asked that no test be skipped.
 pub fn require_all() -> bool {
@@ -35,6 +38,7 @@ pub fn find_program(name: &str) -> Option<PathBuf> {
         dirs.extend(std::env::split_paths(&paths));
     }
     dirs.push(PathBuf::from(CI_PROMETHEUS_BIN));
+    dirs.push(PathBuf::from(CI_VICTORIA_BIN));
     dirs.into_iter()
         .map(|dir| dir.join(name))
         .find(|path| path.is_file())
@@ -49,10 +53,10 @@ pub fn have_program(name: &str) -> bool {
         assert!(
             !require_all(),
             "{name} is required (KVTOP_TEST_REQUIRE_ALL is set) but was not found on PATH, \
-             in KVTOP_PROMETHEUS_BIN or in {CI_PROMETHEUS_BIN}"
+             in KVTOP_PROMETHEUS_BIN, {CI_PROMETHEUS_BIN} or {CI_VICTORIA_BIN}"
         );
         eprintln!(
-            "skipping: {name} not found on PATH, in KVTOP_PROMETHEUS_BIN or in {CI_PROMETHEUS_BIN}"
+            "skipping: {name} not found on PATH, in KVTOP_PROMETHEUS_BIN, {CI_PROMETHEUS_BIN} or {CI_VICTORIA_BIN}"
         );
     }
     found

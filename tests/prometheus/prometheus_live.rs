@@ -1,10 +1,11 @@
-//! A real Prometheus scrapes the simulated fleet (engines and dcgm-exporters) every second;
-//! kvtop reads the fleet back through Prometheus and agrees with its own direct scrape. A second
-//! test has it scrape the vLLM V0 and V1 fixtures and an SGLang payload as they are, and every
-//! signal of the catalog must come out the same both ways.
+//! A real Prometheus, and a real VictoriaMetrics, scrape the simulated fleet (engines and
+//! dcgm-exporters) every second; kvtop reads the fleet back through each and agrees with its
+//! own direct scrape. A second pair has them scrape the vLLM V0 and V1 fixtures and an SGLang
+//! payload as they are, and every signal of the catalog must come out the same both ways.
 //!
 //! Prometheus' first scrape comes ~5.5 s after it starts, so each test takes ~10 s. Skipped
-//! (with a printed reason) when `prometheus` is missing, unless `KVTOP_TEST_REQUIRE_ALL` is set.
+//! (with a printed reason) when `prometheus` or `victoria-metrics` is missing, unless
+//! `KVTOP_TEST_REQUIRE_ALL` is set.
 
 use crate::common;
 
@@ -13,6 +14,7 @@ use std::time::Duration;
 
 use common::bad_server::{BadServer, Behaviour};
 use common::prometheus::PromServer;
+use common::victoria::VmServer;
 use kvtop::app::{App, Event, update};
 use kvtop::config::PrometheusConfig;
 use kvtop::sources::prometheus::{
@@ -25,13 +27,36 @@ use kvtop_core::fleet::{
 };
 use kvtop_sim::{SimConfig, SimVersion};
 
-/// Host and port of a `http://127.0.0.1:PORT/metrics` URL.
+/// A server speaking Prometheus' HTTP API: a real Prometheus or a real VictoriaMetrics.
+trait Backend: Send + Sync {
+    fn url(&self) -> &str;
+    fn log(&self) -> String;
+}
+
+impl Backend for PromServer {
+    fn url(&self) -> &str {
+        &self.url
+    }
+    fn log(&self) -> String {
+        PromServer::log(self)
+    }
+}
+
+impl Backend for VmServer {
+    fn url(&self) -> &str {
+        &self.url
+    }
+    fn log(&self) -> String {
+        VmServer::log(self)
+    }
+}
+
 /// kvtop's own cycle of queries, every 500 ms until its answer is `ready`; fails after 40 s,
-/// naming `what` it waited for, with Prometheus' log.
+/// naming `what` it waited for, with the server's log.
 async fn poll_until(
     client: &PromClient,
     plan: &QueryPlan,
-    prom: &PromServer,
+    prom: &dyn Backend,
     what: &str,
     ready: impl Fn(&DerivedPayload) -> bool,
 ) -> DerivedPayload {
@@ -88,6 +113,25 @@ async fn kvtop_reads_the_simulated_fleet_back_through_prometheus() {
     if !common::have_program("prometheus") {
         return;
     }
+    reads_the_simulated_fleet_back(|config| Box::new(PromServer::start(config, |_| {}))).await;
+}
+
+/// The same through VictoriaMetrics (its queries see samples 1 s after they are scraped here,
+/// not the default 30 s).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kvtop_reads_the_simulated_fleet_back_through_victoria_metrics() {
+    if !common::have_program("victoria-metrics") {
+        return;
+    }
+    reads_the_simulated_fleet_back(|config| {
+        Box::new(VmServer::start(config, Duration::from_secs(1)))
+    })
+    .await;
+}
+
+/// kvtop reads the simulated fleet back through the server `start` runs with a scrape config,
+/// and agrees with its own direct scrape.
+async fn reads_the_simulated_fleet_back(start: impl FnOnce(&str) -> Box<dyn Backend>) {
     let sim = kvtop_sim::start(SimConfig {
         engines: 4,
         version: SimVersion::V1,
@@ -96,9 +140,10 @@ async fn kvtop_reads_the_simulated_fleet_back_through_prometheus() {
     })
     .await
     .expect("simulator");
-    let prom = PromServer::start(&config(&sim), |_| {});
+    let server = start(&config(&sim));
+    let prom = server.as_ref();
     let client = PromClient::new(
-        &PrometheusConfig::at(prom.url.clone()),
+        &PrometheusConfig::at(prom.url().to_owned()),
         ClientSettings {
             timeout: Duration::from_secs(2),
             body_limit: 16 * 1024 * 1024,
@@ -111,7 +156,7 @@ async fn kvtop_reads_the_simulated_fleet_back_through_prometheus() {
     assert_eq!(serving.len(), 3, "engine 3 of 4 is down by design");
 
     // Wait for Prometheus' first scrapes (~5.5 s after start) of every serving engine and GPU.
-    let payload = poll_until(&client, &plan, &prom, "the whole fleet", |p| {
+    let payload = poll_until(&client, &plan, prom, "the whole fleet", |p| {
         let gpus = p.gpus.as_ref().map_or(0, Vec::len);
         p.engines.len() == serving.len() && gpus == 8
     })
@@ -170,7 +215,7 @@ async fn kvtop_reads_the_simulated_fleet_back_through_prometheus() {
     // pod mapping; vLLM preallocates 90 % of the framebuffer.
     let mut fleet = Fleet::new(FleetSettings::default());
     fleet.ingest_source(SourceReport::Cycle(DerivedReport {
-        source: prom.url.clone(),
+        source: prom.url().to_owned(),
         at: kvtop_core::clock::unix_now(),
         took: 0.1,
         outcome: Ok(payload),
@@ -243,7 +288,7 @@ async fn kvtop_reads_the_simulated_fleet_back_through_prometheus() {
         "{:#?}",
         fleet.engines()
     );
-    drop(prom);
+    drop(server);
     sim.shutdown().await;
 }
 
@@ -286,6 +331,21 @@ async fn every_catalog_signal_agrees_direct_and_through_prometheus_on_v0_v1_and_
     if !common::have_program("prometheus") {
         return;
     }
+    every_catalog_signal_agrees(|config| Box::new(PromServer::start(config, |_| {}))).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_catalog_signal_agrees_direct_and_through_victoria_metrics() {
+    if !common::have_program("victoria-metrics") {
+        return;
+    }
+    every_catalog_signal_agrees(|config| Box::new(VmServer::start(config, Duration::from_secs(1))))
+        .await;
+}
+
+/// The V0 and V1 fixtures and an SGLang payload served as they are, scraped by the server
+/// `start` runs; every signal of the catalog comes out the same through it as directly.
+async fn every_catalog_signal_agrees(start: impl FnOnce(&str) -> Box<dyn Backend>) {
     let payloads: [(&str, String); 3] = [
         (
             "v0",
@@ -311,9 +371,10 @@ async fn every_catalog_signal_agrees_direct_and_through_prometheus_on_v0_v1_and_
         );
         servers.push(server);
     }
-    let prom = PromServer::start(&yaml, |_| {});
+    let server = start(&yaml);
+    let prom = server.as_ref();
     let client = PromClient::new(
-        &PrometheusConfig::at(prom.url.clone()),
+        &PrometheusConfig::at(prom.url().to_owned()),
         ClientSettings {
             timeout: Duration::from_secs(2),
             body_limit: 16 * 1024 * 1024,
@@ -350,7 +411,7 @@ async fn every_catalog_signal_agrees_direct_and_through_prometheus_on_v0_v1_and_
 
     // Through Prometheus, once it has scraped every target at least twice (rates need two
     // points).
-    let payload = poll_until(&client, &plan, &prom, "every engine with rates", |p| {
+    let payload = poll_until(&client, &plan, prom, "every engine with rates", |p| {
         let rates = p.engines.iter().filter(|e| e.signals.gen_tps.is_some());
         p.engines.len() == direct_engines && rates.count() == direct_engines
     })
@@ -371,12 +432,16 @@ async fn every_catalog_signal_agrees_direct_and_through_prometheus_on_v0_v1_and_
         assert_eq!(through.sample.flavor, direct.flavor, "{}: flavor", row.name);
         flavors.push(direct.flavor);
         for def in kvtop_core::signals::SIGNALS.iter() {
-            assert_eq!(
-                (def.get)(&through.signals),
-                (def.get)(&row.signals),
-                "{}: {} through Prometheus vs direct",
-                row.name,
-                def.name
+            let (a, b) = ((def.get)(&through.signals), (def.get)(&row.signals));
+            // VictoriaMetrics keeps about 12 significant digits of a float; Prometheus all.
+            let same = match (a, b) {
+                (Some(a), Some(b)) => (a - b).abs() <= 1e-9 * b.abs().max(1.0),
+                (a, b) => a == b,
+            };
+            assert!(
+                same,
+                "{}: {} through the server {a:?} vs direct {b:?}",
+                row.name, def.name
             );
         }
     }
@@ -388,7 +453,7 @@ async fn every_catalog_signal_agrees_direct_and_through_prometheus_on_v0_v1_and_
     ] {
         assert!(flavors.contains(&flavor), "{flavor:?} in {flavors:?}");
     }
-    drop(prom);
+    drop(server);
     drop(servers);
 }
 
