@@ -13,18 +13,18 @@ pub fn run(action: ConfigAction, explicit: Option<&std::path::Path>) -> ExitCode
             .or_else(config::default_config_path)
         {
             Some(path) => {
-                println!("{}", path.display());
+                super::out(&format!("{}", path.display()));
                 ExitCode::SUCCESS
             }
             None => {
-                eprintln!("kvtop: no config directory could be determined (is HOME set?)");
+                super::err("kvtop: no config directory could be determined (is HOME set?)");
                 ExitCode::from(2)
             }
         },
         ConfigAction::Init { path, force } => {
             match config::init(path.as_deref().or(explicit), force) {
                 Ok(written) => {
-                    println!("wrote {}", written.display());
+                    super::out(&format!("wrote {}", written.display()));
                     ExitCode::SUCCESS
                 }
                 Err(err) => fail(&err),
@@ -35,12 +35,12 @@ pub fn run(action: ConfigAction, explicit: Option<&std::path::Path>) -> ExitCode
                 .or_else(|| explicit.map(std::path::Path::to_path_buf))
                 .or_else(config::default_config_path)
             else {
-                eprintln!("kvtop: no config file given and no config directory (is HOME set?)");
+                super::err("kvtop: no config file given and no config directory (is HOME set?)");
                 return ExitCode::from(2);
             };
             match config::check_file(&path) {
                 Ok(report) => {
-                    println!("{report}");
+                    super::out(&report.to_string());
                     ExitCode::SUCCESS
                 }
                 Err(err) => fail(&err),
@@ -50,6 +50,6 @@ pub fn run(action: ConfigAction, explicit: Option<&std::path::Path>) -> ExitCode
 }
 
 fn fail(err: &ConfigError) -> ExitCode {
-    eprintln!("kvtop: {err}");
+    super::err(&format!("kvtop: {err}"));
     ExitCode::from(2)
 }

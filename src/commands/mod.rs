@@ -14,3 +14,31 @@ pub mod setup;
 #[cfg(feature = "demo")]
 pub mod sim;
 mod simulated;
+
+/// Longest message printed from one report or error (a config error quoting a 200 KB line
+/// is cut).
+const MAX_MESSAGE_CHARS: usize = 64 * 1024;
+
+/// Print `text` on stdout, with every character a terminal would act on made visible (line
+/// breaks kept): the one way command output reaches the terminal, since most of it quotes
+/// outside text (labels, API errors, config snippets).
+pub(crate) fn out(text: &str) {
+    use std::io::Write as _;
+    let safe = kvtop_core::safe_text::block(text, MAX_MESSAGE_CHARS);
+    // A closed stdout (a pipe to `head`) is not an error worth a panic.
+    let _ = writeln!(std::io::stdout().lock(), "{safe}");
+}
+
+/// [`out`] without the final line break (for text that carries its own).
+pub(crate) fn out_raw(text: &str) {
+    use std::io::Write as _;
+    let safe = kvtop_core::safe_text::block(text, MAX_MESSAGE_CHARS);
+    let _ = write!(std::io::stdout().lock(), "{safe}");
+}
+
+/// [`out`] on stderr, for errors and progress.
+pub(crate) fn err(text: &str) {
+    use std::io::Write as _;
+    let safe = kvtop_core::safe_text::block(text, MAX_MESSAGE_CHARS);
+    let _ = writeln!(std::io::stderr().lock(), "{safe}");
+}

@@ -27,11 +27,11 @@ pub fn run(action: RulesAction, global: &GlobalArgs) -> ExitCode {
     let (RulesAction::List { explain, rules }, demo) = (action, false);
     match list(explain, demo, rules, global) {
         Ok(text) => {
-            print!("{text}");
+            super::out_raw(&text.to_string());
             ExitCode::SUCCESS
         }
         Err(message) => {
-            eprintln!("kvtop rules: {message}");
+            super::err(&format!("kvtop rules: {message}"));
             ExitCode::from(2)
         }
     }
@@ -63,7 +63,7 @@ fn fleet_coverage(
     let _ = crate::logging::init(crate::logging::LogSink::Stderr, "warn");
     let Loaded { config, problems } = load_config(global);
     for problem in problems {
-        eprintln!("kvtop rules: {problem}");
+        super::err(&format!("kvtop rules: {problem}"));
     }
     let runtime = super::setup::runtime().map_err(|e| format!("cannot start the runtime: {e}"))?;
     runtime.block_on(async {
@@ -92,11 +92,11 @@ fn fleet_coverage(
             duration: Some(3.0 * config.interval.as_secs_f64()),
             auto_cap: 0.0,
         };
-        eprintln!(
+        super::err(&format!(
             "kvtop rules: reading {} targets for {} to see which signals they export",
             targets.len(),
             span(3.0 * config.interval.as_secs_f64())
-        );
+        ));
         let obs = observe::observe(&targets, rules, &settings, clock, &mut Quiet).await;
         if let Some(sim) = sim {
             sim.shutdown().await;

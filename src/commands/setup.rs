@@ -111,7 +111,7 @@ impl Session {
                 runtime,
             }),
             Err(err) => {
-                eprintln!("kvtop: cannot start the runtime: {err}");
+                super::err(&format!("kvtop: cannot start the runtime: {err}"));
                 Err(std::process::ExitCode::from(1))
             }
         }

@@ -1,4 +1,4 @@
-//! The headless commands: `kvtop check` and config files.
+//! The headless commands: `kvtop check`, config files, and what hostile input makes of their output.
 //!
 //! One test binary for the area (each binary links the whole app).
 
@@ -9,3 +9,4 @@ mod common;
 
 mod check_cli;
 mod config_files;
+mod hostile_output;

@@ -157,13 +157,14 @@ pub fn clock(now: f64, utc_offset_secs: i32) -> String {
     format!("{:02}:{:02}:{:02}", day / 3600, (day % 3600) / 60, day % 60)
 }
 
-/// `s` with every control character (a newline or escape in a label value) shown as `�`: the
-/// terminal must never receive one inside a cell, and each must still take one column so the
-/// row stays aligned.
+/// `s` with every unsafe character ([`crate::safe_text::is_unsafe`]: a newline or escape in a
+/// label value, a bidi override, a zero-width space) shown as `�`: the terminal must never
+/// receive one inside a cell, and each must still take one column so the row stays aligned.
 fn printable(s: &str) -> std::borrow::Cow<'_, str> {
-    if s.chars().any(char::is_control) {
+    use crate::safe_text::is_unsafe;
+    if s.chars().any(is_unsafe) {
         s.chars()
-            .map(|c| if c.is_control() { '\u{FFFD}' } else { c })
+            .map(|c| if is_unsafe(c) { '\u{FFFD}' } else { c })
             .collect::<String>()
             .into()
     } else {

@@ -24,6 +24,7 @@ pub mod format;
 pub mod kube_model;
 pub mod metrics;
 pub mod rules;
+pub mod safe_text;
 pub mod signals;
 pub mod toml_location;
 pub mod units;

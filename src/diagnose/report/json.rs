@@ -55,7 +55,10 @@ pub fn render_json(obs: &Observation) -> String {
             "exit_code": verdict.exit_code(),
         },
     });
-    serde_json::to_string_pretty(&doc).unwrap_or_else(|_| "{}".to_owned())
+    let text = serde_json::to_string_pretty(&doc).unwrap_or_else(|_| "{}".to_owned());
+    // C1 controls, bidi and zero-width characters as \u escapes: the same document, safe to
+    // print.
+    kvtop_core::safe_text::json(&text).into_owned()
 }
 
 fn result(f: &Finding) -> Value {

@@ -8,6 +8,7 @@ use super::super::observe::Observation;
 use super::{evidence, firing, fleet_rows, headline, kind, pending, summaries, utc};
 use kvtop_core::format::{age, count, latency, percent, si};
 use kvtop_core::rules::{Finding, Severity};
+use kvtop_core::safe_text;
 
 /// The snapshot as Markdown.
 pub fn render_markdown(obs: &Observation) -> String {
@@ -21,7 +22,7 @@ pub fn render_markdown(obs: &Observation) -> String {
     let _ = writeln!(
         out,
         "\n{}, from {} to {}.",
-        cell(&headline(obs)),
+        safe_text::line(&headline(obs)),
         utc(obs.started),
         utc(obs.ended)
     );
@@ -41,7 +42,7 @@ pub fn render_markdown(obs: &Observation) -> String {
         let _ = writeln!(
             out,
             "| `{}` | {} | {} | {} | {} | {} | {} | {} |",
-            cell(&row.name),
+            code(&row.name),
             cell(&row.model),
             status,
             percent(row.kv_usage),
@@ -67,17 +68,22 @@ pub fn render_markdown(obs: &Observation) -> String {
             f.severity.name().to_uppercase(),
             cell(&f.title),
             subject_kind(f),
-            cell(f.subject.label())
+            code(f.subject.label())
         );
         for line in evidence(f) {
-            let _ = writeln!(out, "- Evidence: `{}`", line.replace('`', "'"));
+            let _ = writeln!(out, "- Evidence: `{}`", code(&line));
         }
-        let _ = writeln!(out, "- Cause: {}", f.cause);
-        let _ = writeln!(out, "- Action: {}", f.action);
+        let _ = writeln!(out, "- Cause: {}", safe_text::line(&f.cause));
+        let _ = writeln!(out, "- Action: {}", safe_text::line(&f.action));
         let since = f.fired_at.map_or_else(String::new, |at| {
             format!(", firing since {} ({})", utc(at), age(obs.ended - at))
         });
-        let _ = writeln!(out, "- Rule `{}` ({}){since}\n", f.rule_id, f.source);
+        let _ = writeln!(
+            out,
+            "- Rule `{}` ({}){since}\n",
+            code(&f.rule_id),
+            cell(&f.source)
+        );
     }
     if !info.is_empty() {
         let _ = writeln!(out, "Info:\n");
@@ -87,9 +93,9 @@ pub fn render_markdown(obs: &Observation) -> String {
                 "- {} on {} `{}`: `{}` (`{}`)",
                 cell(&f.title),
                 subject_kind(f),
-                cell(f.subject.label()),
-                evidence(f).join("; ").replace('`', "'"),
-                f.rule_id
+                code(f.subject.label()),
+                code(&evidence(f).join("; ")),
+                code(&f.rule_id)
             );
         }
         let _ = writeln!(out);
@@ -105,8 +111,8 @@ pub fn render_markdown(obs: &Observation) -> String {
                 out,
                 "- {} `{}` on `{}` for {}",
                 f.severity.name(),
-                f.rule_id,
-                cell(f.subject.label()),
+                code(&f.rule_id),
+                code(f.subject.label()),
                 age(f.held_for(obs.ended))
             );
         }
@@ -122,7 +128,7 @@ pub fn render_markdown(obs: &Observation) -> String {
         let _ = writeln!(
             out,
             "| `{}` | {} | {} | {} | {} | {} | {} |",
-            cell(&s.name),
+            code(&s.name),
             percent(s.kv_usage.map(|r| r.0)),
             percent(s.kv_usage.map(|r| r.1)),
             latency(s.ttft_p95_max),
@@ -143,9 +149,16 @@ fn subject_kind(f: &Finding) -> &'static str {
     }
 }
 
-/// Text safe inside a table cell: pipes escaped, line breaks flattened.
+/// Outside text as Markdown text (a table cell, a heading): control characters visible,
+/// links, HTML, emphasis and pipes escaped.
 fn cell(text: &str) -> String {
-    text.replace('|', "\\|").replace(['\n', '\r'], " ")
+    safe_text::markdown(text)
+}
+
+/// Outside text inside a code span: control characters visible, no backtick to close the
+/// span, pipes escaped for the tables it may sit in.
+fn code(text: &str) -> String {
+    safe_text::line(text).replace('`', "'").replace('|', "\\|")
 }
 
 #[cfg(test)]
@@ -154,6 +167,7 @@ mod tests {
 
     #[test]
     fn cells_cannot_break_the_table() {
-        assert_eq!(cell("a|b\nc"), "a\\|b c");
+        assert_eq!(cell("a|b\nc"), "a\\|b\\\\x0ac");
+        assert_eq!(code("a`b|c\u{1b}"), "a'b\\|c\\x1b");
     }
 }

@@ -7,9 +7,17 @@ use super::super::observe::Observation;
 use super::{evidence, firing, headline, kind, pending};
 use kvtop_core::format::age;
 use kvtop_core::rules::Severity;
+use kvtop_core::safe_text;
 
-/// The report as text for a terminal or a log.
+/// The report as text for a terminal or a log. Outside text (names, URLs, errors, labels in
+/// evidence) is shown with its control characters visible and cannot start a line of its own.
 pub fn render_text(obs: &Observation) -> String {
+    let out = report(obs);
+    // Everything was made safe field by field; this pass keeps it so if a field is missed.
+    safe_text::block(&out, usize::MAX).into_owned()
+}
+
+fn report(obs: &Observation) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "kvtop check: {}", headline(obs));
     if !obs.any_scraped {
@@ -19,7 +27,13 @@ pub fn render_text(obs: &Observation) -> String {
                 .last_error
                 .as_ref()
                 .map_or_else(|| "never tried".to_owned(), |(_, e)| e.to_string());
-            let _ = writeln!(out, "  {}  {}  {reason}", target.spec.name, target.spec.url);
+            let _ = writeln!(
+                out,
+                "  {}  {}  {}",
+                safe_text::line(&target.spec.name),
+                safe_text::line(&target.spec.url),
+                safe_text::line(&reason)
+            );
         }
         return out;
     }
@@ -33,13 +47,13 @@ pub fn render_text(obs: &Observation) -> String {
             "\n{:<8} {} {}: {}  [{}; {}]",
             f.severity.name().to_uppercase(),
             kind(&f.subject),
-            f.subject.label(),
+            safe_text::line(f.subject.label()),
             f.title,
             f.rule_id,
-            f.source
+            safe_text::line(&f.source)
         );
         for line in evidence(f) {
-            let _ = writeln!(out, "  evidence: {line}");
+            let _ = writeln!(out, "  evidence: {}", safe_text::line(&line));
         }
         let _ = writeln!(out, "  cause:    {}", f.cause);
         let _ = writeln!(out, "  action:   {}", f.action);
@@ -53,10 +67,10 @@ pub fn render_text(obs: &Observation) -> String {
                 out,
                 "  {} {}: {} [{}] ({})",
                 kind(&f.subject),
-                f.subject.label(),
+                safe_text::line(f.subject.label()),
                 f.title,
                 f.rule_id,
-                evidence(f).join("; ")
+                safe_text::line(&evidence(f).join("; "))
             );
         }
     }
@@ -72,7 +86,7 @@ pub fn render_text(obs: &Observation) -> String {
                 "  {:<8} {} {}: {} [{}] for {}",
                 f.severity.name(),
                 kind(&f.subject),
-                f.subject.label(),
+                safe_text::line(f.subject.label()),
                 f.title,
                 f.rule_id,
                 age(f.held_for(obs.ended))
