@@ -15,16 +15,16 @@ pub mod setup;
 pub mod sim;
 mod simulated;
 
-/// Longest message printed from one report or error (a config error quoting a 200 KB line
-/// is cut).
-const MAX_MESSAGE_CHARS: usize = 64 * 1024;
+/// Longest error or progress message printed (a config error quoting a 200 KB line is cut);
+/// reports on stdout are not cut, their outside fields are bounded one by one.
+const MAX_MESSAGE_CHARS: usize = 8 * 1024;
 
 /// Print `text` on stdout, with every character a terminal would act on made visible (line
 /// breaks kept): the one way command output reaches the terminal, since most of it quotes
 /// outside text (labels, API errors, config snippets).
 pub(crate) fn out(text: &str) {
     use std::io::Write as _;
-    let safe = kvtop_core::safe_text::block(text, MAX_MESSAGE_CHARS);
+    let safe = kvtop_core::safe_text::block(text, usize::MAX);
     // A closed stdout (a pipe to `head`) is not an error worth a panic.
     let _ = writeln!(std::io::stdout().lock(), "{safe}");
 }
@@ -32,7 +32,7 @@ pub(crate) fn out(text: &str) {
 /// [`out`] without the final line break (for text that carries its own).
 pub(crate) fn out_raw(text: &str) {
     use std::io::Write as _;
-    let safe = kvtop_core::safe_text::block(text, MAX_MESSAGE_CHARS);
+    let safe = kvtop_core::safe_text::block(text, usize::MAX);
     let _ = write!(std::io::stdout().lock(), "{safe}");
 }
 
