@@ -10,6 +10,7 @@ pub mod convert;
 pub mod endpoint;
 pub mod lines;
 pub mod pod;
+pub mod routing;
 pub mod selector;
 pub mod vllm_args;
 pub mod workload;
@@ -20,6 +21,9 @@ pub use endpoint::{
 };
 pub use lines::LineRing;
 pub use pod::{EnvVar, Owner, PodInfo, PodKey, PodPhase, Termination};
+pub use routing::{
+    InferencePool, LabelRemoval, PodRouting, Route, RouteKind, RoutedPod, RoutingObjects,
+};
 pub use selector::{FieldSelector, LabelSelector, SelectorError};
 pub use vllm_args::VllmArgs;
 pub use workload::{DeploymentSummary, HpaSummary, PdbSummary, summarize};
