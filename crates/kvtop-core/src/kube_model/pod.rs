@@ -130,6 +130,9 @@ pub struct PodInfo {
     /// Whether the routing label is present with value `true` (`None`: no routing label is
     /// configured).
     pub routed: Option<bool>,
+    /// The routes that send the pod traffic, read from Services, EndpointSlices and
+    /// InferencePools (`None`: not read, or a routing label is configured instead).
+    pub routing: Option<super::routing::PodRouting>,
     pub endpoint: MetricsEndpoint,
     pub args: VllmArgs,
     /// Tuning variables of the vLLM container (see [`EnvVar::is_relevant`]).
@@ -173,6 +176,7 @@ impl PodInfo {
             owner: None,
             labels: Vec::new(),
             routed: Some(true),
+            routing: None,
             endpoint: MetricsEndpoint::choose(&Default::default(), &[], None, &defaults),
             args: VllmArgs::default(),
             env: Vec::new(),
@@ -268,6 +272,12 @@ impl PodInfo {
             return Some("Unrouted");
         }
         None
+    }
+
+    /// Record the pod's routes: it is routed when some route sends it traffic.
+    pub fn set_routing(&mut self, routing: super::routing::PodRouting) {
+        self.routed = Some(routing.routed());
+        self.routing = Some(routing);
     }
 
     /// Carry the event and log buffers of an earlier version of the same pod over to this one.

@@ -24,6 +24,19 @@ pub const INFERENCE_POOL_VERSIONS: [(&str, &str); 2] = [
     ("inference.networking.x-k8s.io", "v1alpha2"),
 ];
 
+/// The version served for an InferencePool group (`None` for an unknown group).
+pub fn inference_pool_version(group: &str) -> Option<&'static str> {
+    INFERENCE_POOL_VERSIONS
+        .iter()
+        .find(|(g, _)| *g == group)
+        .map(|(_, v)| *v)
+}
+
+/// Whether a pool's selector selects these labels (an empty selector selects nothing).
+pub fn pool_selects(pool: &InferencePool, labels: &BTreeMap<String, String>) -> bool {
+    matches(&pool.selector, labels)
+}
+
 /// The plural resource name of InferencePools.
 pub const INFERENCE_POOL_PLURAL: &str = "inferencepools";
 
@@ -92,6 +105,8 @@ impl RouteKind {
 pub struct Route {
     pub kind: RouteKind,
     pub name: String,
+    /// API group of a pool (empty for a Service).
+    pub group: String,
     /// Labels the route's selector requires; `None` for a Service without selector, whose
     /// EndpointSlices someone writes by hand (labels cannot take the pod out of it).
     pub selector: Option<BTreeMap<String, String>>,
@@ -150,9 +165,13 @@ impl PodRouting {
         self.names(RouteKind::Service)
     }
 
-    /// Names of the pools the drain waits on.
-    pub fn pools(&self) -> Vec<String> {
-        self.names(RouteKind::InferencePool)
+    /// The pools the drain waits on, as (group, name).
+    pub fn pools(&self) -> Vec<(String, String)> {
+        self.routes
+            .iter()
+            .filter(|r| r.kind == RouteKind::InferencePool && r.cut.is_some())
+            .map(|r| (r.group.clone(), r.name.clone()))
+            .collect()
     }
 
     fn names(&self, kind: RouteKind) -> Vec<String> {
@@ -277,6 +296,7 @@ pub fn resolve(
         routes.push(Route {
             kind: RouteKind::Service,
             name: name.to_owned(),
+            group: String::new(),
             // Slices listing a pod the selector does not match are written by hand.
             selector: selector.filter(|_| selected),
             active: listed == Some(true),
@@ -290,6 +310,7 @@ pub fn resolve(
         routes.push(Route {
             kind: RouteKind::InferencePool,
             name: pool.name.clone(),
+            group: pool.group.clone(),
             selector: Some(pool.selector.clone()),
             active: pod.ready,
             cut: None,
