@@ -112,7 +112,7 @@ async fn drain_unroutes_waits_for_zero_in_flight_then_evicts_and_audits() {
         .map(|r| (r.method.as_str(), r.path.ends_with("/eviction")))
         .collect();
     assert_eq!(kinds, [("PATCH", false), ("POST", true)]);
-    assert!(mutations[0].body.contains("\"kvtop.dev/serving\":null"));
+    assert!(mutations[0].body.contains("\"app.kubernetes.io/component\":null"));
     assert!(mutations.iter().all(|r| !r.dry_run()));
     eventually("the evicted pod is replaced", || {
         !s.kube.pods_of(2).contains(&pod)

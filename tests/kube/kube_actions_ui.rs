@@ -160,7 +160,8 @@ async fn discovered(cluster: &ClusterClient) -> Vec<PodInfo> {
         .await
         .unwrap_or_else(|e| panic!("list pods: {e}"));
     let defaults = EndpointDefaults::default();
-    list.items
+    let mut pods: Vec<PodInfo> = list
+        .items
         .iter()
         .filter_map(|p| {
             kube_model::pod_info(
@@ -168,13 +169,22 @@ async fn discovered(cluster: &ClusterClient) -> Vec<PodInfo> {
                 &ConvertOptions {
                     context: "sim",
                     endpoint: &defaults,
-                    routing_label: Some(kube_model::DEFAULT_ROUTING_LABEL),
+                    routing_label: None,
                     event_lines: 0,
                     log_lines: 0,
                 },
             )
         })
-        .collect()
+        .collect();
+    let failure = kvtop::sources::kube::routing::attach_routing(
+        &cluster.client,
+        "sim",
+        Duration::from_secs(2),
+        &mut pods,
+    )
+    .await;
+    assert!(failure.is_none(), "{failure:?}");
+    pods
 }
 
 fn settings() -> KubernetesConfig {

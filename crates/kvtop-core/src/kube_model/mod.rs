@@ -36,7 +36,3 @@ pub const DEFAULT_SELECTORS: [&str; 3] = [
     "llm-d.ai/inferenceServing=true",
     "app.kubernetes.io/name=vllm",
 ];
-
-/// The label whose value `true` puts a pod behind its model's Service (removing it drains the
-/// pod). The simulated cluster's Services select on it.
-pub const DEFAULT_ROUTING_LABEL: &str = "kvtop.dev/serving";
