@@ -197,7 +197,8 @@ impl PodInfo {
 
     /// Facts for the rules, keyed by their full signal name: `config.<flag>` for every vLLM flag
     /// (and `config.model`), `env.<NAME>` for every kept variable with a literal value, and
-    /// `pod.restarts`, `pod.ready`, `pod.phase`, `pod.node`, `pod.last_exit_code`.
+    /// `pod.restarts`, `pod.ready`, `pod.phase`, `pod.routed` (when known), `pod.node`,
+    /// `pod.last_exit_code`.
     pub(crate) fn derive_facts(&self) -> Vec<(String, String)> {
         let mut facts = Vec::with_capacity(self.args.flags.len() + self.env.len() + 6);
         if let Some(model) = &self.args.model {
@@ -216,6 +217,9 @@ impl PodInfo {
         facts.push(("pod.restarts".to_owned(), self.restarts.to_string()));
         facts.push(("pod.ready".to_owned(), self.ready.to_string()));
         facts.push(("pod.phase".to_owned(), self.phase.as_str().to_owned()));
+        if let Some(routed) = self.routed {
+            facts.push(("pod.routed".to_owned(), routed.to_string()));
+        }
         if let Some(node) = &self.node {
             facts.push(("pod.node".to_owned(), node.clone()));
         }
@@ -278,6 +282,7 @@ impl PodInfo {
     pub fn set_routing(&mut self, routing: super::routing::PodRouting) {
         self.routed = Some(routing.routed());
         self.routing = Some(routing);
+        self.refresh();
     }
 
     /// Carry the event and log buffers of an earlier version of the same pod over to this one.
