@@ -805,7 +805,10 @@ fn model_rules_no_routed_engine_needs_known_routing() {
     let f = one(&findings, "no-routed-engine");
     assert_eq!(f.state, FindingState::Firing);
     assert_eq!(*f.subject, Subject::Model("meta-llama/Llama-3.1-8B".into()));
-    assert!(of(&findings, "no-engine-up").is_empty(), "the engines are up");
+    assert!(
+        of(&findings, "no-engine-up").is_empty(),
+        "the engines are up"
+    );
 }
 
 #[test]
