@@ -494,7 +494,7 @@ pub const UNROUTE_TIMEOUT_S: f64 = 30.0;
 
 /// A step of the drain, before the wait's timeout is known.
 enum DrainStep {
-    Api(ApiStep),
+    Api(Box<ApiStep>),
     WaitIdle,
     Evict,
     DeleteOrphan,
@@ -602,7 +602,11 @@ fn drain_by_configured_label(pod: &PodInfo, label: &str) -> (Vec<DrainStep>, Gua
     let labelled = pod.labels.iter().any(|(k, _)| k == label);
     let mut steps = Vec::new();
     let guard = if labelled {
-        steps.push(DrainStep::Api(remove_label_step(ns, &pod.key.name, label)));
+        steps.push(DrainStep::Api(Box::new(remove_label_step(
+            ns,
+            &pod.key.name,
+            label,
+        ))));
         Guard::pass(
             "routing",
             format!("{label} is removed first, so no new request arrives"),
@@ -650,16 +654,16 @@ fn drain_by_routes(pod: &PodInfo, routing: &PodRouting) -> (Vec<DrainStep>, Guar
     let mut steps: Vec<DrainStep> = routing
         .removals
         .iter()
-        .map(|r| DrainStep::Api(remove_label_step(ns, name, &r.label)))
+        .map(|r| DrainStep::Api(Box::new(remove_label_step(ns, name, &r.label))))
         .collect();
     let services = routing.services();
     if !services.is_empty() {
-        steps.push(DrainStep::Api(wait_unrouted_step(
+        steps.push(DrainStep::Api(Box::new(wait_unrouted_step(
             pod,
             RouteKind::Service,
             "",
             services,
-        )));
+        ))));
     }
     let mut groups: Vec<String> = routing.pools().into_iter().map(|(g, _)| g).collect();
     groups.dedup();
@@ -670,12 +674,12 @@ fn drain_by_routes(pod: &PodInfo, routing: &PodRouting) -> (Vec<DrainStep>, Guar
             .filter(|(g, _)| *g == group)
             .map(|(_, n)| n)
             .collect();
-        steps.push(DrainStep::Api(wait_unrouted_step(
+        steps.push(DrainStep::Api(Box::new(wait_unrouted_step(
             pod,
             RouteKind::InferencePool,
             &group,
             names,
-        )));
+        ))));
     }
     steps.push(DrainStep::WaitIdle);
     let stops: Vec<String> = routing
@@ -733,7 +737,7 @@ pub fn plan_pod(
         };
         for step in steps {
             plan.steps.push(match step {
-                DrainStep::Api(step) => step,
+                DrainStep::Api(step) => *step,
                 DrainStep::WaitIdle => wait_idle_step(ns, name, timeout_s),
                 DrainStep::Evict => evict_step(ns, name),
                 DrainStep::DeleteOrphan => delete_step(ns, name),
