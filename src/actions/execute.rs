@@ -18,6 +18,8 @@ use super::plan::{
     Access, AccessResult, ActionKind, Plan, Policy, RESTARTED_AT_ANNOTATION, StepOp, plan_cordon,
     plan_drain_node, plan_pod, plan_rollout_restart,
 };
+use super::unrouted::{UnroutedTarget, wait_unrouted};
+use crate::sources::kube::routing;
 use crate::sources::kube::{ApiCall, ClusterClient, KubeError, KubeErrorKind};
 use kvtop_core::kube_model::{ConvertOptions, EndpointDefaults, PodInfo, pod_info};
 
@@ -42,14 +44,14 @@ impl Default for ExecSettings {
     }
 }
 
-fn convert(pod: &Pod, context: &str, routing_label: &str) -> Option<PodInfo> {
+fn convert(pod: &Pod, context: &str, routing_label: Option<&str>) -> Option<PodInfo> {
     let defaults = EndpointDefaults::default();
     pod_info(
         pod,
         &ConvertOptions {
             context,
             endpoint: &defaults,
-            routing_label: Some(routing_label),
+            routing_label,
             event_lines: 0,
             log_lines: 0,
         },
@@ -77,7 +79,7 @@ pub async fn build_plan(
     let client = cluster.client.clone();
     match kind {
         ActionKind::DrainPod | ActionKind::RestartPod => {
-            let api: Api<Pod> = Api::namespaced(client, namespace);
+            let api: Api<Pod> = Api::namespaced(client.clone(), namespace);
             let get = ApiCall::new("get", "pods")
                 .namespace(Some(namespace))
                 .name(target)
@@ -87,14 +89,24 @@ pub async fn build_plan(
                 .namespace(Some(namespace))
                 .context(ctx);
             let all = list.run(limit, api.list(&ListParams::default())).await?;
-            let infos: Vec<PodInfo> = all
+            let label = policy.routing_label.as_deref();
+            let mut infos: Vec<PodInfo> = all
                 .items
                 .iter()
-                .filter_map(|p| convert(p, ctx, &policy.routing_label))
+                .filter_map(|p| convert(p, ctx, label))
                 .collect();
-            let info = convert(&pod, ctx, &policy.routing_label).ok_or_else(|| {
+            let mut info = convert(&pod, ctx, label).ok_or_else(|| {
                 get.error(KubeErrorKind::BadResponse("a pod without a name".into()))
             })?;
+            if label.is_none() && kind == ActionKind::DrainPod {
+                let routes = routing::read_namespace(&client, ctx, namespace, limit).await?;
+                let owner = routing::owner_selector(&client, ctx, &info, limit).await?;
+                info.set_routing(routing::routing_of(&info, &routes, owner.as_ref()));
+                for other in &mut infos {
+                    let routing = routing::routing_of(other, &routes, None);
+                    other.set_routing(routing);
+                }
+            }
             let grace = pod
                 .spec
                 .as_ref()
@@ -132,7 +144,7 @@ pub async fn build_plan(
             let infos: Vec<PodInfo> = all
                 .items
                 .iter()
-                .filter_map(|p| convert(p, ctx, &policy.routing_label))
+                .filter_map(|p| convert(p, ctx, policy.routing_label.as_deref()))
                 .collect();
             let on_node: Vec<PodInfo> = infos
                 .iter()
@@ -342,6 +354,29 @@ where
                             format!("uncordoned {node}")
                         }
                     })
+            }
+            StepOp::WaitUnrouted {
+                namespace,
+                pod,
+                uid,
+                via,
+                group,
+                names,
+                timeout_s,
+            } => {
+                if plan.dry_run {
+                    Ok("dry run: the wait for the routes to let go is skipped".to_owned())
+                } else {
+                    let target = UnroutedTarget {
+                        namespace,
+                        pod,
+                        uid,
+                        via: *via,
+                        group,
+                        names,
+                    };
+                    wait_unrouted(&client, ctx, &target, *timeout_s, settings, progress).await
+                }
             }
         };
         match outcome {

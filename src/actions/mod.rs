@@ -11,6 +11,7 @@ pub mod execute;
 pub mod in_flight;
 pub mod policy;
 pub mod run;
+mod unrouted;
 
 pub use audit::{AuditLog, AuditProblem, AuditRecord, AuditResult};
 pub use error::{ActionError, Explained, PlanError};

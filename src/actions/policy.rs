@@ -39,7 +39,7 @@ mod tests {
     #[test]
     fn the_context_s_settings_and_the_global_flag_combine() {
         let mut kube = KubernetesConfig {
-            routing_label: "serving".into(),
+            routing_label: Some("serving".into()),
             min_ready: 2,
             ..KubernetesConfig::default()
         };
@@ -58,7 +58,7 @@ mod tests {
             },
         );
         let prod = policy_for(&kube, "prod", &PolicyChoices::default());
-        assert_eq!(prod.routing_label, "serving");
+        assert_eq!(prod.routing_label.as_deref(), Some("serving"));
         assert_eq!(prod.min_ready, 2);
         assert!(prod.protected && !prod.read_only && !prod.dry_run);
         assert_eq!(prod.drain_timeout_s, 120.0);

@@ -333,7 +333,7 @@ fn pods_of_context(app: &App, context: &str) -> Vec<PodInfo> {
 fn sketch(app: &App, request: &ActionRequest, pod: &PodInfo) -> Plan {
     let mut policy = Policy::default();
     if !app.actions.routing_label.is_empty() {
-        policy.routing_label = app.actions.routing_label.clone();
+        policy.routing_label = Some(app.actions.routing_label.clone());
     }
     let all = pods_of_context(app, &request.context);
     match request.kind {

@@ -208,7 +208,8 @@ pub struct ActionsView {
     pub enabled: bool,
     /// Contexts with `read_only = true`: their pods are offered no action.
     pub read_only_contexts: BTreeSet<String>,
-    /// The label whose removal takes a pod out of routing (for the menu's access checks).
+    /// The configured label whose removal takes a pod out of routing (for the menu's access
+    /// checks); empty: routing is derived from the pod's routes.
     pub routing_label: String,
     /// The audit log could not be opened: nothing may run, and the plan screen says why.
     pub audit_problem: Option<String>,

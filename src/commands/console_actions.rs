@@ -107,7 +107,8 @@ impl ActionRunner {
             .filter(|c| self.kube.policy_of(c).read_only)
             .cloned()
             .collect();
-        let mut view = ActionsView::new(&self.kube.routing_label, read_only);
+        let mut view =
+            ActionsView::new(self.kube.routing_label.as_deref().unwrap_or(""), read_only);
         view.enabled = !self.kube.read_only && view.read_only_contexts.len() < self.clusters.len();
         view.audit_problem = self.audit.as_ref().err().map(ToString::to_string);
         view

@@ -184,7 +184,8 @@ fn demo_kubernetes(configured: &KubernetesConfig, api: &KubeSimHandle) -> Kubern
         all_namespaces: false,
         selectors: vec![format!("{key}={value}")],
         scrape_via: ScrapeVia::Auto,
-        routing_label: kvtop_core::kube_model::DEFAULT_ROUTING_LABEL.to_owned(),
+        // The demo's Services select on labels a real deployment has: routing is derived.
+        routing_label: None,
         ..configured.clone()
     }
 }

@@ -11,7 +11,7 @@ use super::file::DurationValue;
 use super::paths::expand_path;
 use super::units::format_duration;
 use super::validate::{Problem, Setting};
-use kvtop_core::kube_model::{DEFAULT_ROUTING_LABEL, DEFAULT_SELECTORS, LabelSelector, ScrapeVia};
+use kvtop_core::kube_model::{DEFAULT_SELECTORS, LabelSelector, ScrapeVia};
 
 /// Shortest accepted pod poll period.
 pub(crate) const MIN_POLL_INTERVAL: Duration = Duration::from_millis(500);
@@ -74,8 +74,9 @@ pub struct KubernetesConfig {
     /// Metrics path for pods without a `prometheus.io/path` annotation.
     pub metrics_path: String,
     pub scrape_via: ScrapeVia,
-    /// The label that puts a pod in rotation (shown; drained pods lack it).
-    pub routing_label: String,
+    /// The label that puts a pod in rotation (shown; drained pods lack it). `None` (the
+    /// default): routing is derived from the Services, EndpointSlices and InferencePools.
+    pub routing_label: Option<String>,
     /// How often pods are listed (new and gone pods show up within this, plus one scrape).
     pub poll_interval: Duration,
     /// Bound on one API call.
@@ -114,7 +115,7 @@ impl Default for KubernetesConfig {
             metrics_port: None,
             metrics_path: kvtop_core::kube_model::endpoint::DEFAULT_METRICS_PATH.to_owned(),
             scrape_via: ScrapeVia::Auto,
-            routing_label: DEFAULT_ROUTING_LABEL.to_owned(),
+            routing_label: None,
             poll_interval: Duration::from_secs(2),
             api_timeout: Duration::from_secs(5),
             log_lines: 200,
@@ -216,7 +217,7 @@ pub(crate) fn resolve(
             .ok()
             .filter(|s| s.requirements.len() == 1 && !label.contains(['=', '!', ' ']))
             .ok_or_else(|| problem("routing_label", format!("{label:?} is not a label key")))?;
-        k.routing_label = label;
+        k.routing_label = Some(label);
     }
     if let Some(poll) = section.poll_interval {
         if poll.0 < MIN_POLL_INTERVAL {
@@ -353,7 +354,7 @@ mod tests {
         assert_eq!(k.scrape_via, ScrapeVia::Auto);
         assert_eq!(k.metrics_path, "/metrics");
         assert_eq!(k.poll_interval, Duration::from_secs(2));
-        assert_eq!(k.routing_label, "kvtop.dev/serving");
+        assert_eq!(k.routing_label, None, "derived from the routes");
     }
 
     #[test]

@@ -85,9 +85,14 @@ fn ctrl(app: &mut App, c: char) -> Vec<Command> {
 }
 
 /// The plan the executor would send for `vllm-a` under `policy` (siblings: both pods).
+/// The pods carry the routing label the console is configured with (see [`app`]).
 fn plan_for(kind: ActionKind, policy: &Policy) -> Box<Plan> {
     let pods = [pod("vllm-a"), pod("vllm-b")];
-    Box::new(plan_pod(kind, &pods[0], &pods, Some(30.0), policy))
+    let policy = Policy {
+        routing_label: Some("kvtop.dev/serving".into()),
+        ..policy.clone()
+    };
+    Box::new(plan_pod(kind, &pods[0], &pods, Some(30.0), &policy))
 }
 
 fn planned(app: &mut App, plan: Box<Plan>) {

@@ -250,7 +250,7 @@ async fn sigterm_during_a_drain_wait_exits_and_audits_the_attempt() {
         );
     }
     assert!(
-        read_stderr().contains("SIGTERM: stopped (started step 2"),
+        read_stderr().contains("SIGTERM: stopped (started step 3"),
         "{}",
         read_stderr()
     );
@@ -273,8 +273,9 @@ async fn sigterm_during_a_drain_wait_exits_and_audits_the_attempt() {
         .iter()
         .filter_map(|d| d.as_str())
         .collect();
-    assert_eq!(detail.len(), 2, "unrouted, then waiting: {detail:?}");
-    assert!(detail[1].starts_with("started step 2: "), "{detail:?}");
+    // Unrouted, the EndpointSlices let go, then waiting on the engine.
+    assert_eq!(detail.len(), 3, "unrouted, then waiting: {detail:?}");
+    assert!(detail[2].starts_with("started step 3: "), "{detail:?}");
     // The pod was taken out of routing and was not evicted.
     assert!(kube.pods_of(2).contains(&pod));
     sim.shutdown().await;

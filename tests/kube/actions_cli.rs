@@ -112,7 +112,11 @@ async fn drain_unroutes_waits_for_zero_in_flight_then_evicts_and_audits() {
         .map(|r| (r.method.as_str(), r.path.ends_with("/eviction")))
         .collect();
     assert_eq!(kinds, [("PATCH", false), ("POST", true)]);
-    assert!(mutations[0].body.contains("\"kvtop.dev/serving\":null"));
+    assert!(
+        mutations[0]
+            .body
+            .contains("\"app.kubernetes.io/component\":null")
+    );
     assert!(mutations.iter().all(|r| !r.dry_run()));
     eventually("the evicted pod is replaced", || {
         !s.kube.pods_of(2).contains(&pod)
@@ -127,7 +131,12 @@ async fn drain_unroutes_waits_for_zero_in_flight_then_evicts_and_audits() {
     assert_eq!(audit[0]["user"], "oncall");
     assert_eq!(audit[0]["result"], "ok");
     assert_eq!(audit[0]["dry_run"], false);
-    assert_eq!(audit[0]["steps"].as_array().map(Vec::len), Some(3));
+    // Label patch, the wait for the EndpointSlices to let go, the idle wait, the eviction.
+    assert_eq!(audit[0]["steps"].as_array().map(Vec::len), Some(4));
+    assert!(
+        out.contains(&format!("llm/{pod} has left Service vllm-llama-8b")),
+        "{out}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

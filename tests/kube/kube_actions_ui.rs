@@ -160,7 +160,8 @@ async fn discovered(cluster: &ClusterClient) -> Vec<PodInfo> {
         .await
         .unwrap_or_else(|e| panic!("list pods: {e}"));
     let defaults = EndpointDefaults::default();
-    list.items
+    let mut pods: Vec<PodInfo> = list
+        .items
         .iter()
         .filter_map(|p| {
             kube_model::pod_info(
@@ -168,13 +169,22 @@ async fn discovered(cluster: &ClusterClient) -> Vec<PodInfo> {
                 &ConvertOptions {
                     context: "sim",
                     endpoint: &defaults,
-                    routing_label: Some(kube_model::DEFAULT_ROUTING_LABEL),
+                    routing_label: None,
                     event_lines: 0,
                     log_lines: 0,
                 },
             )
         })
-        .collect()
+        .collect();
+    let failure = kvtop::sources::kube::routing::attach_routing(
+        &cluster.client,
+        "sim",
+        Duration::from_secs(2),
+        &mut pods,
+    )
+    .await;
+    assert!(failure.is_none(), "{failure:?}");
+    pods
 }
 
 fn settings() -> KubernetesConfig {
@@ -237,7 +247,11 @@ async fn d_drains_a_pod_live_until_nothing_is_in_flight_then_evicts_and_audits()
     let text = c.screen();
     assert!(text.contains("running + waiting:"), "{text}");
     assert!(text.contains("→ 0"), "{text}");
-    assert!(text.contains("✓  3. POST"), "{text}");
+    assert!(
+        text.contains("✓  2. WAIT"),
+        "the EndpointSlice wait\n{text}"
+    );
+    assert!(text.contains("✓  4. POST"), "{text}");
     assert!(
         text.contains(&format!("drain {pod}: done")),
         "the footer\n{text}"
@@ -264,7 +278,7 @@ async fn d_drains_a_pod_live_until_nothing_is_in_flight_then_evicts_and_audits()
     assert_eq!(audit[0]["context"], "sim");
     assert_eq!(audit[0]["result"], "ok");
     assert_eq!(audit[0]["dry_run"], false);
-    assert_eq!(audit[0]["steps"].as_array().map(Vec::len), Some(3));
+    assert_eq!(audit[0]["steps"].as_array().map(Vec::len), Some(4));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -428,7 +442,7 @@ async fn quitting_mid_run_leaves_an_interrupted_line_with_the_steps_done() {
     assert_eq!(audit[0]["detail"].as_array().map(Vec::len), Some(0));
     let error = audit[0]["error"].as_str().unwrap_or_default();
     assert!(
-        error.starts_with("the console quit during step 1 of 3: PATCH"),
+        error.starts_with("the console quit during step 1 of 4: PATCH"),
         "{error}"
     );
     // Nothing else is written once the task would have finished.
@@ -470,7 +484,10 @@ fn the_plan_screen_at_80x24() {
         &info,
         std::slice::from_ref(&info),
         Some(30.0),
-        &Policy::default(),
+        &Policy {
+            routing_label: Some("kvtop.dev/serving".into()),
+            ..Policy::default()
+        },
     );
     let mut fleet = Fleet::new(FleetSettings::default());
     let id = fleet.add_target(kvtop_core::fleet::TargetSpec {

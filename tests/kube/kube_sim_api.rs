@@ -61,7 +61,7 @@ fn info(pod: &Pod) -> PodInfo {
         &ConvertOptions {
             context: "sim",
             endpoint: &defaults,
-            routing_label: Some(kube_model::DEFAULT_ROUTING_LABEL),
+            routing_label: None,
             event_lines: 10,
             log_lines: 10,
         },
@@ -117,7 +117,10 @@ async fn pods_list_by_label_and_field_selectors_with_their_vllm_spec() {
             .is_some_and(|rv| !rv.is_empty())
     );
     let llama = api
-        .list(&ListParams::default().labels("model=llama-8b,kvtop.dev/serving=true"))
+        .list(
+            &ListParams::default()
+                .labels("model=llama-8b,app.kubernetes.io/component=serving-engine"),
+        )
         .await
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(llama.items.len(), 3);
@@ -206,21 +209,28 @@ async fn removing_the_routing_label_drains_the_engine_and_adding_it_back_restore
     let rate = kube.arrival_rate(2).unwrap_or_default();
     assert!(rate > 0.0);
 
-    let remove = json!({"metadata": {"labels": {"kvtop.dev/serving": null}}});
+    let remove = json!({"metadata": {"labels": {"app.kubernetes.io/component": null}}});
     let patched = api
         .patch(&pod, &PatchParams::default(), &Patch::Merge(&remove))
         .await
         .unwrap_or_else(|e| panic!("{e}"));
-    assert!(patched.labels().get("kvtop.dev/serving").is_none());
+    assert!(
+        patched
+            .labels()
+            .get("app.kubernetes.io/component")
+            .is_none()
+    );
     assert_eq!(kube.arrival_rate(2), Some(0.0));
     let routed = api
-        .list(&ListParams::default().labels("model=llama-8b,kvtop.dev/serving=true"))
+        .list(
+            &ListParams::default()
+                .labels("model=llama-8b,app.kubernetes.io/component=serving-engine"),
+        )
         .await
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(routed.items.len(), 2, "the Service no longer selects it");
 
-    let add =
-        json!([{"op": "add", "path": "/metadata/labels/kvtop.dev~1serving", "value": "true"}]);
+    let add = json!([{"op": "add", "path": "/metadata/labels/app.kubernetes.io~1component", "value": "serving-engine"}]);
     let request = http::Request::patch(format!("/api/v1/namespaces/{NS}/pods/{pod}"))
         .header("Content-Type", "application/json-patch+json")
         .body(add.to_string().into_bytes())
@@ -230,8 +240,10 @@ async fn removing_the_routing_label_drains_the_engine_and_adding_it_back_restore
         .await
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(
-        back.labels().get("kvtop.dev/serving").map(String::as_str),
-        Some("true")
+        back.labels()
+            .get("app.kubernetes.io/component")
+            .map(String::as_str),
+        Some("serving-engine")
     );
     assert_eq!(kube.arrival_rate(2), Some(rate));
 
@@ -261,7 +273,7 @@ async fn a_dry_run_changes_nothing_and_is_recorded_as_such() {
     let (_sim, kube, client) = cluster().await;
     let api = pods(&client);
     let pod = name(&pod_of(&kube, &client, 2).await);
-    let remove = json!({"metadata": {"labels": {"kvtop.dev/serving": null}}});
+    let remove = json!({"metadata": {"labels": {"app.kubernetes.io/component": null}}});
     let preview = api
         .patch(
             &pod,
@@ -270,11 +282,19 @@ async fn a_dry_run_changes_nothing_and_is_recorded_as_such() {
         )
         .await
         .unwrap_or_else(|e| panic!("{e}"));
-    assert!(preview.labels().get("kvtop.dev/serving").is_none());
+    assert!(
+        preview
+            .labels()
+            .get("app.kubernetes.io/component")
+            .is_none()
+    );
     let stored = api.get(&pod).await.unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(
-        stored.labels().get("kvtop.dev/serving").map(String::as_str),
-        Some("true")
+        stored
+            .labels()
+            .get("app.kubernetes.io/component")
+            .map(String::as_str),
+        Some("serving-engine")
     );
     assert!(kube.arrival_rate(2).is_some_and(|r| r > 0.0));
     let deleted = api
@@ -861,8 +881,10 @@ async fn deployments_services_hpas_and_pdbs_describe_each_model() {
         .unwrap_or_else(|e| panic!("{e}"));
     let selector = svc.spec.and_then(|s| s.selector).unwrap_or_default();
     assert_eq!(
-        selector.get("kvtop.dev/serving").map(String::as_str),
-        Some("true")
+        selector
+            .get("app.kubernetes.io/component")
+            .map(String::as_str),
+        Some("serving-engine")
     );
     assert_eq!(selector.get("model").map(String::as_str), Some("llama-8b"));
 }

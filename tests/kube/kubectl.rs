@@ -410,11 +410,21 @@ async fn label_cordon_and_uncordon_change_the_objects() {
     let Some(f) = fixture(4).await else { return };
     let pod = f.kube.pods_of(1)[0].clone();
     let out = f
-        .ok(&["label", "pod", "-n", NS, &pod, "kvtop.dev/serving-"])
+        .ok(&[
+            "label",
+            "pod",
+            "-n",
+            NS,
+            &pod,
+            "app.kubernetes.io/component-",
+        ])
         .await;
     assert!(out.contains("unlabeled"), "{out}");
     let labels = f.pods().get(&pod).await.unwrap().labels().clone();
-    assert!(!labels.contains_key("kvtop.dev/serving"), "{labels:?}");
+    assert!(
+        !labels.contains_key("app.kubernetes.io/component"),
+        "{labels:?}"
+    );
     assert_eq!(
         labels.get("app.kubernetes.io/name").map(String::as_str),
         Some("vllm")

@@ -13,5 +13,6 @@ mod kube_discovery;
 mod kube_sim_api;
 mod kube_ui;
 mod kubectl;
+mod routing_drain;
 mod sim_kube_cli;
 mod sim_kube_logs;

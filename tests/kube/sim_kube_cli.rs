@@ -104,7 +104,7 @@ fn sim_kube_writes_a_kubeconfig_that_drain_can_use() {
     );
     assert!(
         out.contains(&format!(
-            "PATCH /api/v1/namespaces/llm/pods/{pod} {{\"metadata\":{{\"labels\":{{\"kvtop.dev/serving\":null}}}}}}"
+            "PATCH /api/v1/namespaces/llm/pods/{pod} {{\"metadata\":{{\"labels\":{{\"app.kubernetes.io/component\":null}}}}}}"
         )),
         "{out}"
     );

@@ -29,11 +29,12 @@ use tokio::task::JoinHandle;
 
 use super::client::ClusterClient;
 use super::error::{ApiCall, KubeError, KubeErrorKind};
+use super::routing::attach_routing;
 use super::update::KubeUpdate;
 use crate::config::KubernetesConfig;
 use kvtop_core::kube_model::{
-    ConvertOptions, DeploymentSummary, EndpointDefaults, PodInfo, PodKey, PodPhase, ScaledObject,
-    attach_scaled_objects, pod_info, summarize,
+    ConvertOptions, DeploymentSummary, EndpointDefaults, PodInfo, PodKey, PodPhase, PodRouting,
+    ScaledObject, attach_scaled_objects, pod_info, summarize,
 };
 
 /// Period of the events, logs and workloads loops.
@@ -192,8 +193,10 @@ fn cached_list() -> ListParams {
 }
 
 async fn pods_loop(ctx: Ctx) {
-    let mut seen: HashMap<PodKey, String> = HashMap::new();
+    // The routes change without the pod changing: they are part of what was sent.
+    let mut seen: HashMap<PodKey, (String, Option<PodRouting>)> = HashMap::new();
     let mut problem = ProblemState::new("pods");
+    let mut routing_problem = ProblemState::new("routing");
     let mut synced = false;
     let endpoint = EndpointDefaults {
         port: ctx.settings.metrics_port,
@@ -218,13 +221,22 @@ async fn pods_loop(ctx: Ctx) {
         let options = ConvertOptions {
             context: ctx.context(),
             endpoint: &endpoint,
-            routing_label: Some(ctx.settings.routing_label.as_str()),
+            routing_label: ctx.settings.routing_label.as_deref(),
             event_lines: ctx.settings.event_lines,
             log_lines: ctx.settings.log_lines,
         };
-        let infos: Vec<PodInfo> = pods.iter().filter_map(|p| pod_info(p, &options)).collect();
+        let mut infos: Vec<PodInfo> = pods.iter().filter_map(|p| pod_info(p, &options)).collect();
+        if ctx.settings.routing_label.is_none() {
+            let client = &ctx.cluster.client;
+            let failure =
+                attach_routing(client, ctx.context(), ctx.settings.api_timeout, &mut infos).await;
+            if !routing_problem.report(&ctx, failure).await {
+                return;
+            }
+        }
         let mut changed = Vec::new();
-        let mut current: HashMap<PodKey, String> = HashMap::with_capacity(infos.len());
+        let mut current: HashMap<PodKey, (String, Option<PodRouting>)> =
+            HashMap::with_capacity(infos.len());
         {
             let mut known = lock(&ctx.known);
             known.clear();
@@ -240,8 +252,10 @@ async fn pods_loop(ctx: Ctx) {
                         deployment: info.owner.as_ref().and_then(|o| o.deployment.clone()),
                     },
                 );
-                current.insert(info.key.clone(), info.resource_version.clone());
-                if seen.get(&info.key) != Some(&info.resource_version) {
+                let version = (info.resource_version.clone(), info.routing.clone());
+                let differs = seen.get(&info.key) != Some(&version);
+                current.insert(info.key.clone(), version);
+                if differs {
                     changed.push(info);
                 }
             }

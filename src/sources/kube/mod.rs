@@ -6,6 +6,7 @@
 pub mod client;
 pub mod discovery;
 pub mod error;
+pub mod routing;
 pub mod scrape;
 pub mod update;
 

@@ -5,6 +5,7 @@
 //! RBAC preflight's answers come back through [`Plan::add_access_results`].
 
 use crate::kube_model::PodInfo;
+use crate::kube_model::routing::{PodRouting, RouteKind, inference_pool_version};
 
 /// The safe actions kvtop can take on a cluster.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -53,8 +54,9 @@ pub const RESTARTED_AT_ANNOTATION: &str = "kubectl.kubernetes.io/restartedAt";
 /// The operator's settings that shape a plan.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Policy {
-    /// The label whose removal takes a pod out of routing.
-    pub routing_label: String,
+    /// The label whose removal takes a pod out of routing; `None` (the default): the labels
+    /// are derived from the Services and InferencePools that route to the pod.
+    pub routing_label: Option<String>,
     /// Fewest ready replicas an action may leave in a Deployment.
     pub min_ready: u32,
     /// No mutation may be sent (`--read-only`, or the context's `read_only = true`).
@@ -71,7 +73,7 @@ pub struct Policy {
 impl Default for Policy {
     fn default() -> Self {
         Policy {
-            routing_label: crate::kube_model::DEFAULT_ROUTING_LABEL.to_owned(),
+            routing_label: None,
             min_ready: 1,
             read_only: false,
             protected: false,
@@ -121,12 +123,23 @@ pub enum StepOp {
     },
     /// Set the node's `spec.unschedulable`.
     SetUnschedulable { node: String, unschedulable: bool },
+    /// Poll until no EndpointSlice of the named Services lists the pod (`via` Service), or
+    /// the named pools (of API group `group`) no longer select it, at most `timeout_s`.
+    WaitUnrouted {
+        namespace: String,
+        pod: String,
+        uid: String,
+        via: RouteKind,
+        group: String,
+        names: Vec<String>,
+        timeout_s: f64,
+    },
 }
 
 impl StepOp {
     /// True when the step changes the cluster (everything but the wait).
     pub(crate) fn mutates(&self) -> bool {
-        !matches!(self, StepOp::WaitIdle { .. })
+        !matches!(self, StepOp::WaitIdle { .. } | StepOp::WaitUnrouted { .. })
     }
 }
 
@@ -474,6 +487,225 @@ fn replica_guards(leaving: &[&PodInfo], all: &[PodInfo], policy: &Policy) -> Vec
     guards
 }
 
+/// Longest wait for a pod to leave its EndpointSlices and pools after its labels are removed:
+/// the EndpointSlice controller reacts within a second or two; much longer means something
+/// else keeps the pod listed.
+pub const UNROUTE_TIMEOUT_S: f64 = 30.0;
+
+/// A step of the drain, before the wait's timeout is known.
+enum DrainStep {
+    Api(Box<ApiStep>),
+    WaitIdle,
+    Evict,
+    DeleteOrphan,
+}
+
+fn delete_step(namespace: &str, pod: &str) -> ApiStep {
+    ApiStep {
+        verb: "DELETE".into(),
+        path: pod_path(namespace, pod),
+        body: String::new(),
+        dry_run: false,
+        op: StepOp::Delete {
+            namespace: namespace.to_owned(),
+            pod: pod.to_owned(),
+        },
+        access: Some(pod_access("delete", None, namespace, pod)),
+    }
+}
+
+fn wait_idle_step(namespace: &str, pod: &str, timeout_s: f64) -> ApiStep {
+    ApiStep {
+        verb: "WAIT".into(),
+        path: format!("{namespace}/{pod}"),
+        body: format!("until running + waiting = 0, at most {timeout_s:.0}s"),
+        dry_run: false,
+        op: StepOp::WaitIdle {
+            namespace: namespace.to_owned(),
+            pod: pod.to_owned(),
+            timeout_s,
+        },
+        access: None,
+    }
+}
+
+fn remove_label_step(namespace: &str, pod: &str, label: &str) -> ApiStep {
+    ApiStep {
+        verb: "PATCH".into(),
+        path: pod_path(namespace, pod),
+        body: format!("{{\"metadata\":{{\"labels\":{{\"{label}\":null}}}}}}"),
+        dry_run: false,
+        op: StepOp::RemoveLabel {
+            namespace: namespace.to_owned(),
+            pod: pod.to_owned(),
+            label: label.to_owned(),
+        },
+        access: Some(pod_access("patch", None, namespace, pod)),
+    }
+}
+
+/// The wait for the pod to leave the routes of one kind (`names` of API group `group`).
+fn wait_unrouted_step(pod: &PodInfo, via: RouteKind, group: &str, names: Vec<String>) -> ApiStep {
+    let ns = pod.key.namespace.as_str();
+    let (path, resource, body) = match via {
+        RouteKind::Service => (
+            format!("/apis/discovery.k8s.io/v1/namespaces/{ns}/endpointslices"),
+            "endpointslices",
+            format!(
+                "until no EndpointSlice of Service {} lists the pod, at most {UNROUTE_TIMEOUT_S:.0}s",
+                names.join(", ")
+            ),
+        ),
+        RouteKind::InferencePool => (
+            format!(
+                "/apis/{group}/{}/namespaces/{ns}/inferencepools",
+                inference_pool_version(group).unwrap_or("v1")
+            ),
+            "inferencepools",
+            format!(
+                "until InferencePool {} no longer selects the pod, at most {UNROUTE_TIMEOUT_S:.0}s",
+                names.join(", ")
+            ),
+        ),
+    };
+    ApiStep {
+        verb: "WAIT".into(),
+        path,
+        body,
+        dry_run: false,
+        op: StepOp::WaitUnrouted {
+            namespace: ns.to_owned(),
+            pod: pod.key.name.clone(),
+            uid: pod.uid.clone(),
+            via,
+            group: group.to_owned(),
+            names,
+            timeout_s: UNROUTE_TIMEOUT_S,
+        },
+        access: Some(Access {
+            verb: "list".into(),
+            group: match via {
+                RouteKind::Service => "discovery.k8s.io".into(),
+                RouteKind::InferencePool => group.to_owned(),
+            },
+            resource: resource.into(),
+            subresource: None,
+            namespace: Some(ns.to_owned()),
+            name: None,
+        }),
+    }
+}
+
+/// The operator configured the routing label: remove it when the pod has it.
+fn drain_by_configured_label(pod: &PodInfo, label: &str) -> (Vec<DrainStep>, Guard) {
+    let ns = pod.key.namespace.as_str();
+    let labelled = pod.labels.iter().any(|(k, _)| k == label);
+    let mut steps = Vec::new();
+    let guard = if labelled {
+        steps.push(DrainStep::Api(Box::new(remove_label_step(
+            ns,
+            &pod.key.name,
+            label,
+        ))));
+        Guard::pass(
+            "routing",
+            format!("{label} is removed first, so no new request arrives"),
+        )
+    } else {
+        Guard::pass(
+            "routing",
+            format!("the pod has no {label} label: already out of routing"),
+        )
+    };
+    steps.extend([DrainStep::WaitIdle, DrainStep::Evict]);
+    (steps, guard)
+}
+
+/// Remove one label per route, wait until the routes have let go of the pod, wait for the
+/// engine to go idle, evict (or delete the orphan).
+fn drain_by_routes(pod: &PodInfo, routing: &PodRouting) -> (Vec<DrainStep>, Guard) {
+    let ns = pod.key.namespace.as_str();
+    let name = pod.key.name.as_str();
+    let unremovable: Vec<String> = routing.unremovable().map(|r| r.describe()).collect();
+    let manual = if unremovable.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "; {} has no selector (its EndpointSlices are written by hand): no label takes the pod out of it",
+            unremovable.join(", ")
+        )
+    };
+    if routing.routes.is_empty() {
+        let guard = Guard::pass(
+            "routing",
+            "no Service or InferencePool routes to the pod: already out of routing".into(),
+        );
+        return (vec![DrainStep::WaitIdle, DrainStep::Evict], guard);
+    }
+    if routing.removals.is_empty() {
+        let guard = Guard::pass(
+            "routing",
+            format!(
+                "nothing routes to the pod by labels{manual}: only a graceful eviction is offered (the pod's grace period lets in-flight requests finish)"
+            ),
+        );
+        return (vec![DrainStep::Evict], guard);
+    }
+    let mut steps: Vec<DrainStep> = routing
+        .removals
+        .iter()
+        .map(|r| DrainStep::Api(Box::new(remove_label_step(ns, name, &r.label))))
+        .collect();
+    let services = routing.services();
+    if !services.is_empty() {
+        steps.push(DrainStep::Api(Box::new(wait_unrouted_step(
+            pod,
+            RouteKind::Service,
+            "",
+            services,
+        ))));
+    }
+    let mut groups: Vec<String> = routing.pools().into_iter().map(|(g, _)| g).collect();
+    groups.dedup();
+    for group in groups {
+        let names = routing
+            .pools()
+            .into_iter()
+            .filter(|(g, _)| *g == group)
+            .map(|(_, n)| n)
+            .collect();
+        steps.push(DrainStep::Api(Box::new(wait_unrouted_step(
+            pod,
+            RouteKind::InferencePool,
+            &group,
+            names,
+        ))));
+    }
+    steps.push(DrainStep::WaitIdle);
+    let stops: Vec<String> = routing
+        .removals
+        .iter()
+        .map(|r| format!("removing {} stops {}", r.label, r.stops.join(", ")))
+        .collect();
+    let mut reason = format!("{}, so no new request arrives{manual}", stops.join("; "));
+    if routing.orphans() {
+        let orphaning: Vec<&str> = routing
+            .removals
+            .iter()
+            .filter(|r| r.orphans)
+            .map(|r| r.label.as_str())
+            .collect();
+        reason.push_str(&format!(
+            "; every such label is also the ReplicaSet's: removing {} orphans the pod, its controller starts a replacement at once (capacity kept), and the last step deletes the orphan instead of evicting it",
+            orphaning.join(", ")
+        ));
+        steps.push(DrainStep::DeleteOrphan);
+    } else {
+        steps.push(DrainStep::Evict);
+    }
+    (steps, Guard::pass("routing", reason))
+}
+
 /// Drain or restart one pod. `pods` is every pod of the pod's namespace (its siblings count
 /// for the min-ready guard); `grace_s` its `terminationGracePeriodSeconds`.
 pub fn plan_pod(
@@ -487,70 +719,33 @@ pub fn plan_pod(
     let name = pod.key.name.as_str();
     let mut plan = Plan::new(kind, &pod.key.context, Some(ns), name);
     if kind == ActionKind::DrainPod {
-        let labelled = pod.labels.iter().any(|(k, _)| *k == policy.routing_label);
-        if labelled {
-            plan.steps.push(ApiStep {
-                verb: "PATCH".into(),
-                path: pod_path(ns, name),
-                body: format!(
-                    "{{\"metadata\":{{\"labels\":{{\"{}\":null}}}}}}",
-                    policy.routing_label
+        let (steps, guard) = match (&policy.routing_label, &pod.routing) {
+            (Some(label), _) => drain_by_configured_label(pod, label),
+            (None, Some(routing)) => drain_by_routes(pod, routing),
+            (None, None) => (
+                vec![DrainStep::WaitIdle, DrainStep::Evict],
+                Guard::fail(
+                    "routing",
+                    "the pod's Services and InferencePools could not be read: kvtop cannot take it out of routing".into(),
+                    true,
                 ),
-                dry_run: false,
-                op: StepOp::RemoveLabel {
-                    namespace: ns.to_owned(),
-                    pod: name.to_owned(),
-                    label: policy.routing_label.clone(),
-                },
-                access: Some(pod_access("patch", None, ns, name)),
-            });
-        }
+            ),
+        };
         let timeout_s = match grace_s {
             Some(g) if g >= 0.0 => policy.drain_timeout_s.min(g),
             _ => policy.drain_timeout_s,
         };
-        plan.steps.push(ApiStep {
-            verb: "WAIT".into(),
-            path: format!("{ns}/{name}"),
-            body: format!("until running + waiting = 0, at most {timeout_s:.0}s"),
-            dry_run: false,
-            op: StepOp::WaitIdle {
-                namespace: ns.to_owned(),
-                pod: name.to_owned(),
-                timeout_s,
-            },
-            access: None,
-        });
-        plan.steps.push(evict_step(ns, name));
-        plan.guards.push(if labelled {
-            Guard::pass(
-                "routing",
-                format!(
-                    "{} is removed first, so no new request arrives",
-                    policy.routing_label
-                ),
-            )
-        } else {
-            Guard::pass(
-                "routing",
-                format!(
-                    "the pod has no {} label: already out of routing",
-                    policy.routing_label
-                ),
-            )
-        });
+        for step in steps {
+            plan.steps.push(match step {
+                DrainStep::Api(step) => *step,
+                DrainStep::WaitIdle => wait_idle_step(ns, name, timeout_s),
+                DrainStep::Evict => evict_step(ns, name),
+                DrainStep::DeleteOrphan => delete_step(ns, name),
+            });
+        }
+        plan.guards.push(guard);
     } else {
-        plan.steps.push(ApiStep {
-            verb: "DELETE".into(),
-            path: pod_path(ns, name),
-            body: String::new(),
-            dry_run: false,
-            op: StepOp::Delete {
-                namespace: ns.to_owned(),
-                pod: name.to_owned(),
-            },
-            access: Some(pod_access("delete", None, ns, name)),
-        });
+        plan.steps.push(delete_step(ns, name));
     }
     if pod.owner.is_none() {
         plan.guards.push(Guard::fail(
@@ -661,3 +856,7 @@ pub fn plan_drain_node(
 #[cfg(test)]
 #[path = "plan_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "plan_routing_tests.rs"]
+mod routing_tests;

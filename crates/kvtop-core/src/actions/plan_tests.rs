@@ -42,6 +42,15 @@ fn pod(name: &str, owner: &str, ready: bool, routed: bool) -> PodInfo {
     }
 }
 
+/// The policy with kvtop's old routing label configured: these tests cover the configured
+/// label's path (the derived routes have `plan_routing_tests.rs`).
+fn labelled() -> Policy {
+    Policy {
+        routing_label: Some("kvtop.dev/serving".into()),
+        ..Policy::default()
+    }
+}
+
 fn three_ready() -> Vec<PodInfo> {
     vec![
         pod("a", "rs:vllm", true, true),
@@ -65,7 +74,7 @@ fn drain_removes_the_label_waits_bounded_by_the_grace_period_then_evicts() {
         &pods[0],
         &pods,
         Some(30.0),
-        &Policy::default(),
+        &labelled(),
     );
     let verbs: Vec<&str> = plan.steps.iter().map(|s| s.verb.as_str()).collect();
     assert_eq!(verbs, ["PATCH", "WAIT", "POST"]);
@@ -85,13 +94,7 @@ fn drain_removes_the_label_waits_bounded_by_the_grace_period_then_evicts() {
     assert!(failed(&plan).is_empty());
     assert!(!plan.requires_typed_name);
     // Without a grace period, the configured timeout bounds the wait.
-    let long = plan_pod(
-        ActionKind::DrainPod,
-        &pods[0],
-        &pods,
-        None,
-        &Policy::default(),
-    );
+    let long = plan_pod(ActionKind::DrainPod, &pods[0], &pods, None, &labelled());
     assert!(matches!(long.steps[1].op, StepOp::WaitIdle { timeout_s, .. } if timeout_s == 120.0));
 }
 
@@ -106,7 +109,7 @@ fn draining_an_unrouted_pod_skips_the_label_patch() {
         &pods[0],
         &pods,
         Some(30.0),
-        &Policy::default(),
+        &labelled(),
     );
     let verbs: Vec<&str> = plan.steps.iter().map(|s| s.verb.as_str()).collect();
     assert_eq!(verbs, ["WAIT", "POST"]);
@@ -115,13 +118,7 @@ fn draining_an_unrouted_pod_skips_the_label_patch() {
 #[test]
 fn restart_is_one_delete() {
     let pods = three_ready();
-    let plan = plan_pod(
-        ActionKind::RestartPod,
-        &pods[1],
-        &pods,
-        None,
-        &Policy::default(),
-    );
+    let plan = plan_pod(ActionKind::RestartPod, &pods[1], &pods, None, &labelled());
     assert_eq!(plan.steps.len(), 1);
     assert_eq!(plan.steps[0].verb, "DELETE");
     assert_eq!(plan.steps[0].path, "/api/v1/namespaces/llm/pods/b");
@@ -137,13 +134,7 @@ fn the_last_ready_replica_is_refused_unless_overridden() {
         pod("a", "rs:vllm", true, true),
         pod("b", "rs:vllm", false, true),
     ];
-    let plan = plan_pod(
-        ActionKind::RestartPod,
-        &pods[0],
-        &pods,
-        None,
-        &Policy::default(),
-    );
+    let plan = plan_pod(ActionKind::RestartPod, &pods[0], &pods, None, &labelled());
     assert_eq!(failed(&plan), ["min-ready"]);
     assert!(
         plan.guards
@@ -159,7 +150,7 @@ fn fewer_than_min_ready_is_refused_and_a_not_ready_pod_is_not_counted() {
     let pods = three_ready();
     let policy = Policy {
         min_ready: 3,
-        ..Policy::default()
+        ..labelled()
     };
     let plan = plan_pod(ActionKind::DrainPod, &pods[0], &pods, None, &policy);
     assert_eq!(failed(&plan), ["min-ready"]);
@@ -178,13 +169,7 @@ fn fewer_than_min_ready_is_refused_and_a_not_ready_pod_is_not_counted() {
 #[test]
 fn a_pod_without_a_controller_needs_an_override() {
     let pods = vec![pod("bare", "", true, true)];
-    let plan = plan_pod(
-        ActionKind::RestartPod,
-        &pods[0],
-        &pods,
-        None,
-        &Policy::default(),
-    );
+    let plan = plan_pod(ActionKind::RestartPod, &pods[0], &pods, None, &labelled());
     assert_eq!(failed(&plan), ["controller"]);
     assert!(plan.blocking_guards(true).is_empty());
 }
@@ -194,7 +179,7 @@ fn read_only_refuses_everything_even_with_an_override() {
     let pods = three_ready();
     let policy = Policy {
         read_only: true,
-        ..Policy::default()
+        ..labelled()
     };
     for plan in [
         plan_pod(ActionKind::DrainPod, &pods[0], &pods, None, &policy),
@@ -211,7 +196,7 @@ fn read_only_refuses_everything_even_with_an_override() {
 fn protected_contexts_require_the_typed_name() {
     let policy = Policy {
         protected: true,
-        ..Policy::default()
+        ..labelled()
     };
     let plan = plan_cordon("prod", "node-a", true, &policy);
     assert!(plan.requires_typed_name);
@@ -223,7 +208,7 @@ fn dry_run_marks_every_mutating_step_but_not_the_wait() {
     let pods = three_ready();
     let policy = Policy {
         dry_run: true,
-        ..Policy::default()
+        ..labelled()
     };
     let plan = plan_pod(ActionKind::DrainPod, &pods[0], &pods, Some(30.0), &policy);
     let flags: Vec<bool> = plan.steps.iter().map(|s| s.dry_run).collect();
@@ -238,7 +223,7 @@ fn rollout_restart_patches_the_template_annotation() {
         "llm",
         "vllm-llama-8b",
         "2025-06-01T12:00:00Z",
-        &Policy::default(),
+        &labelled(),
     );
     assert_eq!(plan.steps.len(), 1);
     let step = &plan.steps[0];
@@ -255,8 +240,8 @@ fn rollout_restart_patches_the_template_annotation() {
 
 #[test]
 fn cordon_and_uncordon_patch_unschedulable() {
-    let on = plan_cordon("prod", "node-a", true, &Policy::default());
-    let off = plan_cordon("prod", "node-a", false, &Policy::default());
+    let on = plan_cordon("prod", "node-a", true, &labelled());
+    let off = plan_cordon("prod", "node-a", false, &labelled());
     assert_eq!(on.kind, ActionKind::Cordon);
     assert_eq!(off.kind, ActionKind::Uncordon);
     assert_eq!(on.steps[0].body, r#"{"spec":{"unschedulable":true}}"#);
@@ -269,7 +254,7 @@ fn cordon_and_uncordon_patch_unschedulable() {
 fn drain_node_cordons_then_evicts_all_but_daemonset_pods_and_guards_replicas() {
     let mut on_node = three_ready();
     on_node.push(pod("exporter", "ds:dcgm", true, false));
-    let plan = plan_drain_node("prod", "node-a", &on_node, &on_node, &Policy::default());
+    let plan = plan_drain_node("prod", "node-a", &on_node, &on_node, &labelled());
     let paths: Vec<&str> = plan.steps.iter().map(|s| s.path.as_str()).collect();
     assert_eq!(
         paths,
@@ -285,7 +270,7 @@ fn drain_node_cordons_then_evicts_all_but_daemonset_pods_and_guards_replicas() {
     // With one more ready replica elsewhere, min_ready 1 holds.
     let mut all = on_node.clone();
     all.push(pod("elsewhere", "rs:vllm", true, true));
-    let ok = plan_drain_node("prod", "node-a", &on_node, &all, &Policy::default());
+    let ok = plan_drain_node("prod", "node-a", &on_node, &all, &labelled());
     assert!(failed(&ok).is_empty(), "{}", ok.render());
 }
 
@@ -297,7 +282,7 @@ fn rbac_denials_block_and_allowed_checks_pass() {
         &pods[0],
         &pods,
         Some(30.0),
-        &Policy::default(),
+        &labelled(),
     );
     let accesses = plan.accesses();
     assert_eq!(accesses.len(), 2);

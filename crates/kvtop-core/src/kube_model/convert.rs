@@ -148,6 +148,7 @@ pub fn pod_info(pod: &Pod, opts: &ConvertOptions<'_>) -> Option<PodInfo> {
         owner: owner(pod),
         labels,
         routed,
+        routing: None,
         endpoint,
         args,
         env,

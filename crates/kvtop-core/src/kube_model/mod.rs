@@ -11,6 +11,7 @@ pub mod endpoint;
 pub mod keda;
 pub mod lines;
 pub mod pod;
+pub mod routing;
 pub mod selector;
 pub mod vllm_args;
 pub mod workload;
@@ -22,6 +23,9 @@ pub use endpoint::{
 pub use keda::{ScaledObject, ScaledObjectSummary, attach_scaled_objects};
 pub use lines::LineRing;
 pub use pod::{EnvVar, Owner, PodInfo, PodKey, PodPhase, Termination};
+pub use routing::{
+    InferencePool, LabelRemoval, PodRouting, Route, RouteKind, RoutedPod, RoutingObjects,
+};
 pub use selector::{FieldSelector, LabelSelector, SelectorError};
 pub use vllm_args::VllmArgs;
 pub use workload::{DeploymentSummary, HpaSummary, PdbSummary, summarize};
@@ -34,7 +38,3 @@ pub const DEFAULT_SELECTORS: [&str; 3] = [
     "llm-d.ai/inferenceServing=true",
     "app.kubernetes.io/name=vllm",
 ];
-
-/// The label whose value `true` puts a pod behind its model's Service (removing it drains the
-/// pod). The simulated cluster's Services select on it.
-pub const DEFAULT_ROUTING_LABEL: &str = "kvtop.dev/serving";

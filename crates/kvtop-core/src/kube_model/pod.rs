@@ -130,6 +130,9 @@ pub struct PodInfo {
     /// Whether the routing label is present with value `true` (`None`: no routing label is
     /// configured).
     pub routed: Option<bool>,
+    /// The routes that send the pod traffic, read from Services, EndpointSlices and
+    /// InferencePools (`None`: not read, or a routing label is configured instead).
+    pub routing: Option<super::routing::PodRouting>,
     pub endpoint: MetricsEndpoint,
     pub args: VllmArgs,
     /// Tuning variables of the vLLM container (see [`EnvVar::is_relevant`]).
@@ -173,6 +176,7 @@ impl PodInfo {
             owner: None,
             labels: Vec::new(),
             routed: Some(true),
+            routing: None,
             endpoint: MetricsEndpoint::choose(&Default::default(), &[], None, &defaults),
             args: VllmArgs::default(),
             env: Vec::new(),
@@ -193,7 +197,8 @@ impl PodInfo {
 
     /// Facts for the rules, keyed by their full signal name: `config.<flag>` for every vLLM flag
     /// (and `config.model`), `env.<NAME>` for every kept variable with a literal value, and
-    /// `pod.restarts`, `pod.ready`, `pod.phase`, `pod.node`, `pod.last_exit_code`.
+    /// `pod.restarts`, `pod.ready`, `pod.phase`, `pod.routed` (when known), `pod.node`,
+    /// `pod.last_exit_code`.
     pub(crate) fn derive_facts(&self) -> Vec<(String, String)> {
         let mut facts = Vec::with_capacity(self.args.flags.len() + self.env.len() + 6);
         if let Some(model) = &self.args.model {
@@ -212,6 +217,9 @@ impl PodInfo {
         facts.push(("pod.restarts".to_owned(), self.restarts.to_string()));
         facts.push(("pod.ready".to_owned(), self.ready.to_string()));
         facts.push(("pod.phase".to_owned(), self.phase.as_str().to_owned()));
+        if let Some(routed) = self.routed {
+            facts.push(("pod.routed".to_owned(), routed.to_string()));
+        }
         if let Some(node) = &self.node {
             facts.push(("pod.node".to_owned(), node.clone()));
         }
@@ -268,6 +276,13 @@ impl PodInfo {
             return Some("Unrouted");
         }
         None
+    }
+
+    /// Record the pod's routes: it is routed when some route sends it traffic.
+    pub fn set_routing(&mut self, routing: super::routing::PodRouting) {
+        self.routed = Some(routing.routed());
+        self.routing = Some(routing);
+        self.refresh();
     }
 
     /// Carry the event and log buffers of an earlier version of the same pod over to this one.

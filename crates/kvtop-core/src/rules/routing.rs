@@ -18,6 +18,9 @@
 //! requests, so it uses the engine's prefix-cache hit ratio as a stand-in, and only when every
 //! candidate exports one (else the prefix term is left out for all). Engines with unknown queue
 //! or KV usage are not scored. Ties go to the engine listed first.
+//!
+//! Neither router considers an engine whose pod is out of routing (drained, or a label its
+//! Service or pool selects removed): it gets no requests whatever its score.
 
 use super::health::{Health, classify};
 use super::input::EngineInput;
@@ -43,6 +46,9 @@ pub(crate) const GIE_PREFIX_WEIGHT: f64 = 3.0;
 pub enum Skip {
     /// Down (not answering scrapes).
     Unhealthy,
+    /// Its pod is out of routing (no Service endpoint or pool sends it requests): no router
+    /// would pick it.
+    Unrouted,
     /// KV usage unknown.
     UnknownKv,
     /// KV capacity unknown (no `cache_config_info`).
@@ -58,6 +64,7 @@ impl Skip {
     pub fn label(self) -> &'static str {
         match self {
             Skip::Unhealthy => "down",
+            Skip::Unrouted => "unrouted",
             Skip::UnknownKv => "kv ?",
             Skip::UnknownCapacity => "cap ?",
             Skip::UnknownQueue => "queue ?",
@@ -174,6 +181,12 @@ pub(crate) fn explain_group(
     }
 }
 
+/// The engine's pod is known to be out of routing (`pod.routed` false); unknown counts as
+/// routed, as for engines outside Kubernetes.
+fn unrouted(input: &EngineInput<'_>) -> bool {
+    input.fact("pod.routed") == Some(0.0)
+}
+
 fn health(input: &EngineInput<'_>) -> Health {
     classify(input.status, input.signals.kv_usage)
 }
@@ -194,6 +207,9 @@ fn best(scores: impl Iterator<Item = Option<f64>>) -> Option<usize> {
 pub fn seed_score(input: &EngineInput<'_>, prompt: u32) -> Result<SeedScore, Skip> {
     if health(input) == Health::Down {
         return Err(Skip::Unhealthy);
+    }
+    if unrouted(input) {
+        return Err(Skip::Unrouted);
     }
     let kv = input.signals.kv_usage.ok_or(Skip::UnknownKv)?;
     let capacity = input
@@ -227,6 +243,9 @@ fn gie_scores(members: &[&EngineInput<'_>]) -> Vec<Result<GieScore, Skip>> {
     let candidate = |input: &EngineInput<'_>| -> Result<(f64, f64), Skip> {
         if health(input) == Health::Down {
             return Err(Skip::Unhealthy);
+        }
+        if unrouted(input) {
+            return Err(Skip::Unrouted);
         }
         let waiting = input.signals.waiting.ok_or(Skip::UnknownQueue)?;
         let kv = input.signals.kv_usage.ok_or(Skip::UnknownKv)?;

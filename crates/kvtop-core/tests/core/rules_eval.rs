@@ -417,6 +417,7 @@ const MODEL_RULES: &[&str] = &[
     "latency-hpa-target",
     "pdb-min-available",
     "no-engine-up",
+    "no-routed-engine",
 ];
 
 #[test]
@@ -784,6 +785,30 @@ fn group(kvs: &[Option<f64>]) -> Vec<Engine> {
             e
         })
         .collect()
+}
+
+#[test]
+fn model_rules_no_routed_engine_needs_known_routing() {
+    let rules = builtin();
+    let mut engine = RuleEngine::new(&rules);
+    let mut engines = group(&[Some(0.5), Some(0.5)]);
+    // Routing unknown (no Kubernetes): silent.
+    run(&mut engine, &engines, T0);
+    assert!(of(&run(&mut engine, &engines, T0 + 61.0), "no-routed-engine").is_empty());
+    engines[0].fact("pod.routed", "false");
+    engines[1].fact("pod.routed", "true");
+    run(&mut engine, &engines, T0 + 62.0);
+    assert!(of(&run(&mut engine, &engines, T0 + 130.0), "no-routed-engine").is_empty());
+    engines[1].fact("pod.routed", "false");
+    run(&mut engine, &engines, T0 + 131.0);
+    let findings = run(&mut engine, &engines, T0 + 200.0);
+    let f = one(&findings, "no-routed-engine");
+    assert_eq!(f.state, FindingState::Firing);
+    assert_eq!(*f.subject, Subject::Model("meta-llama/Llama-3.1-8B".into()));
+    assert!(
+        of(&findings, "no-engine-up").is_empty(),
+        "the engines are up"
+    );
 }
 
 #[test]

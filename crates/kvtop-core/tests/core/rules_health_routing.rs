@@ -170,6 +170,31 @@ fn inference_extension_without_prefix_data_or_queue_spread() {
 }
 
 #[test]
+fn engines_out_of_routing_are_never_picked() {
+    let engines = [
+        engine(1, 0.1, 10_000.0, 0.0, None),
+        engine(2, 0.5, 10_000.0, 4.0, None),
+    ];
+    let unrouted = [("pod.routed".to_owned(), "false".to_owned())];
+    let routed = [("pod.routed".to_owned(), "true".to_owned())];
+    let inputs = [
+        EngineInput {
+            facts: &unrouted,
+            ..input(&engines[0])
+        },
+        EngineInput {
+            facts: &routed,
+            ..input(&engines[1])
+        },
+    ];
+    let g = &explain_routing(&inputs, &[100])[0];
+    assert_eq!(g.engines[0].seed[0], Err(Skip::Unrouted));
+    assert_eq!(g.engines[0].gie, Err(Skip::Unrouted));
+    assert_eq!(g.seed_picks, [Some(1)]);
+    assert_eq!(g.gie_pick, Some(1));
+}
+
+#[test]
 fn seed_router_needs_kv_usage_and_capacity() {
     let mut e = engine(1, 0.5, 1000.0, 0.0, None);
     e.signals.kv_capacity_tokens = None;

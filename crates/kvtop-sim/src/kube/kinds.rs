@@ -14,6 +14,8 @@ pub enum Kind {
     ReplicaSet,
     Hpa,
     Pdb,
+    /// The Gateway API Inference Extension's pool of model servers (a CRD on a real cluster).
+    InferencePool,
 }
 
 /// What discovery says about one resource.
@@ -57,7 +59,7 @@ const ALL: &[&str] = &["all"];
 
 impl Kind {
     /// Every stored kind, in discovery order.
-    pub const ALL: [Kind; 10] = [
+    pub const ALL: [Kind; 11] = [
         Kind::Pod,
         Kind::Node,
         Kind::Namespace,
@@ -68,6 +70,7 @@ impl Kind {
         Kind::ReplicaSet,
         Kind::Hpa,
         Kind::Pdb,
+        Kind::InferencePool,
     ];
 
     pub fn info(self) -> &'static ResourceInfo {
@@ -179,6 +182,17 @@ impl Kind {
                 kind: "PodDisruptionBudget",
                 namespaced: true,
                 short_names: &["pdb"],
+                categories: &[],
+                verbs: READ,
+            },
+            Kind::InferencePool => &ResourceInfo {
+                group: "inference.networking.k8s.io",
+                version: "v1",
+                plural: "inferencepools",
+                singular: "inferencepool",
+                kind: "InferencePool",
+                namespaced: true,
+                short_names: &[],
                 categories: &[],
                 verbs: READ,
             },

@@ -52,7 +52,7 @@ use tokio::net::TcpListener;
 use tokio::sync::watch as signal;
 use tokio::task::JoinHandle;
 
-pub use cluster::{ClusterConfig, Denial};
+pub use cluster::{ClusterConfig, Denial, ModelRouting};
 pub use faults::{Fault, FaultRule, RecordedRequest};
 pub use lifecycle::Timings;
 

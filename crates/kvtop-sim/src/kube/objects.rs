@@ -7,7 +7,6 @@ use serde_json::{Value, json};
 use crate::SimVersion;
 use crate::fleet::{CONTAINER, EngineSpec, ModelSpec, Scenario};
 use crate::logs::vllm_release;
-use kvtop_core::kube_model::DEFAULT_ROUTING_LABEL;
 
 /// Label every simulated vLLM pod carries (and the default discovery selectors include).
 pub const APP_LABEL: (&str, &str) = ("app.kubernetes.io/name", "vllm");
@@ -70,15 +69,25 @@ pub(crate) fn selector_labels(model: &ModelSpec) -> Value {
     })
 }
 
-/// Labels of a model's pod template: the selector labels, the component label and the
-/// routing label.
+/// Labels of a model's pod template: the selector labels and the component label.
 pub(crate) fn template_labels(model: &ModelSpec) -> Value {
     json!({
         APP_LABEL.0: APP_LABEL.1,
         COMPONENT_LABEL.0: COMPONENT_LABEL.1,
         MODEL_LABEL: model_label(model),
-        DEFAULT_ROUTING_LABEL: "true",
     })
+}
+
+/// Labels a model's Service (or InferencePool) selects: the ReplicaSet's selector labels and
+/// the component label. production-stack labels its engine pods
+/// `app.kubernetes.io/component: serving-engine` and its Services select engines by labels
+/// beyond the Deployment's own selector; the component label is such a label here, so the
+/// Service requires one label the ReplicaSet does not, and removing it takes the pod out of
+/// routing while it stays owned (the shape kvtop's drain looks for on a real cluster).
+pub(crate) fn routing_labels(model: &ModelSpec) -> Value {
+    let mut labels = selector_labels(model);
+    labels[COMPONENT_LABEL.0] = COMPONENT_LABEL.1.into();
+    labels
 }
 
 /// What differs between the simulated engines' containers.
@@ -300,10 +309,8 @@ pub fn pod(meta: Value, labels: Value, owner_ref: Value, container: Value) -> Va
     })
 }
 
-/// A model's Service: it selects the model's pods that carry the routing label.
-pub fn service(model: &ModelSpec, meta: Value, cluster_ip: &str) -> Value {
-    let mut selector = selector_labels(model);
-    selector[DEFAULT_ROUTING_LABEL] = "true".into();
+/// A model's Service selecting `selector`.
+pub fn service(meta: Value, cluster_ip: &str, selector: Value) -> Value {
     json!({
         "apiVersion": "v1",
         "kind": "Service",
@@ -315,6 +322,21 @@ pub fn service(model: &ModelSpec, meta: Value, cluster_ip: &str) -> Value {
             "selector": selector,
             "ports": [{"name": "http", "port": 8000, "protocol": "TCP", "targetPort": "http"}],
             "sessionAffinity": "None"
+        }
+    })
+}
+
+/// A model's Gateway API Inference Extension pool (v1): its pods that carry `selector`, on
+/// the engines' port, picked by an endpoint picker named after the Deployment.
+pub fn inference_pool(deployment: &str, meta: Value, selector: Value) -> Value {
+    json!({
+        "apiVersion": "inference.networking.k8s.io/v1",
+        "kind": "InferencePool",
+        "metadata": meta,
+        "spec": {
+            "selector": {"matchLabels": selector},
+            "targetPorts": [{"number": 8000}],
+            "endpointPickerRef": {"name": format!("{deployment}-epp"), "port": {"number": 9002}}
         }
     })
 }
@@ -473,10 +495,17 @@ mod tests {
             c
         )));
         assert!(parses::<Service>(&service(
-            &LLAMA_8B,
             m.clone(),
-            "10.96.0.10"
+            "10.96.0.10",
+            routing_labels(&LLAMA_8B)
         )));
+        let pool = inference_pool("vllm-llama-8b", m.clone(), routing_labels(&LLAMA_8B));
+        let read = kvtop_core::kube_model::InferencePool::from_json(&pool);
+        assert_eq!(
+            read.map(|p| p.selector.len()),
+            Some(3),
+            "kvtop reads the pool's matchLabels"
+        );
         assert!(parses::<HorizontalPodAutoscaler>(&hpa(
             "vllm-llama-8b",
             m.clone(),

@@ -10,7 +10,6 @@ use crate::fleet::CONTAINER;
 use crate::kube::engines::EngineLink;
 use crate::kube::objects::{self, HPA_METRIC, HPA_WAITING_TARGET, Involved, PDB_MIN_AVAILABLE};
 use crate::logs;
-use kvtop_core::kube_model::DEFAULT_ROUTING_LABEL;
 
 /// The HPA algorithm's tolerance: no change while the ratio is within 10 % of 1.
 const HPA_TOLERANCE: f64 = 0.1;
@@ -33,7 +32,7 @@ impl Cluster {
         self.roll_out(now, engines);
         self.refresh_pods(now, engines);
         self.refresh_controllers(now);
-        self.refresh_endpoint_slices(now);
+        self.refresh_routing(now, engines);
         if now >= self.next_hpa {
             self.evaluate_hpas(now, engines);
             self.next_hpa = now + self.cfg.hpa_period;
@@ -244,11 +243,12 @@ impl Cluster {
             return;
         }
         let startup = self.startup_lines(index, started);
+        let routed = self.selected_by_a_route(&pod.obj);
         let Some(pod) = self.pods.get_mut(index) else {
             return;
         };
-        let routed = pod.obj["metadata"]["labels"][DEFAULT_ROUTING_LABEL] == "true";
         pod.engine_up = true;
+        pod.routed = Some(routed);
         if let Some((from, instance)) = engines.start(pod.engine, started, ready, now, routed) {
             pod.engine_log = Some(EngineLog {
                 from,

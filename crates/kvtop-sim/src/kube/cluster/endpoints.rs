@@ -49,7 +49,7 @@ fn resolve_ports(service: &Value, pod: &Value) -> Vec<ResolvedPort> {
         .collect()
 }
 
-fn selector_of(service: &Value) -> Option<LabelSelector> {
+pub(super) fn selector_of(service: &Value) -> Option<LabelSelector> {
     let selector = service["spec"]["selector"].as_object()?;
     let text: Vec<String> = selector
         .iter()
@@ -58,7 +58,7 @@ fn selector_of(service: &Value) -> Option<LabelSelector> {
     LabelSelector::parse(&text.join(",")).ok()
 }
 
-fn is_ready(pod: &Value) -> bool {
+pub(super) fn is_ready(pod: &Value) -> bool {
     pod["status"]["conditions"]
         .as_array()
         .into_iter()

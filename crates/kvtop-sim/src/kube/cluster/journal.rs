@@ -206,6 +206,7 @@ impl Cluster {
             Kind::ReplicaSet => self.replica_sets.get_mut(index).map(|(_, _, rs)| rs),
             Kind::Hpa => self.hpas.get_mut(index),
             Kind::Pdb => self.pdbs.get_mut(index),
+            Kind::InferencePool => self.pools.get_mut(index),
         }
     }
 }

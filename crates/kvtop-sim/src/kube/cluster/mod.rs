@@ -4,9 +4,11 @@
 //! [`EngineLink`].
 //!
 //! Layout: one Deployment per model (its pods are the engines serving that model), each with a
-//! ReplicaSet per pod-template hash, a Service selecting the pods that carry the routing label,
-//! an HPA and a PDB; one node per 8 GPUs. Every engine is one pod; deleting, evicting or rolling
-//! a pod replaces it with a new pod (new name) on the same engine, whose process restarts.
+//! ReplicaSet per pod-template hash, a Service selecting its pods by the ReplicaSet's labels and
+//! the component label (or an InferencePool, see [`ModelRouting`]), an HPA and a PDB; one node
+//! per 8 GPUs. Every engine is one pod; deleting, evicting or rolling a pod replaces it with a
+//! new pod (new name) on the same engine, whose process restarts. An engine gets requests only
+//! while its pod is routed: a ready endpoint of a Service or selected by a pool.
 
 mod access;
 mod controllers;
@@ -14,6 +16,7 @@ mod endpoints;
 mod journal;
 mod ops;
 mod pod_status;
+mod routing;
 mod scale;
 
 use std::collections::BTreeMap;
@@ -51,6 +54,21 @@ pub struct ClusterConfig {
     pub log_capacity: usize,
     /// Events kept in the cluster.
     pub event_capacity: usize,
+    /// How each model (by Deployment name) is routed; models not named have a Service.
+    pub routing: BTreeMap<String, ModelRouting>,
+}
+
+/// What sends a model's pods their traffic.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ModelRouting {
+    /// A Service selecting the ReplicaSet's labels and the component label.
+    #[default]
+    Service,
+    /// A Service selecting only labels the ReplicaSet selects on too: taking a pod out of it
+    /// orphans the pod.
+    ServiceOnReplicaSetLabels,
+    /// A Gateway API Inference Extension InferencePool, no Service.
+    InferencePool,
 }
 
 impl Default for ClusterConfig {
@@ -62,6 +80,7 @@ impl Default for ClusterConfig {
             hpa_period: 15.0,
             log_capacity: 2_000,
             event_capacity: 5_000,
+            routing: BTreeMap::new(),
         }
     }
 }
@@ -136,6 +155,8 @@ struct PodRec {
     engine_up: bool,
     /// The pod's lines in its engine's log, once its engine is up.
     engine_log: Option<EngineLog>,
+    /// Whether its engine was last given traffic (`None`: not decided yet).
+    routed: Option<bool>,
     emitted: Emitted,
 }
 
@@ -182,6 +203,8 @@ pub(crate) struct Cluster {
     pdbs: Vec<Value>,
     /// One EndpointSlice per Service, kept in step with its ready pods.
     endpoint_slices: Vec<Value>,
+    /// InferencePools (an endpoint picker serves each: its pods get traffic).
+    pools: Vec<Value>,
     events: Vec<EventRec>,
     denials: Vec<Denial>,
     journal: journal::Journal,
@@ -218,6 +241,7 @@ impl Cluster {
             next_hpa: now,
             pdbs: Vec::new(),
             endpoint_slices: Vec::new(),
+            pools: Vec::new(),
             events: Vec::new(),
             denials: Vec::new(),
             journal: journal::Journal::default(),
@@ -353,12 +377,31 @@ impl Cluster {
 
         let uid = self.next_uid();
         let rv = self.bump();
+        let meta = objects::meta(model.deployment, &ns, &uid, created, rv);
         let cluster_ip = format!("10.96.{}.{}", 10 + index / 250, 10 + index % 250);
-        self.services.push(objects::service(
-            model,
-            objects::meta(model.deployment, &ns, &uid, created, rv),
-            &cluster_ip,
-        ));
+        let routing = self
+            .cfg
+            .routing
+            .get(model.deployment)
+            .copied()
+            .unwrap_or_default();
+        match routing {
+            ModelRouting::Service => self.services.push(objects::service(
+                meta,
+                &cluster_ip,
+                objects::routing_labels(model),
+            )),
+            ModelRouting::ServiceOnReplicaSetLabels => self.services.push(objects::service(
+                meta,
+                &cluster_ip,
+                objects::selector_labels(model),
+            )),
+            ModelRouting::InferencePool => self.pools.push(objects::inference_pool(
+                model.deployment,
+                meta,
+                objects::routing_labels(model),
+            )),
+        }
         let uid = self.next_uid();
         let rv = self.bump();
         let replicas = engines.len();
@@ -459,6 +502,7 @@ impl Cluster {
             startup_logged: false,
             engine_up: false,
             engine_log: None,
+            routed: None,
             emitted: Emitted::default(),
         });
     }
@@ -577,6 +621,7 @@ impl Cluster {
             Kind::Hpa => self.hpas.iter().collect(),
             Kind::Pdb => self.pdbs.iter().collect(),
             Kind::EndpointSlice => self.endpoint_slices.iter().collect(),
+            Kind::InferencePool => self.pools.iter().collect(),
         }
     }
 

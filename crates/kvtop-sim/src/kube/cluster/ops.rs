@@ -11,7 +11,6 @@ use crate::kube::engines::EngineLink;
 use crate::kube::objects::{self, PDB_MIN_AVAILABLE, RESTARTED_AT};
 use crate::kube::patch::{self, PatchError, PatchKind};
 use crate::kube::status::ApiError;
-use kvtop_core::kube_model::DEFAULT_ROUTING_LABEL;
 
 /// `DeleteOptions` the simulation honours.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -110,8 +109,7 @@ impl Cluster {
         if dry_run || next == current {
             return Ok(next);
         }
-        let routed = |v: &Value| v["metadata"]["labels"][DEFAULT_ROUTING_LABEL] == "true";
-        let routing_changed = routed(&current) != routed(&next);
+        let labels_changed = current["metadata"]["labels"] != next["metadata"]["labels"];
         let Some(index) = self.pods.iter().position(|p| pod_name(p) == name) else {
             return Err(ApiError::not_found("pods", name));
         };
@@ -122,10 +120,12 @@ impl Cluster {
         };
         pod.obj = next;
         pod.obj["metadata"]["resourceVersion"] = rv.to_string().into();
-        if routing_changed && pod.engine_up && pod.deleting.is_none() && !pod.crash {
-            engines.set_routed(pod.engine, now, routed(&pod.obj));
+        let patched = pod.obj.clone();
+        if labels_changed {
+            // The EndpointSlice controller and the endpoint pickers react at once here.
+            self.refresh_routing(now, engines);
         }
-        Ok(pod.obj.clone())
+        Ok(patched)
     }
 
     fn patch_node(

@@ -16,6 +16,11 @@ const T0: f64 = 1_750_000_000.0;
 
 /// Four engines (llama 0, 2; qwen 1, 3 with 3 down) and short lifecycle timings.
 fn cluster() -> (Cluster, EngineLink) {
+    cluster_routed(BTreeMap::new())
+}
+
+/// [`cluster`] with models routed as `routing` says.
+fn cluster_routed(routing: BTreeMap<String, ModelRouting>) -> (Cluster, EngineLink) {
     let fleet = plan(4, 8, SimVersion::V1, 9);
     let clock = Arc::new(SimClock::start(1.0));
     let sites: Vec<Arc<EngineSite>> = fleet
@@ -36,6 +41,7 @@ fn cluster() -> (Cluster, EngineLink) {
             crash_after: 20.0,
             terminating: 1.0,
         },
+        routing,
         ..ClusterConfig::default()
     };
     let cluster = Cluster::new(&fleet, &ports, SimVersion::V1, cfg, 1, T0);
@@ -155,7 +161,8 @@ fn removing_the_routing_label_stops_arrivals_and_a_spec_change_is_refused() {
     let pod = c.pods_of(2).first().cloned().unwrap_or_default();
     let before = engines.arrival_rate(2).unwrap_or_default();
     assert!(before > 0.0);
-    let unlabel = json!({"metadata": {"labels": {"kvtop.dev/serving": null}}});
+    // The Service requires the component label; the ReplicaSet does not.
+    let unlabel = json!({"metadata": {"labels": {"app.kubernetes.io/component": null}}});
     let patched = c.patch(
         Kind::Pod,
         Some("llm"),
@@ -180,7 +187,8 @@ fn removing_the_routing_label_stops_arrivals_and_a_spec_change_is_refused() {
         &engines,
     );
     assert!(matches!(refused, Err(ref e) if e.code == 422));
-    let relabel = json!({"metadata": {"labels": {"kvtop.dev/serving": "true"}}});
+    let relabel =
+        json!({"metadata": {"labels": {"app.kubernetes.io/component": "serving-engine"}}});
     assert!(
         c.patch(
             Kind::Pod,
@@ -195,6 +203,69 @@ fn removing_the_routing_label_stops_arrivals_and_a_spec_change_is_refused() {
         .is_ok()
     );
     assert_eq!(engines.arrival_rate(2), Some(before));
+}
+
+#[test]
+fn a_model_routed_through_an_inference_pool_has_no_service_and_its_labels_decide_traffic() {
+    let routing = BTreeMap::from([("vllm-llama-8b".to_owned(), ModelRouting::InferencePool)]);
+    let (mut c, engines) = cluster_routed(routing);
+    c.tick(T0, &engines);
+    let (l, f) = everything();
+    let pools = c
+        .list(Kind::InferencePool, Some("llm"), &l, &f, None, None)
+        .unwrap_or_default();
+    assert_eq!(pools["kind"], "InferencePoolList");
+    assert_eq!(pools["items"][0]["metadata"]["name"], "vllm-llama-8b");
+    assert!(c.get(Kind::Service, Some("llm"), "vllm-llama-8b").is_err());
+    let pod = c.pods_of(2).first().cloned().unwrap_or_default();
+    let before = engines.arrival_rate(2).unwrap_or_default();
+    assert!(before > 0.0, "the pool's endpoint picker sends it requests");
+    let unlabel = json!({"metadata": {"labels": {"model": null}}});
+    let patched = c.patch(
+        Kind::Pod,
+        Some("llm"),
+        &pod,
+        PatchKind::Merge,
+        &unlabel,
+        false,
+        T0,
+        &engines,
+    );
+    assert!(patched.is_ok());
+    assert_eq!(engines.arrival_rate(2), Some(0.0));
+}
+
+#[test]
+fn a_service_on_the_replica_set_labels_routes_like_any_service() {
+    let routing = BTreeMap::from([(
+        "vllm-llama-8b".to_owned(),
+        ModelRouting::ServiceOnReplicaSetLabels,
+    )]);
+    let (mut c, engines) = cluster_routed(routing);
+    c.tick(T0, &engines);
+    let service = c
+        .get(Kind::Service, Some("llm"), "vllm-llama-8b")
+        .unwrap_or_default();
+    assert_eq!(
+        service["spec"]["selector"],
+        json!({"app.kubernetes.io/name": "vllm", "model": "llama-8b"})
+    );
+    assert!(engines.arrival_rate(2).unwrap_or_default() > 0.0);
+    // The component label is no Service's business here: removing it changes nothing.
+    let pod = c.pods_of(2).first().cloned().unwrap_or_default();
+    let unlabel = json!({"metadata": {"labels": {"app.kubernetes.io/component": null}}});
+    let patched = c.patch(
+        Kind::Pod,
+        Some("llm"),
+        &pod,
+        PatchKind::Merge,
+        &unlabel,
+        false,
+        T0,
+        &engines,
+    );
+    assert!(patched.is_ok());
+    assert!(engines.arrival_rate(2).unwrap_or_default() > 0.0);
 }
 
 #[test]

@@ -235,6 +235,9 @@ pub(super) const PDB_COLUMNS: &[Column] = &[
     AGE,
 ];
 
+/// A custom resource without printer columns: what the API server prints for any CRD.
+const CUSTOM_RESOURCE_COLUMNS: &[Column] = &[NAME, AGE];
+
 pub(super) fn columns(kind: Kind) -> &'static [Column] {
     match kind {
         Kind::Pod => POD_COLUMNS,
@@ -247,5 +250,6 @@ pub(super) fn columns(kind: Kind) -> &'static [Column] {
         Kind::ReplicaSet => REPLICA_SET_COLUMNS,
         Kind::Hpa => HPA_COLUMNS,
         Kind::Pdb => PDB_COLUMNS,
+        Kind::InferencePool => CUSTOM_RESOURCE_COLUMNS,
     }
 }

@@ -443,7 +443,9 @@ fn namespaces_services_and_endpoint_slices() {
             json!("<none>"),
             json!("8000/TCP"),
             json!("24h"),
-            json!("app.kubernetes.io/name=vllm,kvtop.dev/serving=true,model=llama-8b")
+            json!(
+                "app.kubernetes.io/component=serving-engine,app.kubernetes.io/name=vllm,model=llama-8b"
+            )
         ]
     );
     let lb = json!({"metadata": {"name": "lb"}, "spec": {"type": "LoadBalancer", "clusterIPs": ["10.0.0.1"],
