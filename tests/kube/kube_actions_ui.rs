@@ -307,6 +307,7 @@ async fn read_only_offers_nothing_and_sends_no_change() {
             id: 7,
             request: Box::new(request),
             dry_run: false,
+            on_timeout: kvtop::actions::OnTimeout::Stop,
         });
         assert!(asked.is_none());
         let event = tokio::time::timeout(PATIENCE, c.events.recv())
@@ -421,7 +422,7 @@ async fn quitting_mid_run_leaves_an_interrupted_line_with_the_steps_done() {
         app.actions.run.as_ref().is_some_and(|r| r.step == Some(0))
     })
     .await;
-    c.runner.shutdown();
+    c.runner.shutdown().await;
     let audit = c.audit_lines();
     assert_eq!(audit.len(), 1, "{audit:?}");
     assert_eq!(audit[0]["result"], "interrupted");
@@ -500,6 +501,8 @@ fn the_plan_screen_at_80x24() {
             via_proxy: false,
         },
         dry_run: false,
+        overriding: false,
+        on_timeout: kvtop::actions::OnTimeout::Stop,
         plan: PlanState::Ready(Box::new(plan)),
         focus: PlanButton::Cancel,
         typed: "vllm-llama".into(),

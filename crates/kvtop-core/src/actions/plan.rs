@@ -22,6 +22,8 @@ pub enum ActionKind {
     Uncordon,
     /// Cordon a node and evict every pod on it that no DaemonSet owns.
     DrainNode,
+    /// Put a drained pod back into routing: re-add the labels its drain removed.
+    Undrain,
 }
 
 impl ActionKind {
@@ -34,13 +36,14 @@ impl ActionKind {
             ActionKind::Cordon => "cordon",
             ActionKind::Uncordon => "uncordon",
             ActionKind::DrainNode => "drain-node",
+            ActionKind::Undrain => "undrain",
         }
     }
 
     /// What the target is: `pod`, `deployment` or `node`.
     pub fn target_kind(self) -> &'static str {
         match self {
-            ActionKind::DrainPod | ActionKind::RestartPod => "pod",
+            ActionKind::DrainPod | ActionKind::RestartPod | ActionKind::Undrain => "pod",
             ActionKind::RolloutRestart => "deployment",
             ActionKind::Cordon | ActionKind::Uncordon | ActionKind::DrainNode => "node",
         }
@@ -49,6 +52,40 @@ impl ActionKind {
 
 /// The annotation `kubectl rollout restart` sets on a Deployment's pod template.
 pub const RESTARTED_AT_ANNOTATION: &str = "kubectl.kubernetes.io/restartedAt";
+
+/// The pod annotation a drain writes with the labels it removed (a JSON object of label to
+/// value), so that `kvtop undrain` can put them back from any machine, even once the removal
+/// orphaned the pod from its ReplicaSet (whose template then no longer describes it).
+pub const DRAINED_LABELS_ANNOTATION: &str = "kvtop.dev/drained-labels";
+
+/// What the drain does when its wait ends with requests still in flight.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum OnTimeout {
+    /// Put routing back and stop: no request is cut short (the default).
+    #[default]
+    Stop,
+    /// Evict anyway: the pod's grace period covers what is left.
+    Evict,
+}
+
+impl OnTimeout {
+    /// `stop` or `evict`, as `--on-timeout` spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            OnTimeout::Stop => "stop",
+            OnTimeout::Evict => "evict",
+        }
+    }
+
+    /// What the plan's wait step adds to its description.
+    fn then(self) -> &'static str {
+        match self {
+            OnTimeout::Stop => "; still busy then: restore routing and stop",
+            OnTimeout::Evict => "; still busy then: evict anyway",
+        }
+    }
+}
 
 /// The operator's settings that shape a plan.
 #[derive(Debug, Clone, PartialEq)]
@@ -66,6 +103,8 @@ pub struct Policy {
     pub drain_timeout_s: f64,
     /// Send every mutation as a server-side dry run.
     pub dry_run: bool,
+    /// What a drain does when its wait ends with requests in flight.
+    pub on_timeout: OnTimeout,
 }
 
 impl Default for Policy {
@@ -77,6 +116,7 @@ impl Default for Policy {
             protected: false,
             drain_timeout_s: 120.0,
             dry_run: false,
+            on_timeout: OnTimeout::Stop,
         }
     }
 }
@@ -102,6 +142,8 @@ pub enum StepOp {
         namespace: String,
         pod: String,
         label: String,
+        /// Its value before the drain, which a rollback or `undrain` puts back.
+        value: String,
     },
     /// Poll the engine until nothing is running or waiting, at most `timeout_s`.
     WaitIdle {
@@ -121,6 +163,12 @@ pub enum StepOp {
     },
     /// Set the node's `spec.unschedulable`.
     SetUnschedulable { node: String, unschedulable: bool },
+    /// Merge-patch labels back onto a drained pod and drop [`DRAINED_LABELS_ANNOTATION`].
+    RestoreLabels {
+        namespace: String,
+        pod: String,
+        labels: Vec<(String, String)>,
+    },
 }
 
 impl StepOp {
@@ -170,7 +218,7 @@ pub struct Guard {
 }
 
 impl Guard {
-    fn pass(name: &str, reason: String) -> Guard {
+    pub(crate) fn pass(name: &str, reason: String) -> Guard {
         Guard {
             name: name.to_owned(),
             passed: true,
@@ -179,7 +227,7 @@ impl Guard {
         }
     }
 
-    fn fail(name: &str, reason: String, overridable: bool) -> Guard {
+    pub(crate) fn fail(name: &str, reason: String, overridable: bool) -> Guard {
         Guard {
             name: name.to_owned(),
             passed: false,
@@ -202,6 +250,12 @@ pub struct Plan {
     /// The operator must type the target's name (protected context, or a guard to override).
     pub requires_typed_name: bool,
     pub dry_run: bool,
+    /// The context is protected: typing the name confirms (it never overrides a guard).
+    pub protected: bool,
+    /// What a drain does when its wait ends with requests in flight.
+    pub on_timeout: OnTimeout,
+    /// Reads the guards depend on (e.g. the PodDisruptionBudgets), for the RBAC preflight.
+    pub reads: Vec<Access>,
 }
 
 /// The answer of one access review: the step it was for, and whether it is allowed (with the
@@ -224,6 +278,9 @@ impl Plan {
             guards: Vec::new(),
             requires_typed_name: false,
             dry_run: false,
+            protected: false,
+            on_timeout: OnTimeout::Stop,
+            reads: Vec::new(),
         }
     }
 
@@ -240,10 +297,50 @@ impl Plan {
         self.guards.iter().any(|g| !g.passed && g.overridable)
     }
 
-    /// The distinct access checks the steps need, in step order.
+    /// Add a guard decided after the plan (from objects read beside the target).
+    pub fn add_guard(&mut self, guard: Guard) {
+        self.guards.push(guard);
+        self.requires_typed_name = self.protected || self.has_overridable_failure();
+    }
+
+    /// The labels to put back for the routing removals among steps `..end` (0-based, end
+    /// excluded), one entry per pod; nothing for a dry run, which changed nothing.
+    pub fn routing_to_restore(&self, end: usize) -> Vec<(String, String, Vec<(String, String)>)> {
+        let mut out: Vec<(String, String, Vec<(String, String)>)> = Vec::new();
+        if self.dry_run {
+            return out;
+        }
+        for step in self.steps.iter().take(end) {
+            if let StepOp::RemoveLabel {
+                namespace,
+                pod,
+                label,
+                value,
+            } = &step.op
+            {
+                let entry = (label.clone(), value.clone());
+                match out
+                    .iter_mut()
+                    .find(|(ns, name, _)| ns == namespace && name == pod)
+                {
+                    Some((_, _, labels)) => labels.push(entry),
+                    None => out.push((namespace.clone(), pod.clone(), vec![entry])),
+                }
+            }
+        }
+        out
+    }
+
+    /// The distinct access checks the steps need, in step order, then the guards' reads.
     pub fn accesses(&self) -> Vec<Access> {
         let mut out: Vec<Access> = Vec::new();
-        for access in self.steps.iter().filter_map(|s| s.access.as_ref()) {
+        let reads = self.reads.iter();
+        for access in self
+            .steps
+            .iter()
+            .filter_map(|s| s.access.as_ref())
+            .chain(reads)
+        {
             if !out.contains(access) {
                 out.push(access.clone());
             }
@@ -298,7 +395,7 @@ impl Plan {
         for g in &self.guards {
             let mark = match (g.passed, g.overridable) {
                 (true, _) => "ok     ",
-                (false, true) => "REFUSED (override by typing the name)",
+                (false, true) => "REFUSED (overridable: --override)",
                 (false, false) => "REFUSED",
             };
             out.push_str(&format!("  {mark} {}: {}\n", g.name, g.reason));
@@ -308,8 +405,19 @@ impl Plan {
 
     fn finish(mut self, policy: &Policy) -> Plan {
         self.dry_run = policy.dry_run;
+        self.protected = policy.protected;
+        self.on_timeout = policy.on_timeout;
         for step in &mut self.steps {
             step.dry_run = policy.dry_run && step.op.mutates();
+            match step.op {
+                StepOp::WaitIdle { .. } => step.body.push_str(policy.on_timeout.then()),
+                // The executor records what it removed on the pod itself, for undrain.
+                StepOp::RemoveLabel { .. } => {
+                    step.body
+                        .push_str(&format!(" + annotation {DRAINED_LABELS_ANNOTATION}"));
+                }
+                _ => {}
+            }
         }
         if policy.read_only {
             self.guards.push(Guard::fail(
@@ -414,8 +522,10 @@ fn group_of(pod: &PodInfo) -> Option<(String, String)> {
     })
 }
 
+/// Ready, not terminating, and receiving traffic: a pod already out of routing serves nothing,
+/// so two drains in a row cannot both count the other's pod.
 fn counts_as_ready(pod: &PodInfo) -> bool {
-    pod.ready && !pod.terminating
+    pod.ready && !pod.terminating && pod.routed != Some(false)
 }
 
 /// The min-ready guard for taking `leaving` (ready pods among them) out of their groups.
@@ -501,6 +611,12 @@ pub fn plan_pod(
                     namespace: ns.to_owned(),
                     pod: name.to_owned(),
                     label: policy.routing_label.clone(),
+                    value: pod
+                        .labels
+                        .iter()
+                        .find(|(k, _)| *k == policy.routing_label)
+                        .map(|(_, v)| v.clone())
+                        .unwrap_or_default(),
                 },
                 access: Some(pod_access("patch", None, ns, name)),
             });
@@ -655,6 +771,63 @@ pub fn plan_drain_node(
         ));
     }
     plan.guards.extend(replica_guards(&leaving, all, policy));
+    plan.finish(policy)
+}
+
+/// Put a drained pod back into routing: re-add `drained` (the labels its drain removed, read
+/// from its [`DRAINED_LABELS_ANNOTATION`]) and drop the annotation.
+pub fn plan_undrain(pod: &PodInfo, drained: &[(String, String)], policy: &Policy) -> Plan {
+    let ns = pod.key.namespace.as_str();
+    let name = pod.key.name.as_str();
+    let mut plan = Plan::new(ActionKind::Undrain, &pod.key.context, Some(ns), name);
+    let missing: Vec<(String, String)> = drained
+        .iter()
+        .filter(|(k, v)| !pod.labels.iter().any(|(pk, pv)| pk == k && pv == v))
+        .cloned()
+        .collect();
+    let labels = drained
+        .iter()
+        .map(|(k, v)| format!("\"{k}\":\"{v}\""))
+        .collect::<Vec<_>>()
+        .join(",");
+    plan.steps.push(ApiStep {
+        verb: "PATCH".into(),
+        path: pod_path(ns, name),
+        body: format!(
+            "{{\"metadata\":{{\"labels\":{{{labels}}},\"annotations\":{{\"{DRAINED_LABELS_ANNOTATION}\":null}}}}}}"
+        ),
+        dry_run: false,
+        op: StepOp::RestoreLabels {
+            namespace: ns.to_owned(),
+            pod: name.to_owned(),
+            labels: drained.to_vec(),
+        },
+        access: Some(pod_access("patch", None, ns, name)),
+    });
+    plan.guards.push(if drained.is_empty() {
+        Guard::fail(
+            "drained",
+            format!(
+                "the pod has no {DRAINED_LABELS_ANNOTATION} annotation: no kvtop drain removed its routing (or it was restored already)"
+            ),
+            false,
+        )
+    } else if missing.is_empty() {
+        Guard::pass(
+            "drained",
+            "its labels are back already: the patch only drops the annotation".into(),
+        )
+    } else {
+        let text: Vec<String> = missing.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        Guard::pass("drained", format!("re-adds {}", text.join(", ")))
+    });
+    if pod.terminating {
+        plan.guards.push(Guard::fail(
+            "terminating",
+            "the pod is terminating: it cannot serve again".into(),
+            false,
+        ));
+    }
     plan.finish(policy)
 }
 
