@@ -409,14 +409,8 @@ impl Plan {
         self.on_timeout = policy.on_timeout;
         for step in &mut self.steps {
             step.dry_run = policy.dry_run && step.op.mutates();
-            match step.op {
-                StepOp::WaitIdle { .. } => step.body.push_str(policy.on_timeout.then()),
-                // The executor records what it removed on the pod itself, for undrain.
-                StepOp::RemoveLabel { .. } => {
-                    step.body
-                        .push_str(&format!(" + annotation {DRAINED_LABELS_ANNOTATION}"));
-                }
-                _ => {}
+            if matches!(step.op, StepOp::WaitIdle { .. }) {
+                step.body.push_str(policy.on_timeout.then());
             }
         }
         if policy.read_only {
