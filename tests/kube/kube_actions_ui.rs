@@ -437,6 +437,43 @@ async fn quitting_mid_run_leaves_an_interrupted_line_with_the_steps_done() {
     assert_eq!(c.audit_lines().len(), 1);
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn quitting_after_routing_was_removed_puts_it_back() {
+    let mut c = Console::start(settings()).await;
+    let pod = c.first_pod(2);
+    c.select(&pod);
+    // Every eviction is refused: the run stays in step 3, retrying, until the console quits.
+    c.kube
+        .inject(FaultRule::new("/eviction", Fault::Status(429)).method("POST"));
+    c.press(KeyCode::Char('D'));
+    c.until("the plan", plan_ready).await;
+    c.press(KeyCode::Tab);
+    c.press(KeyCode::Enter);
+    c.until("the eviction step", |app| {
+        app.actions.run.as_ref().is_some_and(|r| r.step == Some(2))
+    })
+    .await;
+    c.runner.shutdown().await;
+    let audit = c.audit_lines();
+    assert_eq!(audit.len(), 1, "{audit:?}");
+    assert_eq!(audit[0]["result"], "interrupted");
+    let restored = audit[0]["rollback"]["restored"][0]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        restored.contains(&format!("re-added kvtop.dev/serving=true to llm/{pod}")),
+        "{audit:?}"
+    );
+    let patches: Vec<RecordedRequest> = c
+        .mutations()
+        .into_iter()
+        .filter(|r| r.method == "PATCH")
+        .collect();
+    assert_eq!(patches.len(), 2, "{patches:?}");
+    assert!(patches[1].body.contains("\"kvtop.dev/serving\":\"true\""));
+    assert!(c.kube.pods_of(2).contains(&pod));
+}
+
 /// The plan screen of a drain that would take a Deployment's last ready replica, at 80×24 in
 /// `mono`: numbered calls, guards marked in words, the name to type, Cancel focused.
 #[test]
