@@ -275,8 +275,8 @@ pub struct ExecError {
     pub error: StepError,
     /// What had been done before it.
     pub done: Vec<String>,
-    /// The routing put back because an earlier step had removed it.
-    pub rollback: Option<Rollback>,
+    /// The routing put back because an earlier step had removed it (boxed: rarely there).
+    pub rollback: Option<Box<Rollback>>,
 }
 
 /// Run the plan's steps in order. `in_flight` reads the engine's running + waiting requests
@@ -453,7 +453,9 @@ where
                 done.push(line);
             }
             Err(error) => {
-                let rollback = restore_routing(cluster, plan, index, limit, progress).await;
+                let rollback = restore_routing(cluster, plan, index, limit, progress)
+                    .await
+                    .map(Box::new);
                 return Err(ExecError {
                     step: index,
                     error,
@@ -512,7 +514,8 @@ pub async fn restore_routing(
         return None;
     }
     let mut rollback = Rollback::default();
-    for (namespace, pod, labels) in pods {
+    for removed in pods {
+        let (namespace, pod, labels) = (removed.namespace, removed.pod, removed.labels);
         let api: Api<Pod> = Api::namespaced(cluster.client.clone(), &namespace);
         let current = ApiCall::new("get", "pods")
             .namespace(Some(&namespace))

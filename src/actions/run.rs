@@ -228,7 +228,7 @@ impl Run {
                 let mut record = AuditRecord::new(&plan, &who, now_rfc3339(), AuditResult::Error);
                 record.detail = failure.failed.done.clone();
                 record.error = Some(failure.to_string());
-                record.rollback = failure.failed.rollback.clone();
+                record.rollback = failure.failed.rollback.as_deref().cloned();
                 (record, Err(failure))
             }
         };
@@ -260,7 +260,8 @@ impl Run {
             record.rollback = Some(Rollback {
                 failed: left
                     .iter()
-                    .map(|(ns, pod, _)| {
+                    .map(|removed| {
+                        let (ns, pod) = (&removed.namespace, &removed.pod);
                         format!(
                             "routing NOT restored on {ns}/{pod}: kvtop stopped before it could; run kvtop undrain {pod} -n {ns}"
                         )

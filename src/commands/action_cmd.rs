@@ -277,7 +277,7 @@ async fn run_plan(
                 }
                 Err(failure) => {
                     eprintln!("kvtop: {failure}");
-                    print_rollback(failure.failed.rollback.as_ref());
+                    print_rollback(failure.failed.rollback.as_deref());
                     match failure.failed.error {
                         StepError::StillBusy(_) => EXIT_STILL_BUSY,
                         StepError::Api(_) => EXIT_API_ERROR,

@@ -258,6 +258,14 @@ pub struct Plan {
     pub reads: Vec<Access>,
 }
 
+/// The routing labels a drain removed from one pod, with their values.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RemovedRouting {
+    pub namespace: String,
+    pub pod: String,
+    pub labels: Vec<(String, String)>,
+}
+
 /// The answer of one access review: the step it was for, and whether it is allowed (with the
 /// API's reason when it is not).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -305,8 +313,8 @@ impl Plan {
 
     /// The labels to put back for the routing removals among steps `..end` (0-based, end
     /// excluded), one entry per pod; nothing for a dry run, which changed nothing.
-    pub fn routing_to_restore(&self, end: usize) -> Vec<(String, String, Vec<(String, String)>)> {
-        let mut out: Vec<(String, String, Vec<(String, String)>)> = Vec::new();
+    pub fn routing_to_restore(&self, end: usize) -> Vec<RemovedRouting> {
+        let mut out: Vec<RemovedRouting> = Vec::new();
         if self.dry_run {
             return out;
         }
@@ -321,10 +329,14 @@ impl Plan {
                 let entry = (label.clone(), value.clone());
                 match out
                     .iter_mut()
-                    .find(|(ns, name, _)| ns == namespace && name == pod)
+                    .find(|r| r.namespace == *namespace && r.pod == *pod)
                 {
-                    Some((_, _, labels)) => labels.push(entry),
-                    None => out.push((namespace.clone(), pod.clone(), vec![entry])),
+                    Some(removed) => removed.labels.push(entry),
+                    None => out.push(RemovedRouting {
+                        namespace: namespace.clone(),
+                        pod: pod.clone(),
+                        labels: vec![entry],
+                    }),
                 }
             }
         }

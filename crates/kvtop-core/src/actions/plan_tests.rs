@@ -384,11 +384,11 @@ fn only_the_removals_reached_are_rolled_back_and_a_dry_run_has_none() {
         &Policy::default(),
     );
     assert!(plan.routing_to_restore(0).is_empty());
-    let expected = vec![(
-        "llm".to_owned(),
-        "a".to_owned(),
-        vec![("kvtop.dev/serving".to_owned(), "true".to_owned())],
-    )];
+    let expected = vec![RemovedRouting {
+        namespace: "llm".to_owned(),
+        pod: "a".to_owned(),
+        labels: vec![("kvtop.dev/serving".to_owned(), "true".to_owned())],
+    }];
     assert_eq!(plan.routing_to_restore(1), expected);
     assert_eq!(plan.routing_to_restore(plan.steps.len()), expected);
     let dry = Policy {
