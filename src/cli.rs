@@ -114,6 +114,8 @@ pub enum CliCommand {
     },
     /// Drain a vLLM pod: remove its routing label, wait for in-flight requests, evict it.
     Drain(ActionArgs),
+    /// Put a drained pod back into routing (the labels its drain removed, recorded on the pod).
+    Undrain(ActionArgs),
     /// Restart a pod by deleting it (its controller recreates it).
     Restart(ActionArgs),
     /// Restart a Deployment's pods one at a time (like `kubectl rollout restart`).
@@ -265,8 +267,9 @@ impl SimulatedCheckArgs {
 /// Flags of the Kubernetes actions (`-n`, `--context`, `--kubeconfig` and `--read-only` are
 /// global).
 ///
-/// The plan is printed first; it runs only with `--confirm` naming the target. Exit codes:
-/// 0 done, 1 API error, 2 refused (guard, RBAC, read-only), 4 plan printed, not confirmed.
+/// The plan is printed first; it runs only with `--confirm` naming the target (a `--dry-run`
+/// runs without it: nothing changes). Exit codes: 0 done, 1 API error, 2 refused (guard, RBAC,
+/// read-only), 4 plan printed, not confirmed, 5 a drain stopped with requests in flight.
 #[derive(Debug, Args, Clone)]
 pub struct ActionArgs {
     /// The pod, Deployment or node.
@@ -274,12 +277,17 @@ pub struct ActionArgs {
     /// Send every change as a server-side dry run (`dryRun=All`).
     #[arg(long)]
     pub dry_run: bool,
-    /// Run the plan: must equal the target's name.
+    /// Run the plan: must equal the target's name. Confirming never overrides a guard.
     #[arg(long, value_name = "NAME")]
     pub confirm: Option<String>,
-    /// Act despite a failed min-ready or controller guard (with --confirm).
+    /// Act despite a failed guard that may be overridden (min-ready, controller, a
+    /// PodDisruptionBudget a delete bypasses); needs --confirm. Audited as `override: true`.
     #[arg(long = "override")]
     pub override_guards: bool,
+    /// What a drain does when its wait ends with requests still in flight: `stop` (put
+    /// routing back, exit 5) or `evict` anyway.
+    #[arg(long, value_enum, default_value_t = OnTimeoutChoice::Stop)]
+    pub on_timeout: OnTimeoutChoice,
     /// Fewest ready replicas an action may leave in a Deployment (default: the config's
     /// `kubernetes.min_ready`, 1).
     #[arg(long, value_name = "N")]
@@ -294,6 +302,22 @@ pub struct ActionArgs {
     /// Audit log file (default: audit.jsonl in the state directory).
     #[arg(long, value_name = "FILE")]
     pub audit_log: Option<PathBuf>,
+}
+
+/// `--on-timeout`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum OnTimeoutChoice {
+    Stop,
+    Evict,
+}
+
+impl From<OnTimeoutChoice> for kvtop_core::actions::OnTimeout {
+    fn from(choice: OnTimeoutChoice) -> Self {
+        match choice {
+            OnTimeoutChoice::Stop => kvtop_core::actions::OnTimeout::Stop,
+            OnTimeoutChoice::Evict => kvtop_core::actions::OnTimeout::Evict,
+        }
+    }
 }
 
 #[derive(Debug, Subcommand)]

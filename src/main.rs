@@ -20,6 +20,9 @@ fn main() -> ExitCode {
         CliCommand::Drain(args) => {
             commands::action_cmd::run(ActionKind::DrainPod, args, &cli.global)
         }
+        CliCommand::Undrain(args) => {
+            commands::action_cmd::run(ActionKind::Undrain, args, &cli.global)
+        }
         CliCommand::Restart(args) => {
             commands::action_cmd::run(ActionKind::RestartPod, args, &cli.global)
         }

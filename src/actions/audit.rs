@@ -6,6 +6,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use super::identity::{Identity, UserSource};
 use super::plan::Plan;
 
 /// File name of the audit log in the state directory.
@@ -25,13 +26,54 @@ pub enum AuditResult {
     Interrupted,
 }
 
+/// Who made an attempt, and whether they overrode a failed guard.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Attribution {
+    pub identity: Identity,
+    /// A failed guard was overridden (`--override`, or the console's override).
+    pub overridden: bool,
+}
+
+/// What a rollback put back after a failure or an interruption.
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize)]
+pub struct Rollback {
+    /// One line per pod whose routing was put back.
+    pub restored: Vec<String>,
+    /// One line per pod gone or terminating meanwhile, left as it is.
+    pub skipped: Vec<String>,
+    /// One line per pod it could not be put back on, with why.
+    pub failed: Vec<String>,
+}
+
+impl Rollback {
+    pub fn is_empty(&self) -> bool {
+        self.restored.is_empty() && self.skipped.is_empty() && self.failed.is_empty()
+    }
+
+    /// Every line, the failures first.
+    pub fn lines(&self) -> Vec<String> {
+        self.failed
+            .iter()
+            .chain(&self.skipped)
+            .chain(&self.restored)
+            .cloned()
+            .collect()
+    }
+}
+
 /// One line of the audit log.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct AuditRecord {
     /// RFC 3339.
     pub time: String,
-    /// `$USER`, `unknown` when unset.
+    /// The Kubernetes user (see `user_source`).
     pub user: String,
+    pub user_source: UserSource,
+    /// The local account, from the operating system.
+    pub os_user: Option<String>,
+    /// A failed guard was overridden.
+    #[serde(rename = "override")]
+    pub overridden: bool,
     pub context: String,
     pub namespace: Option<String>,
     pub action: String,
@@ -42,17 +84,19 @@ pub struct AuditRecord {
     /// What was done, step by step.
     pub detail: Vec<String>,
     pub error: Option<String>,
+    /// The routing put back after a failure or an interruption (`None`: nothing to put back).
+    pub rollback: Option<Rollback>,
 }
 
 impl AuditRecord {
-    /// A record of `plan`'s attempt at `time`.
-    pub fn new(plan: &Plan, time: String, result: AuditResult) -> AuditRecord {
+    /// A record of `who`'s attempt at `plan` at `time`.
+    pub fn new(plan: &Plan, who: &Attribution, time: String, result: AuditResult) -> AuditRecord {
         AuditRecord {
             time,
-            user: std::env::var("USER")
-                .ok()
-                .filter(|u| !u.is_empty())
-                .unwrap_or_else(|| "unknown".to_owned()),
+            user: who.identity.user.clone(),
+            user_source: who.identity.source,
+            os_user: who.identity.os_user.clone(),
+            overridden: who.overridden,
             context: plan.context.clone(),
             namespace: plan.namespace.clone(),
             action: plan.kind.name().to_owned(),
@@ -62,6 +106,7 @@ impl AuditRecord {
             result,
             detail: Vec::new(),
             error: None,
+            rollback: None,
         }
     }
 }
@@ -156,9 +201,20 @@ impl AuditLog {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use kvtop_core::actions::plan::{Policy, plan_cordon};
+
+    pub(crate) fn someone() -> Attribution {
+        Attribution {
+            identity: Identity {
+                user: "alice@example.com".into(),
+                source: UserSource::SelfSubjectReview,
+                os_user: Some("alice".into()),
+            },
+            overridden: false,
+        }
+    }
 
     #[test]
     fn each_write_appends_one_json_line() {
@@ -166,9 +222,22 @@ mod tests {
         let path = dir.path().join("state").join(AUDIT_FILE);
         let plan = plan_cordon("prod", "node-a", true, &Policy::default());
         let mut log = AuditLog::open(&path).unwrap_or_else(|e| panic!("{e}"));
-        let ok = AuditRecord::new(&plan, "2025-01-01T00:00:00Z".into(), AuditResult::Ok);
+        let ok = AuditRecord::new(
+            &plan,
+            &someone(),
+            "2025-01-01T00:00:00Z".into(),
+            AuditResult::Ok,
+        );
         log.write(&ok).unwrap_or_else(|e| panic!("{e}"));
-        let mut failed = AuditRecord::new(&plan, "2025-01-01T00:00:01Z".into(), AuditResult::Error);
+        let mut failed = AuditRecord::new(
+            &plan,
+            &Attribution {
+                overridden: true,
+                ..someone()
+            },
+            "2025-01-01T00:00:01Z".into(),
+            AuditResult::Error,
+        );
         failed.error = Some("cannot patch nodes node-a: HTTP 500".into());
         // A second handle appends after the first.
         let mut again = AuditLog::open(&path).unwrap_or_else(|e| panic!("{e}"));
@@ -186,6 +255,11 @@ mod tests {
             lines[0]["steps"][0],
             r#"PATCH /api/v1/nodes/node-a {"spec":{"unschedulable":true}}"#
         );
+        assert_eq!(lines[0]["user"], "alice@example.com");
+        assert_eq!(lines[0]["user_source"], "self-subject-review");
+        assert_eq!(lines[0]["os_user"], "alice");
+        assert_eq!(lines[0]["override"], false);
+        assert_eq!(lines[1]["override"], true);
         assert_eq!(lines[1]["result"], "error");
         assert_eq!(lines[1]["error"], "cannot patch nodes node-a: HTTP 500");
     }

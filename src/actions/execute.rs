@@ -11,16 +11,23 @@ use k8s_openapi::api::authorization::v1::{
     ResourceAttributes, SelfSubjectAccessReview, SelfSubjectAccessReviewSpec,
 };
 use k8s_openapi::api::core::v1::{Node, Pod};
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use kube::api::{Api, DeleteParams, EvictParams, ListParams, Patch, PatchParams, PostParams};
 use serde_json::json;
 
+use super::audit::Rollback;
+use super::error::Explained;
 use super::plan::{
-    Access, AccessResult, ActionKind, Plan, Policy, RESTARTED_AT_ANNOTATION, StepOp, plan_cordon,
-    plan_drain_node, plan_pod, plan_rollout_restart,
+    Access, AccessResult, ActionKind, DRAINED_LABELS_ANNOTATION, OnTimeout, Plan, Policy,
+    RESTARTED_AT_ANNOTATION, StepOp, plan_cordon, plan_drain_node, plan_pod, plan_rollout_restart,
+    plan_undrain,
 };
 use super::unrouted::{UnroutedTarget, wait_unrouted};
 use crate::sources::kube::routing;
 use crate::sources::kube::{ApiCall, ClusterClient, KubeError, KubeErrorKind};
+use kvtop_core::actions::guards::{
+    budget_read_access, disruption_budget_guard, unreadable_budget_guard,
+};
 use kvtop_core::kube_model::{ConvertOptions, EndpointDefaults, PodInfo, pod_info};
 
 /// Time limits of an execution.
@@ -112,7 +119,32 @@ pub async fn build_plan(
                 .as_ref()
                 .and_then(|s| s.termination_grace_period_seconds)
                 .map(|g| g as f64);
-            Ok((plan_pod(kind, &info, &infos, grace, policy), Some(info)))
+            let mut plan = plan_pod(kind, &info, &infos, grace, policy);
+            let pdbs: Api<PodDisruptionBudget> = Api::namespaced(cluster.client.clone(), namespace);
+            let budgets = ApiCall::new("list", "poddisruptionbudgets")
+                .namespace(Some(namespace))
+                .context(ctx)
+                .run(limit, pdbs.list(&ListParams::default()))
+                .await;
+            plan.reads.push(budget_read_access(namespace));
+            plan.add_guard(match budgets {
+                Ok(list) => disruption_budget_guard(kind, &info, &list.items),
+                Err(e) => unreadable_budget_guard(namespace, &Explained(&e).to_string()),
+            });
+            Ok((plan, Some(info)))
+        }
+        ActionKind::Undrain => {
+            let api: Api<Pod> = Api::namespaced(client, namespace);
+            let get = ApiCall::new("get", "pods")
+                .namespace(Some(namespace))
+                .name(target)
+                .context(ctx);
+            let pod = get.run(limit, api.get(target)).await?;
+            let info = convert(&pod, ctx, policy.routing_label.as_deref()).ok_or_else(|| {
+                get.error(KubeErrorKind::BadResponse("a pod without a name".into()))
+            })?;
+            let drained = drained_labels(&pod);
+            Ok((plan_undrain(&info, &drained, policy), Some(info)))
         }
         ActionKind::RolloutRestart => {
             let api: Api<Deployment> = Api::namespaced(client, namespace);
@@ -152,6 +184,26 @@ pub async fn build_plan(
                 .cloned()
                 .collect();
             Ok((plan_drain_node(ctx, target, &on_node, &infos, policy), None))
+        }
+    }
+}
+
+/// The labels a drain removed, from the pod's [`DRAINED_LABELS_ANNOTATION`] (empty when it has
+/// none or it does not read as a JSON object of strings).
+fn drained_labels(pod: &Pod) -> Vec<(String, String)> {
+    let text = pod
+        .metadata
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get(DRAINED_LABELS_ANNOTATION));
+    let Some(text) = text else {
+        return Vec::new();
+    };
+    match serde_json::from_str::<std::collections::BTreeMap<String, String>>(text) {
+        Ok(map) => map.into_iter().collect(),
+        Err(e) => {
+            tracing::warn!(error = %e, "unreadable {DRAINED_LABELS_ANNOTATION} annotation");
+            Vec::new()
         }
     }
 }
@@ -216,20 +268,33 @@ pub enum Progress {
     Note(String),
 }
 
+/// Why a step failed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum StepError {
+    #[error("{}", Explained(.0))]
+    Api(KubeError),
+    /// The drain wait ended with requests in flight, and the policy is to stop.
+    #[error("{0}")]
+    StillBusy(String),
+}
+
 /// A failed execution: the step that failed and why.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("step {} failed: {error}", step + 1)]
 pub struct ExecError {
     /// 0-based.
     pub step: usize,
-    pub error: KubeError,
+    pub error: StepError,
     /// What had been done before it.
     pub done: Vec<String>,
+    /// The routing put back because an earlier step had removed it (boxed: rarely there).
+    pub rollback: Option<Box<Rollback>>,
 }
 
 /// Run the plan's steps in order. `in_flight` reads the engine's running + waiting requests
 /// (`None` when unknown) for the drain wait; `progress` hears about each step. Returns what was
-/// done, one line per step.
+/// done, one line per step. When a step fails after routing was removed, routing is put back
+/// before returning (see [`restore_routing`]).
 pub async fn execute<F, Fut>(
     cluster: &ClusterClient,
     plan: &Plan,
@@ -245,29 +310,34 @@ where
     let client = cluster.client.clone();
     let limit = settings.api_timeout;
     let mut done = Vec::new();
+    // What each pod's drain removed so far, written on the pod with each removal.
+    let mut removed: std::collections::BTreeMap<(String, String), serde_json::Map<_, _>> =
+        std::collections::BTreeMap::new();
     for (index, step) in plan.steps.iter().enumerate() {
         progress(Progress::Step {
             index,
             text: step.describe(),
         });
         let dry = step.dry_run;
-        let fail = |error: KubeError, done: &Vec<String>| ExecError {
-            step: index,
-            error,
-            done: done.clone(),
-        };
         let patch_params = PatchParams {
             dry_run: dry,
             ..PatchParams::default()
         };
-        let outcome: Result<String, KubeError> = match &step.op {
+        let outcome: Result<String, StepError> = match &step.op {
             StepOp::RemoveLabel {
                 namespace,
                 pod,
                 label,
+                value,
             } => {
                 let api: Api<Pod> = Api::namespaced(client.clone(), namespace);
-                let body = json!({"metadata": {"labels": {label.as_str(): null}}});
+                let record = removed.entry((namespace.clone(), pod.clone())).or_default();
+                record.insert(label.clone(), json!(value));
+                let drained = serde_json::Value::Object(record.clone()).to_string();
+                let body = json!({"metadata": {
+                    "labels": {label.as_str(): null},
+                    "annotations": {DRAINED_LABELS_ANNOTATION: drained},
+                }});
                 ApiCall::new("patch", "pods")
                     .namespace(Some(namespace))
                     .name(pod)
@@ -275,7 +345,15 @@ where
                     .run(limit, api.patch(pod, &patch_params, &Patch::Merge(&body)))
                     .await
                     .map(|_| format!("removed label {label} from {namespace}/{pod}"))
+                    .map_err(StepError::Api)
             }
+            StepOp::RestoreLabels {
+                namespace,
+                pod,
+                labels,
+            } => restore_labels(cluster, namespace, pod, labels, &patch_params, limit)
+                .await
+                .map_err(StepError::Api),
             StepOp::WaitIdle {
                 namespace,
                 pod,
@@ -285,7 +363,7 @@ where
                     Ok("dry run: the drain wait is skipped".to_owned())
                 } else {
                     let api: Api<Pod> = Api::namespaced(client.clone(), namespace);
-                    wait_idle(
+                    let waited = wait_idle(
                         &api,
                         ctx,
                         namespace,
@@ -295,12 +373,30 @@ where
                         &mut in_flight,
                         progress,
                     )
-                    .await
+                    .await;
+                    match (waited, plan.on_timeout) {
+                        (Ok(WaitEnd::Idle(line)), _) => Ok(line),
+                        (Ok(WaitEnd::TimedOut(state)), OnTimeout::Evict) => {
+                            let note = format!(
+                                "{state}; evicting anyway (--on-timeout evict): the pod's grace period covers the rest"
+                            );
+                            progress(Progress::Note(note.clone()));
+                            Ok(note)
+                        }
+                        (Ok(WaitEnd::TimedOut(state)), OnTimeout::Stop) => {
+                            Err(StepError::StillBusy(format!(
+                                "{state}: not evicted (--on-timeout evict evicts anyway)"
+                            )))
+                        }
+                        (Err(e), _) => Err(StepError::Api(e)),
+                    }
                 }
             }
             StepOp::Evict { namespace, pod } => {
                 let api: Api<Pod> = Api::namespaced(client.clone(), namespace);
-                evict(&api, ctx, namespace, pod, dry, settings, progress).await
+                evict(&api, ctx, namespace, pod, dry, settings, progress)
+                    .await
+                    .map_err(StepError::Api)
             }
             StepOp::Delete { namespace, pod } => {
                 let api: Api<Pod> = Api::namespaced(client.clone(), namespace);
@@ -315,6 +411,7 @@ where
                     .run(limit, api.delete(pod, &params))
                     .await
                     .map(|_| format!("deleted {namespace}/{pod}; its controller replaces it"))
+                    .map_err(StepError::Api)
             }
             StepOp::RestartTemplate {
                 namespace,
@@ -335,6 +432,7 @@ where
                     )
                     .await
                     .map(|_| format!("{namespace}/{deployment} restarted at {at}"))
+                    .map_err(StepError::Api)
             }
             StepOp::SetUnschedulable {
                 node,
@@ -354,6 +452,7 @@ where
                             format!("uncordoned {node}")
                         }
                     })
+                    .map_err(StepError::Api)
             }
             StepOp::WaitUnrouted {
                 namespace,
@@ -375,7 +474,9 @@ where
                         group,
                         names,
                     };
-                    wait_unrouted(&client, ctx, &target, *timeout_s, settings, progress).await
+                    wait_unrouted(&client, ctx, &target, *timeout_s, settings, progress)
+                        .await
+                        .map_err(StepError::Api)
                 }
             }
         };
@@ -388,10 +489,117 @@ where
                 };
                 done.push(line);
             }
-            Err(error) => return Err(fail(error, &done)),
+            Err(error) => {
+                let rollback = restore_routing(cluster, plan, index, limit, progress)
+                    .await
+                    .map(Box::new);
+                return Err(ExecError {
+                    step: index,
+                    error,
+                    done,
+                    rollback,
+                });
+            }
         }
     }
     Ok(done)
+}
+
+/// Merge-patch `labels` back onto a pod and drop the drain's annotation.
+async fn restore_labels(
+    cluster: &ClusterClient,
+    namespace: &str,
+    pod: &str,
+    labels: &[(String, String)],
+    params: &PatchParams,
+    limit: Duration,
+) -> Result<String, KubeError> {
+    let api: Api<Pod> = Api::namespaced(cluster.client.clone(), namespace);
+    let map: serde_json::Map<String, serde_json::Value> =
+        labels.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
+    let body = json!({"metadata": {
+        "labels": map,
+        "annotations": {DRAINED_LABELS_ANNOTATION: null},
+    }});
+    let text: Vec<String> = labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    ApiCall::new("patch", "pods")
+        .namespace(Some(namespace))
+        .name(pod)
+        .context(&cluster.context)
+        .run(limit, api.patch(pod, params, &Patch::Merge(&body)))
+        .await
+        .map(|_| {
+            format!(
+                "routing restored: re-added {} to {namespace}/{pod}",
+                text.join(", ")
+            )
+        })
+}
+
+/// Put back the routing the plan's steps before `end` (0-based) removed, after a failure or
+/// an interruption; `None` when they removed none. A pod gone or terminating meanwhile is left
+/// as it is: it will not serve again, and its controller's replacement is routed.
+pub async fn restore_routing(
+    cluster: &ClusterClient,
+    plan: &Plan,
+    end: usize,
+    limit: Duration,
+    progress: &mut (dyn FnMut(Progress) + Send),
+) -> Option<Rollback> {
+    let pods = plan.routing_to_restore(end);
+    if pods.is_empty() {
+        return None;
+    }
+    let mut rollback = Rollback::default();
+    for removed in pods {
+        let (namespace, pod, labels) = (removed.namespace, removed.pod, removed.labels);
+        let api: Api<Pod> = Api::namespaced(cluster.client.clone(), &namespace);
+        let current = ApiCall::new("get", "pods")
+            .namespace(Some(&namespace))
+            .name(&pod)
+            .context(&cluster.context)
+            .run(limit, api.get_opt(&pod))
+            .await;
+        let gone = match &current {
+            Ok(None) => Some("is gone"),
+            Ok(Some(p)) if p.metadata.deletion_timestamp.is_some() => Some("is terminating"),
+            _ => None,
+        };
+        let line = match gone {
+            Some(state) => {
+                let line = format!("{namespace}/{pod} {state}: its routing is not put back");
+                rollback.skipped.push(line.clone());
+                line
+            }
+            None => {
+                let params = PatchParams::default();
+                match restore_labels(cluster, &namespace, &pod, &labels, &params, limit).await {
+                    Ok(line) => {
+                        rollback.restored.push(line.clone());
+                        line
+                    }
+                    Err(e) => {
+                        let line = format!(
+                            "routing NOT restored on {namespace}/{pod}: {}; run kvtop undrain {pod} -n {namespace}",
+                            Explained(&e)
+                        );
+                        rollback.failed.push(line.clone());
+                        line
+                    }
+                }
+            }
+        };
+        progress(Progress::Note(line));
+    }
+    Some(rollback)
+}
+
+/// How the drain wait ended.
+enum WaitEnd {
+    /// Nothing in flight (or the pod is gone): what to log.
+    Idle(String),
+    /// The time ran out with requests in flight (or none readable): what was left.
+    TimedOut(String),
 }
 
 /// Wait until the engine has nothing running or waiting, the pod is gone, or `timeout_s`.
@@ -405,7 +613,7 @@ async fn wait_idle<F, Fut>(
     settings: &ExecSettings,
     in_flight: &mut F,
     progress: &mut (dyn FnMut(Progress) + Send),
-) -> Result<String, KubeError>
+) -> Result<WaitEnd, KubeError>
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = Option<f64>>,
@@ -420,12 +628,14 @@ where
     loop {
         let present = call.run(settings.api_timeout, api.get_opt(pod)).await?;
         if present.is_none() {
-            return Ok(format!("{namespace}/{pod} is already gone"));
+            return Ok(WaitEnd::Idle(format!("{namespace}/{pod} is already gone")));
         }
         let reading = in_flight().await;
         progress(Progress::InFlight { in_flight: reading });
         if reading.is_some_and(|n| n <= 0.0) {
-            return Ok(format!("{namespace}/{pod}: no request in flight"));
+            return Ok(WaitEnd::Idle(format!(
+                "{namespace}/{pod}: no request in flight"
+            )));
         }
         last = reading.or(last);
         if tokio::time::Instant::now() >= deadline {
@@ -433,11 +643,9 @@ where
                 Some(n) => format!("{n:.0} request(s) still in flight"),
                 None => "the engine's metrics could not be read".to_owned(),
             };
-            let note = format!(
-                "{namespace}/{pod}: drain wait ended after {timeout_s:.0}s with {state}; the pod's grace period covers the rest"
-            );
-            progress(Progress::Note(note.clone()));
-            return Ok(note);
+            return Ok(WaitEnd::TimedOut(format!(
+                "{namespace}/{pod}: drain wait ended after {timeout_s:.0}s with {state}"
+            )));
         }
         tokio::time::sleep(settings.poll).await;
     }

@@ -8,16 +8,20 @@
 pub mod audit;
 pub mod error;
 pub mod execute;
+pub mod identity;
 pub mod in_flight;
 pub mod policy;
 pub mod run;
 mod unrouted;
 
-pub use audit::{AuditLog, AuditProblem, AuditRecord, AuditResult};
+pub use audit::{Attribution, AuditLog, AuditProblem, AuditRecord, AuditResult, Rollback};
 pub use error::{ActionError, Explained, PlanError};
-pub use execute::{ExecError, ExecSettings, Progress, build_plan, execute, preflight};
+pub use execute::{
+    ExecError, ExecSettings, Progress, StepError, build_plan, execute, preflight, restore_routing,
+};
+pub use identity::{Identity, UserSource, identify};
 pub use in_flight::InFlightProbe;
 pub use kvtop_core::actions::plan;
-pub use plan::{ActionKind, ApiStep, Guard, Plan, Policy, StepOp};
+pub use plan::{ActionKind, ApiStep, Guard, OnTimeout, Plan, Policy, StepOp};
 pub use policy::{PolicyChoices, policy_for};
 pub use run::{Interruption, Run, RunEnd, SharedAudit, StepFailure};

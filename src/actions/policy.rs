@@ -3,7 +3,7 @@
 //! the context's own `read_only` / `protected`.
 
 use crate::config::KubernetesConfig;
-use kvtop_core::actions::plan::Policy;
+use kvtop_core::actions::plan::{OnTimeout, Policy};
 
 /// What the caller adds to the configuration: flags of the action command, or the console's
 /// dry-run toggle.
@@ -15,6 +15,8 @@ pub struct PolicyChoices {
     pub drain_timeout_s: Option<f64>,
     /// Send every mutation with `dryRun=All`.
     pub dry_run: bool,
+    /// What a drain does when its wait ends with requests in flight.
+    pub on_timeout: OnTimeout,
 }
 
 /// The policy for an action through `context`.
@@ -28,6 +30,7 @@ pub fn policy_for(kube: &KubernetesConfig, context: &str, choices: &PolicyChoice
         protected: context_policy.protected,
         drain_timeout_s: choices.drain_timeout_s.unwrap_or(defaults.drain_timeout_s),
         dry_run: choices.dry_run,
+        on_timeout: choices.on_timeout,
     }
 }
 
@@ -67,10 +70,13 @@ mod tests {
             min_ready: Some(0),
             drain_timeout_s: Some(30.0),
             dry_run: true,
+            on_timeout: OnTimeout::Evict,
         };
         let chosen = policy_for(&kube, "dev", &choices);
         assert_eq!((chosen.min_ready, chosen.drain_timeout_s), (0, 30.0));
         assert!(chosen.dry_run && !chosen.protected && !chosen.read_only);
+        assert_eq!(chosen.on_timeout, OnTimeout::Evict);
+        assert_eq!(prod.on_timeout, OnTimeout::Stop);
         kube.read_only = true;
         assert!(policy_for(&kube, "prod", &PolicyChoices::default()).read_only);
     }

@@ -7,8 +7,8 @@
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use super::audit::{AuditError, AuditLog, AuditRecord, AuditResult};
-use super::error::{Explained, PlanError};
+use super::audit::{Attribution, AuditError, AuditLog, AuditRecord, AuditResult, Rollback};
+use super::error::PlanError;
 use super::execute::{self, ExecError, ExecSettings, Progress, now_rfc3339};
 use super::in_flight::InFlightProbe;
 use crate::sources::kube::ClusterClient;
@@ -52,20 +52,21 @@ pub async fn prepare(
     Ok((plan, pod))
 }
 
-/// Write the record of an attempt a guard, RBAC or read-only mode refused.
+/// Write the record of `who`'s attempt that a guard, RBAC or read-only mode refused.
 pub(crate) fn record_refusal(
     audit: &SharedAudit,
     plan: &Plan,
+    who: &Attribution,
     reason: String,
 ) -> Result<(), AuditError> {
-    let mut record = AuditRecord::new(plan, now_rfc3339(), AuditResult::Refused);
+    let mut record = AuditRecord::new(plan, who, now_rfc3339(), AuditResult::Refused);
     record.error = Some(reason);
     lock(audit).write(&record)
 }
 
 /// A failed step, as the console, the command line and the audit log tell it.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("{action}: step {} of {total} failed: {}", failed.step + 1, Explained(&failed.error))]
+#[error("{action}: step {} of {total} failed: {}", failed.step + 1, failed.error)]
 pub struct StepFailure {
     /// `drain pod vllm-0`.
     pub action: String,
@@ -86,8 +87,8 @@ pub enum Interruption {
 
 impl Interruption {
     /// The record of a run stopped during step `step` (0-based; `None`: before the first).
-    fn record(self, plan: &Plan, step: Option<usize>) -> AuditRecord {
-        let mut record = AuditRecord::new(plan, now_rfc3339(), AuditResult::Interrupted);
+    fn record(self, plan: &Plan, who: &Attribution, step: Option<usize>) -> AuditRecord {
+        let mut record = AuditRecord::new(plan, who, now_rfc3339(), AuditResult::Interrupted);
         let texts = plan.step_texts();
         match self {
             // The console names the step it stopped in and lists the ones before it.
@@ -147,6 +148,7 @@ pub(crate) struct Interrupted {
 #[derive(Debug)]
 struct RunState {
     plan: Plan,
+    who: Attribution,
     /// The step under way (0-based).
     step: Option<usize>,
     /// Its record is written (or was attempted): no other may be.
@@ -161,11 +163,18 @@ pub struct Run {
     audit: Option<SharedAudit>,
 }
 
+/// Steps up to and including the one under way: those whose routing removal may have landed.
+fn reached(step: Option<usize>) -> usize {
+    step.map_or(0, |s| s + 1)
+}
+
 impl Run {
-    pub fn new(plan: Plan, audit: Option<SharedAudit>) -> Run {
+    /// A run of `plan` by `who`, audited in `audit`.
+    pub fn new(plan: Plan, who: Attribution, audit: Option<SharedAudit>) -> Run {
         Run {
             state: Arc::new(Mutex::new(RunState {
                 plan,
+                who,
                 step: None,
                 finished: false,
             })),
@@ -187,7 +196,10 @@ impl Run {
         probe: &InFlightProbe,
         progress: &mut (dyn FnMut(Progress) + Send),
     ) -> RunEnd {
-        let plan = lock(&self.state).plan.clone();
+        let (plan, who) = {
+            let state = lock(&self.state);
+            (state.plan.clone(), state.who.clone())
+        };
         let state = Arc::clone(&self.state);
         let mut report = |update: Progress| {
             if let Progress::Step { index, .. } = &update {
@@ -198,7 +210,7 @@ impl Run {
         let result = execute::execute(cluster, &plan, settings, || probe.read(), &mut report).await;
         let (record, outcome) = match result {
             Ok(done) => {
-                let mut record = AuditRecord::new(&plan, now_rfc3339(), AuditResult::Ok);
+                let mut record = AuditRecord::new(&plan, &who, now_rfc3339(), AuditResult::Ok);
                 record.detail = done.clone();
                 (record, Ok(done))
             }
@@ -213,9 +225,10 @@ impl Run {
                     total: plan.steps.len(),
                     failed,
                 };
-                let mut record = AuditRecord::new(&plan, now_rfc3339(), AuditResult::Error);
+                let mut record = AuditRecord::new(&plan, &who, now_rfc3339(), AuditResult::Error);
                 record.detail = failure.failed.done.clone();
                 record.error = Some(failure.to_string());
+                record.rollback = failure.failed.rollback.as_deref().cloned();
                 (record, Err(failure))
             }
         };
@@ -231,15 +244,58 @@ impl Run {
     }
 
     /// Stop counting on the run's own end and write its `interrupted` record, with the steps
-    /// reached. `None` when it had already ended (its record is written). The caller stops the
-    /// execution itself (drops or aborts it).
+    /// reached, without touching the cluster: routing a drain removed stays removed, and the
+    /// record says so. `None` when it had already ended (its record is written). The caller
+    /// stops the execution itself (drops or aborts it). For when there is no time to roll back
+    /// (the console dropped); [`Run::interrupt_and_restore`] otherwise.
     pub(crate) fn interrupt(&self, cause: Interruption) -> Option<Interrupted> {
         let mut state = lock(&self.state);
         if state.finished {
             return None;
         }
         state.finished = true;
-        let record = cause.record(&state.plan, state.step);
+        let mut record = cause.record(&state.plan, &state.who, state.step);
+        let left = state.plan.routing_to_restore(reached(state.step));
+        if !left.is_empty() {
+            record.rollback = Some(Rollback {
+                failed: left
+                    .iter()
+                    .map(|removed| {
+                        let (ns, pod) = (&removed.namespace, &removed.pod);
+                        format!(
+                            "routing NOT restored on {ns}/{pod}: kvtop stopped before it could; run kvtop undrain {pod} -n {ns}"
+                        )
+                    })
+                    .collect(),
+                ..Rollback::default()
+            });
+        }
+        drop(state);
+        let audit = self.write(&record);
+        Some(Interrupted { record, audit })
+    }
+
+    /// Like [`Run::interrupt`], but first put back the routing the steps reached had removed
+    /// (each rollback line also goes to `progress`). The execution must be stopped already.
+    pub(crate) async fn interrupt_and_restore(
+        &self,
+        cause: Interruption,
+        cluster: &ClusterClient,
+        limit: Duration,
+        progress: &mut (dyn FnMut(Progress) + Send),
+    ) -> Option<Interrupted> {
+        let (plan, who, step) = {
+            let mut state = lock(&self.state);
+            if state.finished {
+                return None;
+            }
+            state.finished = true;
+            (state.plan.clone(), state.who.clone(), state.step)
+        };
+        let rollback =
+            execute::restore_routing(cluster, &plan, reached(step), limit, progress).await;
+        let mut record = cause.record(&plan, &who, step);
+        record.rollback = rollback;
         let audit = self.write(&record);
         Some(Interrupted { record, audit })
     }
@@ -256,6 +312,7 @@ impl Run {
 mod tests {
     use super::*;
     use crate::actions::audit::AUDIT_FILE;
+    use crate::actions::audit::tests::someone;
     use kvtop_core::actions::plan::plan_cordon;
 
     fn lines(path: &std::path::Path) -> Vec<serde_json::Value> {
@@ -277,7 +334,7 @@ mod tests {
     fn an_interruption_writes_one_record_and_only_the_first_counts() {
         let (_dir, path, audit) = audited();
         let plan = plan_cordon("prod", "node-a", true, &Policy::default());
-        let run = Run::new(plan, Some(audit));
+        let run = Run::new(plan, someone(), Some(audit));
         let first = run.clone().interrupt(Interruption::ConsoleQuit);
         assert!(first.is_some_and(|i| i.audit.is_ok()));
         assert!(run.finished());
@@ -295,18 +352,18 @@ mod tests {
     fn each_cause_tells_the_steps_it_reached_its_own_way() {
         let plan = plan_cordon("prod", "node-a", true, &Policy::default());
         let text = plan.step_texts()[0].clone();
-        let quit = Interruption::ConsoleQuit.record(&plan, Some(0));
+        let quit = Interruption::ConsoleQuit.record(&plan, &someone(), Some(0));
         assert!(quit.detail.is_empty());
         assert_eq!(
             quit.error,
             Some(format!("the console quit during step 1 of 1: {text}"))
         );
-        let signal = Interruption::Signal("SIGINT").record(&plan, Some(0));
+        let signal = Interruption::Signal("SIGINT").record(&plan, &someone(), Some(0));
         assert_eq!(signal.detail, vec![format!("started step 1: {text}")]);
         assert_eq!(signal.error.as_deref(), Some("interrupted by SIGINT"));
         assert!(
             Interruption::Signal("SIGHUP")
-                .record(&plan, None)
+                .record(&plan, &someone(), None)
                 .detail
                 .is_empty()
         );
@@ -316,7 +373,7 @@ mod tests {
     fn a_refusal_is_one_refused_record_with_its_reason() {
         let (_dir, path, audit) = audited();
         let plan = plan_cordon("prod", "node-a", true, &Policy::default());
-        record_refusal(&audit, &plan, "refused: protected".into())
+        record_refusal(&audit, &plan, &someone(), "refused: protected".into())
             .unwrap_or_else(|e| panic!("{e}"));
         let written = lines(&path);
         assert_eq!(written.len(), 1);

@@ -12,8 +12,10 @@ use super::actions::{
 use super::keys::Action;
 use super::mode::Mode;
 use super::state::{App, Notice, NoticeKind, PROBLEM_SECS, View};
-use crate::actions::{ActionKind, Plan, Policy};
-use kvtop_core::actions::plan::{plan_cordon, plan_drain_node, plan_pod, plan_rollout_restart};
+use crate::actions::{ActionKind, OnTimeout, Plan, Policy};
+use kvtop_core::actions::plan::{
+    plan_cordon, plan_drain_node, plan_pod, plan_rollout_restart, plan_undrain,
+};
 use kvtop_core::fleet::{TargetId, Ts};
 use kvtop_core::kube_model::{PodInfo, ScrapeRoute};
 use kvtop_core::rules::Subject;
@@ -30,6 +32,8 @@ pub(crate) enum RunGate {
     Blocked(String),
     /// The target's name must be typed first.
     NeedsName,
+    /// A failed guard allows an override, which is not given (Ctrl-O).
+    NeedsOverride(Vec<String>),
 }
 
 /// Whether the plan screen may run its plan now.
@@ -56,11 +60,17 @@ pub(crate) fn run_gate(screen: &PlanScreen, app: &App) -> RunGate {
             run.status_line()
         ));
     }
-    let named = screen.typed == plan.target;
-    if plan.requires_typed_name && !named {
-        return RunGate::NeedsName;
+    // Overriding is its own gesture; the typed name then confirms it, as on a protected
+    // context, and never overrides anything by itself.
+    let failed: Vec<String> = plan
+        .blocking_guards(screen.overriding)
+        .iter()
+        .map(|g| format!("{}: {}", g.name, g.reason))
+        .collect();
+    if !failed.is_empty() {
+        return RunGate::NeedsOverride(failed);
     }
-    if !plan.blocking_guards(named).is_empty() {
+    if plan.requires_typed_name && screen.typed != plan.target {
         return RunGate::NeedsName;
     }
     RunGate::Ready
@@ -148,6 +158,13 @@ pub(super) fn plan_key(app: &mut App, action: Action, key: &KeyEvent, now: Ts) -
     match action {
         Action::PlanActivate => return activate(app, now),
         Action::PlanToggleDryRun => return toggle_dry_run(app),
+        Action::PlanToggleOnTimeout => return toggle_on_timeout(app),
+        Action::PlanToggleOverride => {
+            if let Some(screen) = app.actions.plan.as_mut() {
+                screen.overriding = !screen.overriding;
+                screen.message = None;
+            }
+        }
         Action::PlanCancel => close_plan(app),
         Action::ToggleHelp => app.modes.open(Mode::Help),
         _ => {
@@ -340,6 +357,7 @@ fn sketch(app: &App, request: &ActionRequest, pod: &PodInfo) -> Plan {
         ActionKind::DrainPod | ActionKind::RestartPod => {
             plan_pod(request.kind, pod, &all, None, &policy)
         }
+        ActionKind::Undrain => plan_undrain(pod, &[], &policy),
         ActionKind::RolloutRestart => plan_rollout_restart(
             &request.context,
             &request.namespace,
@@ -398,6 +416,16 @@ fn open_menu(app: &mut App, now: Ts) -> Vec<Command> {
         }
         None => notes.push("the pod is on no node yet: no node action".to_owned()),
     }
+    // A pod out of routing may be one a drain stopped short of evicting: it can be put back.
+    if pod.routed == Some(false) {
+        requests.push(request(
+            ActionKind::Undrain,
+            &pod.key.name,
+            row,
+            &pod,
+            via_proxy,
+        ));
+    }
     let checks: Vec<EntryChecks> = requests
         .iter()
         .enumerate()
@@ -447,6 +475,8 @@ fn open_plan(app: &mut App, request: ActionRequest) -> Vec<Command> {
         id,
         request: request.clone(),
         dry_run: false,
+        overriding: false,
+        on_timeout: OnTimeout::Stop,
         plan: PlanState::Loading,
         focus: PlanButton::Cancel,
         typed: String::new(),
@@ -457,6 +487,7 @@ fn open_plan(app: &mut App, request: ActionRequest) -> Vec<Command> {
         id,
         request: Box::new(request),
         dry_run: false,
+        on_timeout: OnTimeout::Stop,
     }]
 }
 
@@ -495,6 +526,32 @@ fn toggle_dry_run(app: &mut App) -> Vec<Command> {
         id,
         request: Box::new(screen.request.clone()),
         dry_run: screen.dry_run,
+        on_timeout: screen.on_timeout,
+    }]
+}
+
+/// Switch what the drain does when its wait ends busy, and read the plan again.
+fn toggle_on_timeout(app: &mut App) -> Vec<Command> {
+    let id = app.actions.next_id();
+    let Some(screen) = app.actions.plan.as_mut() else {
+        return Vec::new();
+    };
+    if screen.request.kind != ActionKind::DrainPod {
+        return Vec::new();
+    }
+    screen.id = id;
+    screen.on_timeout = match screen.on_timeout {
+        OnTimeout::Stop => OnTimeout::Evict,
+        OnTimeout::Evict => OnTimeout::Stop,
+    };
+    screen.plan = PlanState::Loading;
+    screen.focus = PlanButton::Cancel;
+    screen.message = None;
+    vec![Command::PlanAction {
+        id,
+        request: Box::new(screen.request.clone()),
+        dry_run: screen.dry_run,
+        on_timeout: screen.on_timeout,
     }]
 }
 
@@ -507,7 +564,7 @@ fn activate(app: &mut App, now: Ts) -> Vec<Command> {
         return Vec::new();
     }
     let gate = run_gate(screen, app);
-    let (id, request) = (screen.id, screen.request.clone());
+    let (id, request, overriding) = (screen.id, screen.request.clone(), screen.overriding);
     let plan = match &screen.plan {
         PlanState::Ready(plan) => Some(plan.clone()),
         _ => None,
@@ -531,10 +588,12 @@ fn activate(app: &mut App, now: Ts) -> Vec<Command> {
                 notes: Vec::new(),
                 outcome: None,
             });
+            let overridden = overriding && plan.has_overridable_failure();
             return vec![Command::RunAction {
                 id,
                 plan,
                 request: Box::new(request),
+                overridden,
             }];
         }
         (RunGate::Refused(reasons), Some(plan)) => {
@@ -547,6 +606,10 @@ fn activate(app: &mut App, now: Ts) -> Vec<Command> {
             message
         }
         (RunGate::NeedsName, _) => format!("type {target} to enable Run"),
+        (RunGate::NeedsOverride(reasons), _) => format!(
+            "refused: {}; Ctrl-O overrides, then type {target}",
+            reasons.join("; ")
+        ),
         (RunGate::NotReady(why) | RunGate::Blocked(why), _) => why,
         (_, None) => "the plan is not ready".to_owned(),
     };

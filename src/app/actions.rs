@@ -103,6 +103,10 @@ pub struct PlanScreen {
     pub id: u64,
     pub request: ActionRequest,
     pub dry_run: bool,
+    /// The failed guards that allow it are overridden (Ctrl-O).
+    pub overriding: bool,
+    /// What a drain does when its wait ends with requests in flight (Ctrl-E).
+    pub on_timeout: crate::actions::OnTimeout,
     pub plan: PlanState,
     /// Cancel until the operator moves the focus.
     pub focus: PlanButton,

@@ -113,6 +113,11 @@ pub enum Action {
     PlanCancel,
     /// Switch the plan between a real and a server-side dry run.
     PlanToggleDryRun,
+    /// Override the plan's failed guards that may be overridden (a gesture of its own: typing
+    /// the name only confirms).
+    PlanToggleOverride,
+    /// Switch what a drain does when its wait ends with requests in flight: stop or evict.
+    PlanToggleOnTimeout,
     PlanScrollDown,
     PlanScrollUp,
     /// A character of the target's name typed to confirm.
@@ -424,6 +429,18 @@ pub const KEYMAP: &[Binding] = &[
         Context::ActionPlan,
         Action::PlanToggleDryRun,
         "server-side dry run on/off",
+    ),
+    bind(
+        &[Key::Ctrl('o')],
+        Context::ActionPlan,
+        Action::PlanToggleOverride,
+        "override the failed guards that allow it on/off",
+    ),
+    bind(
+        &[Key::Ctrl('e')],
+        Context::ActionPlan,
+        Action::PlanToggleOnTimeout,
+        "drain still busy after its wait: stop / evict",
     ),
     bind(
         &[Key::Plain(KeyCode::Down), Key::Plain(KeyCode::PageDown)],

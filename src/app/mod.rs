@@ -107,6 +107,8 @@ pub enum Command {
         id: u64,
         request: Box<ActionRequest>,
         dry_run: bool,
+        /// What a drain does when its wait ends with requests in flight.
+        on_timeout: crate::actions::OnTimeout,
     },
     /// Run a plan the operator confirmed; answered with [`ActionUpdate::Progress`] events,
     /// then [`ActionUpdate::Finished`] once its audit line is written.
@@ -114,6 +116,8 @@ pub enum Command {
         id: u64,
         plan: Box<Plan>,
         request: Box<ActionRequest>,
+        /// The operator overrode the plan's failed guards that allow it.
+        overridden: bool,
     },
     /// Record an attempt a guard refused in the audit log.
     AuditRefused {

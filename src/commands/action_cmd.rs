@@ -1,6 +1,9 @@
-//! `kvtop drain | restart | rollout-restart | cordon | uncordon | drain-node`: scriptable
-//! Kubernetes actions. The plan is always printed; it runs only when `--confirm` names the
-//! target. Exit codes: 0 done, 1 API error, 2 refused (guard, RBAC, read-only), 4 plan only.
+//! `kvtop drain | undrain | restart | rollout-restart | cordon | uncordon | drain-node`:
+//! scriptable Kubernetes actions. The plan is always printed; it runs only when `--confirm`
+//! names the target, or as a `--dry-run` (which changes nothing). `--override` lets a failed
+//! guard that may be overridden pass; confirming alone never does. Exit codes: 0 done, 1 API
+//! error, 2 refused (guard, RBAC, read-only), 4 plan only, 5 a drain stopped with requests in
+//! flight (routing put back).
 //! The run itself is [`crate::actions::run`]'s, as in the console: here are the flags, stderr,
 //! the exit code and the signals that interrupt it.
 
@@ -9,11 +12,12 @@ use std::time::Duration;
 
 use tokio::signal::unix::{Signal, SignalKind, signal};
 
-use crate::actions::InFlightProbe;
-use crate::actions::audit::AuditLog;
-use crate::actions::execute::{ExecSettings, Progress};
+use crate::actions::audit::{Attribution, AuditLog};
+use crate::actions::execute::{ExecSettings, Progress, StepError};
+use crate::actions::identity::{Identity, identify};
 use crate::actions::policy::{PolicyChoices, policy_for};
 use crate::actions::run::{self, Interruption, Run, RunEnd, SharedAudit};
+use crate::actions::{InFlightProbe, Rollback};
 use crate::cli::{ActionArgs, GlobalArgs};
 use crate::sources::ScrapeSettings;
 use crate::sources::kube::{ClusterClient, connect};
@@ -31,6 +35,8 @@ pub(crate) const EXIT_API_ERROR: u8 = 1;
 pub(crate) const EXIT_REFUSED: u8 = 2;
 /// The plan was printed but not confirmed.
 pub(crate) const EXIT_PLAN_ONLY: u8 = 4;
+/// A drain's wait ended with requests in flight: it stopped and put routing back.
+pub(crate) const EXIT_STILL_BUSY: u8 = 5;
 
 /// Run one action from the command line.
 pub fn run(kind: ActionKind, args: ActionArgs, global: &GlobalArgs) -> ExitCode {
@@ -110,6 +116,7 @@ async fn run_async(kind: ActionKind, args: ActionArgs, global: &GlobalArgs) -> u
         min_ready: args.min_ready,
         drain_timeout_s: Some(drain_timeout.as_secs_f64()),
         dry_run: args.dry_run,
+        on_timeout: args.on_timeout.into(),
     };
     let policy = policy_for(&kube, &cluster.context, &choices);
     let settings = ExecSettings {
@@ -179,7 +186,20 @@ async fn act(
     };
     print!("{}", plan.render());
     let confirmed = args.confirm.as_deref() == Some(plan.target.as_str());
-    let blocking = plan.blocking_guards(args.override_guards && confirmed);
+    let overriding = args.override_guards && confirmed;
+    let blocking = plan.blocking_guards(overriding);
+    // Asked only when something is recorded; read-only mode sends nothing, not even a review.
+    let who = || async {
+        let identity = if policy.read_only {
+            Identity::local(on.cluster)
+        } else {
+            identify(on.cluster, limit).await
+        };
+        Attribution {
+            identity,
+            overridden: overriding && plan.has_overridable_failure(),
+        }
+    };
     if !blocking.is_empty() {
         let reasons: Vec<String> = blocking
             .iter()
@@ -193,32 +213,44 @@ async fn act(
                 plan.target
             );
         }
-        if let Some(Err(e)) = audit.map(|log| run::record_refusal(&log, &plan, message)) {
-            eprintln!("kvtop: {e}");
+        if let Some(log) = audit {
+            let who = who().await;
+            if let Err(e) = run::record_refusal(&log, &plan, &who, message) {
+                eprintln!("kvtop: {e}");
+            }
         }
         return EXIT_REFUSED;
     }
-    if !confirmed {
+    // A server-side dry run changes nothing, so it needs no confirmation.
+    if !confirmed && !plan.dry_run {
         eprintln!(
             "kvtop: plan only; to run it, pass --confirm {}",
             plan.target
         );
         return EXIT_PLAN_ONLY;
     }
+    let who = who().await;
     let probe = InFlightProbe::via_proxy(on.cluster, pod, scrape, limit);
-    run_plan(on.cluster, plan, &probe, settings, audit).await
+    run_plan(on.cluster, plan, who, &probe, settings, audit).await
+}
+
+fn print_rollback(rollback: Option<&Rollback>) {
+    for line in rollback.map(Rollback::lines).unwrap_or_default() {
+        eprintln!("kvtop: {line}");
+    }
 }
 
 async fn run_plan(
     cluster: &ClusterClient,
     plan: Plan,
+    who: Attribution,
     probe: &InFlightProbe,
     settings: &ExecSettings,
     audit: Option<SharedAudit>,
 ) -> u8 {
     // Registered before the first mutation, so a signal during the run is always caught here.
     let mut stop = Signals::listen();
-    let run = Run::new(plan, audit);
+    let run = Run::new(plan, who, audit);
     let mut report = |p: Progress| match p {
         Progress::Step { index, text } => eprintln!("step {}: {text}", index + 1),
         Progress::InFlight { in_flight } => match in_flight {
@@ -245,14 +277,27 @@ async fn run_plan(
                 }
                 Err(failure) => {
                     eprintln!("kvtop: {failure}");
-                    EXIT_API_ERROR
+                    print_rollback(failure.failed.rollback.as_deref());
+                    match failure.failed.error {
+                        StepError::StillBusy(_) => EXIT_STILL_BUSY,
+                        StepError::Api(_) => EXIT_API_ERROR,
+                    }
                 }
             }
         }
         // Nothing here interrupts a run but the signal below, which ends the select first.
         Ok(RunEnd::Interrupted) => EXIT_API_ERROR,
         Err((name, code)) => {
-            let Some(stopped) = run.interrupt(Interruption::Signal(name)) else {
+            let mut quiet = |_: Progress| {};
+            let stopped = run
+                .interrupt_and_restore(
+                    Interruption::Signal(name),
+                    cluster,
+                    settings.api_timeout,
+                    &mut quiet,
+                )
+                .await;
+            let Some(stopped) = stopped else {
                 return code;
             };
             let last = stopped
@@ -261,6 +306,7 @@ async fn run_plan(
                 .last()
                 .map_or("before the first step", String::as_str);
             eprintln!("kvtop: {name}: stopped ({last}); check the target's state");
+            print_rollback(stopped.record.rollback.as_ref());
             if let Err(e) = stopped.audit {
                 eprintln!("kvtop: {e}");
             }

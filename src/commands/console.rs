@@ -237,7 +237,7 @@ pub async fn run_console_with(
     .await;
     // An action still running is stopped and its interrupted line written before leaving.
     if let Some(actions) = workers.actions.as_mut() {
-        actions.shutdown();
+        actions.shutdown().await;
     }
     drop(workers);
     drop(terminal);

@@ -6,13 +6,15 @@
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
-use crate::actions::audit::AuditLog;
+use crate::actions::audit::{Attribution, AuditLog};
 use crate::actions::execute::{ExecSettings, review_access};
+use crate::actions::identity::{Identity, identify};
 use crate::actions::run::{self, Interruption, Run, RunEnd, SharedAudit};
 use crate::actions::{
     ActionError, AuditProblem, InFlightProbe, Plan, PolicyChoices, Progress, policy_for,
@@ -43,6 +45,8 @@ enum NotStarted {
 struct Running {
     task: JoinHandle<()>,
     run: Run,
+    /// Where to put routing back if the console quits meanwhile.
+    cluster: ClusterClient,
 }
 
 /// Carries out the console's action commands (see [`ActionRunner::handle`]).
@@ -55,6 +59,8 @@ pub struct ActionRunner {
     events: mpsc::Sender<Event>,
     audit: Result<SharedAudit, AuditProblem>,
     running: Option<Running>,
+    /// Who the API server says the operator is, per context, learnt when a plan is read.
+    identities: Arc<Mutex<HashMap<String, Identity>>>,
 }
 
 impl ActionRunner {
@@ -94,7 +100,21 @@ impl ActionRunner {
             events,
             audit,
             running: None,
+            identities: Arc::default(),
         }
+    }
+
+    /// The operator on `context`: as the API server answered, else from the kubeconfig.
+    fn identity(&self, context: &str) -> Identity {
+        let known = self
+            .identities
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .get(context)
+            .cloned();
+        known
+            .or_else(|| self.clusters.get(context).map(Identity::local))
+            .unwrap_or_else(Identity::unknown)
     }
 
     /// What the console's state needs to know: whether actions are offered (not
@@ -126,11 +146,31 @@ impl ActionRunner {
                 id,
                 request,
                 dry_run,
-            } => self.plan(id, *request, dry_run),
-            Command::RunAction { id, plan, request } => self.run(id, *plan, *request),
+                on_timeout,
+            } => self.plan(
+                id,
+                *request,
+                PolicyChoices {
+                    dry_run,
+                    on_timeout,
+                    ..PolicyChoices::default()
+                },
+            ),
+            Command::RunAction {
+                id,
+                plan,
+                request,
+                overridden,
+            } => self.run(id, *plan, *request, overridden),
             Command::AuditRefused { plan, reason } => {
+                let who = Attribution {
+                    identity: self.identity(&plan.context),
+                    overridden: false,
+                };
                 let written = match &self.audit {
-                    Ok(audit) => run::record_refusal(audit, &plan, reason).map_err(Into::into),
+                    Ok(audit) => {
+                        run::record_refusal(audit, &plan, &who, reason).map_err(Into::into)
+                    }
                     Err(problem) => Err(problem.clone()),
                 };
                 if let Err(problem) = written {
@@ -176,15 +216,12 @@ impl ActionRunner {
         });
     }
 
-    fn plan(&self, id: u64, request: ActionRequest, dry_run: bool) {
+    fn plan(&self, id: u64, request: ActionRequest, choices: PolicyChoices) {
         let events = self.events.clone();
         let limit = self.exec.api_timeout;
         let cluster = self.cluster(&request.context);
-        let choices = PolicyChoices {
-            dry_run,
-            ..PolicyChoices::default()
-        };
         let policy = policy_for(&self.kube, &request.context, &choices);
+        let identities = Arc::clone(&self.identities);
         tokio::spawn(async move {
             let plan = async {
                 let cluster = cluster?;
@@ -197,6 +234,14 @@ impl ActionRunner {
                     limit,
                 )
                 .await?;
+                // Read-only mode sends nothing, not even a review: the kubeconfig's user then.
+                if !policy.read_only {
+                    let identity = identify(&cluster, limit).await;
+                    identities
+                        .lock()
+                        .unwrap_or_else(|poisoned| poisoned.into_inner())
+                        .insert(cluster.context.clone(), identity);
+                }
                 Ok(Box::new(plan))
             }
             .await;
@@ -206,8 +251,8 @@ impl ActionRunner {
         });
     }
 
-    fn run(&mut self, id: u64, plan: Plan, request: ActionRequest) {
-        let started = self.start(id, plan, request);
+    fn run(&mut self, id: u64, plan: Plan, request: ActionRequest, overridden: bool) {
+        let started = self.start(id, plan, request, overridden);
         if let Err(why) = started {
             let refused = ActionUpdate::Finished {
                 id,
@@ -221,7 +266,13 @@ impl ActionRunner {
         }
     }
 
-    fn start(&mut self, id: u64, plan: Plan, request: ActionRequest) -> Result<(), NotStarted> {
+    fn start(
+        &mut self,
+        id: u64,
+        plan: Plan,
+        request: ActionRequest,
+        overridden: bool,
+    ) -> Result<(), NotStarted> {
         if self.running.as_ref().is_some_and(|r| !r.run.finished()) {
             return Err(NotStarted::Busy);
         }
@@ -236,7 +287,12 @@ impl ActionRunner {
         if let (false, Some(row)) = (request.via_proxy, request.row) {
             probe = probe.direct_first(&self.http, row);
         }
-        let run = Run::new(plan, Some(audit));
+        let who = Attribution {
+            identity: self.identity(&plan.context),
+            overridden,
+        };
+        let run = Run::new(plan, who, Some(audit));
+        let cluster_for_rollback = cluster.clone();
         let task_run = run.clone();
         let events = self.events.clone();
         let exec = self.exec.clone();
@@ -264,13 +320,41 @@ impl ActionRunner {
                 .send(Event::Action(ActionUpdate::Finished { id, outcome }))
                 .await;
         });
-        self.running = Some(Running { task, run });
+        self.running = Some(Running {
+            task,
+            run,
+            cluster: cluster_for_rollback,
+        });
         Ok(())
     }
 
-    /// Stop a run still going (the console is quitting) and write its `interrupted` line,
-    /// with the steps done so far. Also done on drop.
-    pub fn shutdown(&mut self) {
+    /// Stop a run still going (the console is quitting), put back the routing it removed,
+    /// and write its `interrupted` line with the steps done so far and the rollback.
+    pub async fn shutdown(&mut self) {
+        let Some(running) = self.running.take() else {
+            return;
+        };
+        running.task.abort();
+        let mut quiet = |_: Progress| {};
+        let interrupted = running
+            .run
+            .interrupt_and_restore(
+                Interruption::ConsoleQuit,
+                &running.cluster,
+                self.exec.api_timeout,
+                &mut quiet,
+            )
+            .await;
+        if let Some(Err(error)) = interrupted.map(|i| i.audit) {
+            tracing::warn!(%error, "audit log");
+        }
+    }
+}
+
+/// Dropped without [`ActionRunner::shutdown`]: no time to roll back, but the interrupted
+/// line is written, naming the routing left removed.
+impl Drop for ActionRunner {
+    fn drop(&mut self) {
         let Some(running) = self.running.take() else {
             return;
         };
@@ -279,12 +363,6 @@ impl ActionRunner {
         if let Some(Err(error)) = interrupted.map(|i| i.audit) {
             tracing::warn!(%error, "audit log");
         }
-    }
-}
-
-impl Drop for ActionRunner {
-    fn drop(&mut self) {
-        self.shutdown();
     }
 }
 

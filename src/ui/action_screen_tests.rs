@@ -315,7 +315,7 @@ fn a_protected_context_runs_only_once_the_exact_name_is_typed() {
 }
 
 #[test]
-fn typing_the_name_overrides_the_last_replica_guard_but_not_an_rbac_denial() {
+fn the_last_replica_guard_needs_ctrl_o_then_the_name_and_an_rbac_denial_cannot_be_overridden() {
     let mut app = app();
     ch(&mut app, 'D');
     // Alone in its Deployment: draining it takes the last ready replica.
@@ -334,8 +334,30 @@ fn typing_the_name_overrides_the_last_replica_guard_but_not_an_rbac_denial() {
     for c in "vllm-a".chars() {
         ch(&mut app, c);
     }
+    // Typing the name confirms; it does not override (issue 12): that is Ctrl-O's.
+    let screen = app.actions.plan.clone().unwrap_or_else(|| panic!("closed"));
+    assert!(
+        matches!(run_gate(&screen, &app), RunGate::NeedsOverride(r) if r[0].starts_with("min-ready"))
+    );
+    assert!(press(&mut app, KeyCode::Enter).is_empty());
+    ctrl(&mut app, 'o');
     let screen = app.actions.plan.clone().unwrap_or_else(|| panic!("closed"));
     assert_eq!(run_gate(&screen, &app), RunGate::Ready);
+    let commands = press(&mut app, KeyCode::Enter);
+    assert!(
+        matches!(
+            commands.as_slice(),
+            [Command::RunAction {
+                overridden: true,
+                ..
+            }]
+        ),
+        "{commands:?}"
+    );
+    // A fresh screen for the same plan, this time with the eviction denied.
+    app.actions.run = None;
+    app.modes.close(crate::app::mode::Mode::ActionProgress);
+    ch(&mut app, 'D');
 
     // The same plan with the eviction denied: typing cannot help, and Run records a refusal.
     let accesses = plan.accesses();
@@ -353,6 +375,7 @@ fn typing_the_name_overrides_the_last_replica_guard_but_not_an_rbac_denial() {
     assert!(
         matches!(run_gate(&screen, &app), RunGate::Refused(r) if r.len() == 1 && r[0].contains("evictions are not for you"))
     );
+    press(&mut app, KeyCode::Tab);
     let commands = press(&mut app, KeyCode::Enter);
     assert!(
         matches!(commands.as_slice(), [Command::AuditRefused { reason, .. }] if reason.starts_with("refused: rbac: may not create pods/eviction llm/vllm-a")),

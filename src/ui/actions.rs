@@ -12,6 +12,7 @@ use ratatui::widgets::{Paragraph, Widget};
 use super::diagnostics::wrap;
 use super::format::truncate;
 use super::overlay::overlay;
+use crate::actions::{ActionKind, OnTimeout};
 use crate::app::App;
 use crate::app::action_update::{RunGate, run_gate};
 use crate::app::actions::{ActionMenu, EntryAccess, PlanButton, PlanScreen, PlanState};
@@ -192,10 +193,12 @@ fn plan_body(screen: &PlanScreen, theme: &Theme, width: usize) -> Vec<Line<'stat
             (GUARD_REFUSED, theme.crit.add_modifier(Modifier::BOLD))
         };
         let text = if !guard.passed && guard.overridable {
-            format!(
-                "{}: {} (typing the name overrides it)",
-                guard.name, guard.reason
-            )
+            let state = if screen.overriding {
+                "overridden"
+            } else {
+                "Ctrl-O overrides it"
+            };
+            format!("{}: {} ({state})", guard.name, guard.reason)
         } else {
             format!("{}: {}", guard.name, guard.reason)
         };
@@ -240,7 +243,20 @@ fn plan_controls(screen: &PlanScreen, app: &App, width: usize) -> Vec<Line<'stat
             PlanState::Ready(plan) => format!("type {} to enable Run", plan.target),
             _ => "type the name to enable Run".to_owned(),
         }),
+        RunGate::NeedsOverride(_) => {
+            Some("a guard refuses: Ctrl-O overrides it, then type the name".to_owned())
+        }
     };
+    if screen.request.kind == ActionKind::DrainPod {
+        let then = match screen.on_timeout {
+            OnTimeout::Stop => "restore routing and stop",
+            OnTimeout::Evict => "evict anyway",
+        };
+        lines.push(Line::styled(
+            format!("still busy after the wait: {then} (Ctrl-E)"),
+            theme.dim,
+        ));
+    }
     let message = screen.message.clone().or(reason);
     if let Some(message) = message {
         for l in wrap(&message, width).into_iter().take(3) {

@@ -57,11 +57,16 @@ pub fn audit_lines(path: &std::path::Path) -> Vec<serde_json::Value> {
         .collect()
 }
 
-/// Every request the simulated API received that is not a read or an access review.
+/// Every request the simulated API received that is not a read, an access review or an
+/// identity review (`kubectl auth whoami`'s SelfSubjectReview, which the audit log asks).
 pub fn mutations(kube: &KubeSimHandle) -> Vec<kvtop_sim::kube::RecordedRequest> {
     kube.requests()
         .into_iter()
-        .filter(|r| r.method != "GET" && !r.path.contains("selfsubjectaccessreviews"))
+        .filter(|r| {
+            r.method != "GET"
+                && !r.path.contains("selfsubjectaccessreviews")
+                && !r.path.contains("selfsubjectreviews")
+        })
         .collect()
 }
 

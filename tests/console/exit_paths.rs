@@ -160,10 +160,13 @@ fn a_panic_restores_the_terminal_and_prints_its_message() {
 async fn sigterm_during_a_drain_wait_exits_and_audits_the_attempt() {
     use kvtop_sim::{ScenarioAssignment, SimConfig};
 
-    // Engine 2 (a llama pod) hangs: its requests stay running, so the drain waits.
+    // Engine 2 (a llama pod) hangs: its requests stay running, so the drain waits. Six
+    // engines give llama three ready replicas (0, 2, 4; engine 5, a qwen, is down), so its
+    // PodDisruptionBudget (minAvailable 2) allows the drain, which the plan now checks before
+    // any mutation.
     let stuck: ScenarioAssignment = "stuck-requests@2".parse().expect("scenario");
     let sim = SimConfig {
-        engines: 3,
+        engines: 6,
         seed: 11,
         scenarios: vec![stuck],
         ..SimConfig::default()
@@ -276,8 +279,13 @@ async fn sigterm_during_a_drain_wait_exits_and_audits_the_attempt() {
     // Unrouted, the EndpointSlices let go, then waiting on the engine.
     assert_eq!(detail.len(), 3, "unrouted, then waiting: {detail:?}");
     assert!(detail[2].starts_with("started step 3: "), "{detail:?}");
-    // The pod was taken out of routing and was not evicted.
+    // The pod was taken out of routing and was not evicted; the signal put routing back.
     assert!(kube.pods_of(2).contains(&pod));
+    assert_eq!(
+        line["rollback"]["restored"].as_array().map(Vec::len),
+        Some(1),
+        "{line}"
+    );
     sim.shutdown().await;
 }
 

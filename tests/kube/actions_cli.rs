@@ -14,23 +14,23 @@ use kvtop_sim::kube::{Denial, Fault, FaultRule, KubeSimHandle, RecordedRequest};
 /// Generous bound for waits on the simulation; no test asserts how fast anything happens.
 const PATIENCE: Duration = Duration::from_secs(30);
 
-struct Setup {
+pub(crate) struct Setup {
     _sim: SimHandle,
-    kube: KubeSimHandle,
-    dir: tempfile::TempDir,
+    pub(crate) kube: KubeSimHandle,
+    pub(crate) dir: tempfile::TempDir,
 }
 
 impl Setup {
-    fn kubeconfig(&self) -> PathBuf {
+    pub(crate) fn kubeconfig(&self) -> PathBuf {
         self.dir.path().join("kubeconfig")
     }
 
-    fn audit(&self) -> PathBuf {
+    pub(crate) fn audit(&self) -> PathBuf {
         self.dir.path().join("state").join("audit.jsonl")
     }
 
     /// Run `kvtop ARGS` with the simulated cluster's kubeconfig; (exit code, stdout, stderr).
-    async fn kvtop(&self, args: &[&str]) -> (i32, String, String) {
+    pub(crate) async fn kvtop(&self, args: &[&str]) -> (i32, String, String) {
         let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_kvtop"));
         command
             .args(args)
@@ -53,21 +53,21 @@ impl Setup {
         )
     }
 
-    fn audit_lines(&self) -> Vec<serde_json::Value> {
+    pub(crate) fn audit_lines(&self) -> Vec<serde_json::Value> {
         common::kube_sim::audit_lines(&self.audit())
     }
 
-    fn mutations(&self) -> Vec<RecordedRequest> {
+    pub(crate) fn mutations(&self) -> Vec<RecordedRequest> {
         common::kube_sim::mutations(&self.kube)
     }
 
-    fn first_pod(&self, engine: usize) -> String {
+    pub(crate) fn first_pod(&self, engine: usize) -> String {
         common::kube_sim::first_pod(&self.kube, engine)
     }
 }
 
 /// Six engines: llama on 0, 2, 4; qwen on 1, 3, 5 (5 down). One node, `gpu-node-00`.
-async fn setup() -> Setup {
+pub(crate) async fn setup() -> Setup {
     let (sim, kube) = common::kube_sim::fast_cluster(6, 11).await;
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     std::fs::write(dir.path().join("kubeconfig"), kube.kubeconfig_yaml("sim"))
@@ -84,7 +84,7 @@ async fn setup() -> Setup {
     }
 }
 
-async fn eventually(what: &str, mut check: impl FnMut() -> bool) {
+pub(crate) async fn eventually(what: &str, mut check: impl FnMut() -> bool) {
     let deadline = tokio::time::Instant::now() + PATIENCE;
     while !check() {
         if tokio::time::Instant::now() > deadline {
@@ -128,7 +128,15 @@ async fn drain_unroutes_waits_for_zero_in_flight_then_evicts_and_audits() {
     assert_eq!(audit[0]["target"], pod.as_str());
     assert_eq!(audit[0]["namespace"], "llm");
     assert_eq!(audit[0]["context"], "sim");
-    assert_eq!(audit[0]["user"], "oncall");
+    // Who the API server says (a SelfSubjectReview), not `$USER` (issue 12), with the OS
+    // account beside it.
+    assert_eq!(audit[0]["user"], "kvtop-sim");
+    assert_eq!(audit[0]["user_source"], "self-subject-review");
+    assert_eq!(
+        audit[0]["os_user"].as_str(),
+        kvtop::actions::identity::os_user().as_deref()
+    );
+    assert_eq!(audit[0]["override"], false);
     assert_eq!(audit[0]["result"], "ok");
     assert_eq!(audit[0]["dry_run"], false);
     // Label patch, the wait for the EndpointSlices to let go, the idle wait, the eviction.

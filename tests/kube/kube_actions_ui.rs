@@ -321,6 +321,7 @@ async fn read_only_offers_nothing_and_sends_no_change() {
             id: 7,
             request: Box::new(request),
             dry_run: false,
+            on_timeout: kvtop::actions::OnTimeout::Stop,
         });
         assert!(asked.is_none());
         let event = tokio::time::timeout(PATIENCE, c.events.recv())
@@ -435,7 +436,7 @@ async fn quitting_mid_run_leaves_an_interrupted_line_with_the_steps_done() {
         app.actions.run.as_ref().is_some_and(|r| r.step == Some(0))
     })
     .await;
-    c.runner.shutdown();
+    c.runner.shutdown().await;
     let audit = c.audit_lines();
     assert_eq!(audit.len(), 1, "{audit:?}");
     assert_eq!(audit[0]["result"], "interrupted");
@@ -448,6 +449,43 @@ async fn quitting_mid_run_leaves_an_interrupted_line_with_the_steps_done() {
     // Nothing else is written once the task would have finished.
     tokio::time::sleep(Duration::from_secs(2)).await;
     assert_eq!(c.audit_lines().len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn quitting_after_routing_was_removed_puts_it_back() {
+    let mut c = Console::start(settings()).await;
+    let pod = c.first_pod(2);
+    c.select(&pod);
+    // Every eviction is refused: the run stays in step 3, retrying, until the console quits.
+    c.kube
+        .inject(FaultRule::new("/eviction", Fault::Status(429)).method("POST"));
+    c.press(KeyCode::Char('D'));
+    c.until("the plan", plan_ready).await;
+    c.press(KeyCode::Tab);
+    c.press(KeyCode::Enter);
+    c.until("the eviction step", |app| {
+        app.actions.run.as_ref().is_some_and(|r| r.step == Some(2))
+    })
+    .await;
+    c.runner.shutdown().await;
+    let audit = c.audit_lines();
+    assert_eq!(audit.len(), 1, "{audit:?}");
+    assert_eq!(audit[0]["result"], "interrupted");
+    let restored = audit[0]["rollback"]["restored"][0]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        restored.contains(&format!("re-added kvtop.dev/serving=true to llm/{pod}")),
+        "{audit:?}"
+    );
+    let patches: Vec<RecordedRequest> = c
+        .mutations()
+        .into_iter()
+        .filter(|r| r.method == "PATCH")
+        .collect();
+    assert_eq!(patches.len(), 2, "{patches:?}");
+    assert!(patches[1].body.contains("\"kvtop.dev/serving\":\"true\""));
+    assert!(c.kube.pods_of(2).contains(&pod));
 }
 
 /// The plan screen of a drain that would take a Deployment's last ready replica, at 80×24 in
@@ -517,6 +555,8 @@ fn the_plan_screen_at_80x24() {
             via_proxy: false,
         },
         dry_run: false,
+        overriding: false,
+        on_timeout: kvtop::actions::OnTimeout::Stop,
         plan: PlanState::Ready(Box::new(plan)),
         focus: PlanButton::Cancel,
         typed: "vllm-llama".into(),

@@ -8,6 +8,7 @@
 mod common;
 
 mod actions_cli;
+mod drain_safety;
 mod kube_actions_ui;
 mod kube_discovery;
 mod kube_sim_api;

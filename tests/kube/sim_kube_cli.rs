@@ -95,7 +95,14 @@ fn sim_kube_writes_a_kubeconfig_that_drain_can_use() {
         .unwrap_or_else(|e| panic!("run kvtop drain: {e}"));
     let out = String::from_utf8_lossy(&drain.stdout);
     let err = String::from_utf8_lossy(&drain.stderr);
-    assert_eq!(drain.status.code(), Some(4), "plan only\n{out}\n{err}");
+    // The default simulation runs two replicas per model against a PodDisruptionBudget of
+    // minAvailable 2: the plan is printed and refused up front, naming the budget (issue 12;
+    // it used to print the plan only, exit 4, and a confirmed drain would have been 429'd).
+    assert_eq!(drain.status.code(), Some(2), "refused\n{out}\n{err}");
+    assert!(
+        err.contains("PodDisruptionBudget llm/vllm-llama-8b allows 0 disruptions"),
+        "{err}"
+    );
     // The plan names the simulated cluster's context, the pod in its namespace, and the
     // routing label it takes away first; the guards read the simulated cluster's RBAC.
     assert!(

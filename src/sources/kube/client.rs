@@ -24,6 +24,8 @@ pub struct ClusterClient {
     pub client: kube::Client,
     /// The context's namespace (`default` when it names none).
     pub default_namespace: String,
+    /// The kubeconfig's user entry for the context (the audit log's fallback identity).
+    pub kubeconfig_user: Option<String>,
 }
 
 impl std::fmt::Debug for ClusterClient {
@@ -53,6 +55,7 @@ impl ClusterClient {
             context: context.to_owned(),
             client,
             default_namespace,
+            kubeconfig_user: None,
         })
     }
 }
@@ -133,11 +136,14 @@ pub async fn connect(settings: &KubernetesConfig) -> Result<Vec<ClusterClient>, 
         let config = kube::Config::from_custom_kubeconfig(kubeconfig.clone(), &options)
             .await
             .map_err(|e| config_error(Some(&context), e.to_string()))?;
-        clients.push(ClusterClient::from_config(
-            &context,
-            config,
-            settings.api_timeout,
-        )?);
+        let mut client = ClusterClient::from_config(&context, config, settings.api_timeout)?;
+        client.kubeconfig_user = kubeconfig
+            .contexts
+            .iter()
+            .find(|c| c.name == context)
+            .and_then(|c| c.context.as_ref())
+            .and_then(|c| c.user.clone());
+        clients.push(client);
     }
     Ok(clients)
 }

@@ -1,5 +1,7 @@
-//! What a Kubernetes action will do, decided before anything is sent: [`plan`].
+//! What a Kubernetes action will do, decided before anything is sent: [`plan`], with the
+//! guards read beside the target in [`guards`].
 
+pub mod guards;
 pub mod plan;
 
-pub use plan::{ActionKind, ApiStep, Guard, Plan, Policy, StepOp};
+pub use plan::{ActionKind, ApiStep, Guard, OnTimeout, Plan, Policy, StepOp};

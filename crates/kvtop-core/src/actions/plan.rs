@@ -23,6 +23,8 @@ pub enum ActionKind {
     Uncordon,
     /// Cordon a node and evict every pod on it that no DaemonSet owns.
     DrainNode,
+    /// Put a drained pod back into routing: re-add the labels its drain removed.
+    Undrain,
 }
 
 impl ActionKind {
@@ -35,13 +37,14 @@ impl ActionKind {
             ActionKind::Cordon => "cordon",
             ActionKind::Uncordon => "uncordon",
             ActionKind::DrainNode => "drain-node",
+            ActionKind::Undrain => "undrain",
         }
     }
 
     /// What the target is: `pod`, `deployment` or `node`.
     pub fn target_kind(self) -> &'static str {
         match self {
-            ActionKind::DrainPod | ActionKind::RestartPod => "pod",
+            ActionKind::DrainPod | ActionKind::RestartPod | ActionKind::Undrain => "pod",
             ActionKind::RolloutRestart => "deployment",
             ActionKind::Cordon | ActionKind::Uncordon | ActionKind::DrainNode => "node",
         }
@@ -50,6 +53,40 @@ impl ActionKind {
 
 /// The annotation `kubectl rollout restart` sets on a Deployment's pod template.
 pub const RESTARTED_AT_ANNOTATION: &str = "kubectl.kubernetes.io/restartedAt";
+
+/// The pod annotation a drain writes with the labels it removed (a JSON object of label to
+/// value), so that `kvtop undrain` can put them back from any machine, even once the removal
+/// orphaned the pod from its ReplicaSet (whose template then no longer describes it).
+pub const DRAINED_LABELS_ANNOTATION: &str = "kvtop.dev/drained-labels";
+
+/// What the drain does when its wait ends with requests still in flight.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum OnTimeout {
+    /// Put routing back and stop: no request is cut short (the default).
+    #[default]
+    Stop,
+    /// Evict anyway: the pod's grace period covers what is left.
+    Evict,
+}
+
+impl OnTimeout {
+    /// `stop` or `evict`, as `--on-timeout` spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            OnTimeout::Stop => "stop",
+            OnTimeout::Evict => "evict",
+        }
+    }
+
+    /// What the plan's wait step adds to its description.
+    fn then(self) -> &'static str {
+        match self {
+            OnTimeout::Stop => "; still busy then: restore routing and stop",
+            OnTimeout::Evict => "; still busy then: evict anyway",
+        }
+    }
+}
 
 /// The operator's settings that shape a plan.
 #[derive(Debug, Clone, PartialEq)]
@@ -68,6 +105,8 @@ pub struct Policy {
     pub drain_timeout_s: f64,
     /// Send every mutation as a server-side dry run.
     pub dry_run: bool,
+    /// What a drain does when its wait ends with requests in flight.
+    pub on_timeout: OnTimeout,
 }
 
 impl Default for Policy {
@@ -79,6 +118,7 @@ impl Default for Policy {
             protected: false,
             drain_timeout_s: 120.0,
             dry_run: false,
+            on_timeout: OnTimeout::Stop,
         }
     }
 }
@@ -104,6 +144,8 @@ pub enum StepOp {
         namespace: String,
         pod: String,
         label: String,
+        /// Its value before the drain, which a rollback or `undrain` puts back.
+        value: String,
     },
     /// Poll the engine until nothing is running or waiting, at most `timeout_s`.
     WaitIdle {
@@ -133,6 +175,12 @@ pub enum StepOp {
         group: String,
         names: Vec<String>,
         timeout_s: f64,
+    },
+    /// Merge-patch labels back onto a drained pod and drop [`DRAINED_LABELS_ANNOTATION`].
+    RestoreLabels {
+        namespace: String,
+        pod: String,
+        labels: Vec<(String, String)>,
     },
 }
 
@@ -183,7 +231,7 @@ pub struct Guard {
 }
 
 impl Guard {
-    fn pass(name: &str, reason: String) -> Guard {
+    pub(crate) fn pass(name: &str, reason: String) -> Guard {
         Guard {
             name: name.to_owned(),
             passed: true,
@@ -192,7 +240,7 @@ impl Guard {
         }
     }
 
-    fn fail(name: &str, reason: String, overridable: bool) -> Guard {
+    pub(crate) fn fail(name: &str, reason: String, overridable: bool) -> Guard {
         Guard {
             name: name.to_owned(),
             passed: false,
@@ -215,6 +263,20 @@ pub struct Plan {
     /// The operator must type the target's name (protected context, or a guard to override).
     pub requires_typed_name: bool,
     pub dry_run: bool,
+    /// The context is protected: typing the name confirms (it never overrides a guard).
+    pub protected: bool,
+    /// What a drain does when its wait ends with requests in flight.
+    pub on_timeout: OnTimeout,
+    /// Reads the guards depend on (e.g. the PodDisruptionBudgets), for the RBAC preflight.
+    pub reads: Vec<Access>,
+}
+
+/// The routing labels a drain removed from one pod, with their values.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RemovedRouting {
+    pub namespace: String,
+    pub pod: String,
+    pub labels: Vec<(String, String)>,
 }
 
 /// The answer of one access review: the step it was for, and whether it is allowed (with the
@@ -237,6 +299,9 @@ impl Plan {
             guards: Vec::new(),
             requires_typed_name: false,
             dry_run: false,
+            protected: false,
+            on_timeout: OnTimeout::Stop,
+            reads: Vec::new(),
         }
     }
 
@@ -253,10 +318,54 @@ impl Plan {
         self.guards.iter().any(|g| !g.passed && g.overridable)
     }
 
-    /// The distinct access checks the steps need, in step order.
+    /// Add a guard decided after the plan (from objects read beside the target).
+    pub fn add_guard(&mut self, guard: Guard) {
+        self.guards.push(guard);
+        self.requires_typed_name = self.protected || self.has_overridable_failure();
+    }
+
+    /// The labels to put back for the routing removals among steps `..end` (0-based, end
+    /// excluded), one entry per pod; nothing for a dry run, which changed nothing.
+    pub fn routing_to_restore(&self, end: usize) -> Vec<RemovedRouting> {
+        let mut out: Vec<RemovedRouting> = Vec::new();
+        if self.dry_run {
+            return out;
+        }
+        for step in self.steps.iter().take(end) {
+            if let StepOp::RemoveLabel {
+                namespace,
+                pod,
+                label,
+                value,
+            } = &step.op
+            {
+                let entry = (label.clone(), value.clone());
+                match out
+                    .iter_mut()
+                    .find(|r| r.namespace == *namespace && r.pod == *pod)
+                {
+                    Some(removed) => removed.labels.push(entry),
+                    None => out.push(RemovedRouting {
+                        namespace: namespace.clone(),
+                        pod: pod.clone(),
+                        labels: vec![entry],
+                    }),
+                }
+            }
+        }
+        out
+    }
+
+    /// The distinct access checks the steps need, in step order, then the guards' reads.
     pub fn accesses(&self) -> Vec<Access> {
         let mut out: Vec<Access> = Vec::new();
-        for access in self.steps.iter().filter_map(|s| s.access.as_ref()) {
+        let reads = self.reads.iter();
+        for access in self
+            .steps
+            .iter()
+            .filter_map(|s| s.access.as_ref())
+            .chain(reads)
+        {
             if !out.contains(access) {
                 out.push(access.clone());
             }
@@ -311,7 +420,7 @@ impl Plan {
         for g in &self.guards {
             let mark = match (g.passed, g.overridable) {
                 (true, _) => "ok     ",
-                (false, true) => "REFUSED (override by typing the name)",
+                (false, true) => "REFUSED (overridable: --override)",
                 (false, false) => "REFUSED",
             };
             out.push_str(&format!("  {mark} {}: {}\n", g.name, g.reason));
@@ -321,8 +430,13 @@ impl Plan {
 
     fn finish(mut self, policy: &Policy) -> Plan {
         self.dry_run = policy.dry_run;
+        self.protected = policy.protected;
+        self.on_timeout = policy.on_timeout;
         for step in &mut self.steps {
             step.dry_run = policy.dry_run && step.op.mutates();
+            if matches!(step.op, StepOp::WaitIdle { .. }) {
+                step.body.push_str(policy.on_timeout.then());
+            }
         }
         if policy.read_only {
             self.guards.push(Guard::fail(
@@ -427,8 +541,10 @@ fn group_of(pod: &PodInfo) -> Option<(String, String)> {
     })
 }
 
+/// Ready, not terminating, and receiving traffic: a pod already out of routing serves nothing,
+/// so two drains in a row cannot both count the other's pod.
 fn counts_as_ready(pod: &PodInfo) -> bool {
-    pod.ready && !pod.terminating
+    pod.ready && !pod.terminating && pod.routed != Some(false)
 }
 
 /// The min-ready guard for taking `leaving` (ready pods among them) out of their groups.
@@ -529,7 +645,16 @@ fn wait_idle_step(namespace: &str, pod: &str, timeout_s: f64) -> ApiStep {
     }
 }
 
-fn remove_label_step(namespace: &str, pod: &str, label: &str) -> ApiStep {
+/// Remove `label` from `pod`, keeping its current value for a rollback or `undrain`.
+fn remove_label_step(pod: &PodInfo, label: &str) -> ApiStep {
+    let namespace = pod.key.namespace.as_str();
+    let value = pod
+        .labels
+        .iter()
+        .find(|(k, _)| k == label)
+        .map(|(_, v)| v.clone())
+        .unwrap_or_default();
+    let pod = pod.key.name.as_str();
     ApiStep {
         verb: "PATCH".into(),
         path: pod_path(namespace, pod),
@@ -539,6 +664,7 @@ fn remove_label_step(namespace: &str, pod: &str, label: &str) -> ApiStep {
             namespace: namespace.to_owned(),
             pod: pod.to_owned(),
             label: label.to_owned(),
+            value,
         },
         access: Some(pod_access("patch", None, namespace, pod)),
     }
@@ -598,15 +724,10 @@ fn wait_unrouted_step(pod: &PodInfo, via: RouteKind, group: &str, names: Vec<Str
 
 /// The operator configured the routing label: remove it when the pod has it.
 fn drain_by_configured_label(pod: &PodInfo, label: &str) -> (Vec<DrainStep>, Guard) {
-    let ns = pod.key.namespace.as_str();
     let labelled = pod.labels.iter().any(|(k, _)| k == label);
     let mut steps = Vec::new();
     let guard = if labelled {
-        steps.push(DrainStep::Api(Box::new(remove_label_step(
-            ns,
-            &pod.key.name,
-            label,
-        ))));
+        steps.push(DrainStep::Api(Box::new(remove_label_step(pod, label))));
         Guard::pass(
             "routing",
             format!("{label} is removed first, so no new request arrives"),
@@ -624,8 +745,6 @@ fn drain_by_configured_label(pod: &PodInfo, label: &str) -> (Vec<DrainStep>, Gua
 /// Remove one label per route, wait until the routes have let go of the pod, wait for the
 /// engine to go idle, evict (or delete the orphan).
 fn drain_by_routes(pod: &PodInfo, routing: &PodRouting) -> (Vec<DrainStep>, Guard) {
-    let ns = pod.key.namespace.as_str();
-    let name = pod.key.name.as_str();
     let unremovable: Vec<String> = routing.unremovable().map(|r| r.describe()).collect();
     let manual = if unremovable.is_empty() {
         String::new()
@@ -654,7 +773,7 @@ fn drain_by_routes(pod: &PodInfo, routing: &PodRouting) -> (Vec<DrainStep>, Guar
     let mut steps: Vec<DrainStep> = routing
         .removals
         .iter()
-        .map(|r| DrainStep::Api(Box::new(remove_label_step(ns, name, &r.label))))
+        .map(|r| DrainStep::Api(Box::new(remove_label_step(pod, &r.label))))
         .collect();
     let services = routing.services();
     if !services.is_empty() {
@@ -850,6 +969,63 @@ pub fn plan_drain_node(
         ));
     }
     plan.guards.extend(replica_guards(&leaving, all, policy));
+    plan.finish(policy)
+}
+
+/// Put a drained pod back into routing: re-add `drained` (the labels its drain removed, read
+/// from its [`DRAINED_LABELS_ANNOTATION`]) and drop the annotation.
+pub fn plan_undrain(pod: &PodInfo, drained: &[(String, String)], policy: &Policy) -> Plan {
+    let ns = pod.key.namespace.as_str();
+    let name = pod.key.name.as_str();
+    let mut plan = Plan::new(ActionKind::Undrain, &pod.key.context, Some(ns), name);
+    let missing: Vec<(String, String)> = drained
+        .iter()
+        .filter(|(k, v)| !pod.labels.iter().any(|(pk, pv)| pk == k && pv == v))
+        .cloned()
+        .collect();
+    let labels = drained
+        .iter()
+        .map(|(k, v)| format!("\"{k}\":\"{v}\""))
+        .collect::<Vec<_>>()
+        .join(",");
+    plan.steps.push(ApiStep {
+        verb: "PATCH".into(),
+        path: pod_path(ns, name),
+        body: format!(
+            "{{\"metadata\":{{\"labels\":{{{labels}}},\"annotations\":{{\"{DRAINED_LABELS_ANNOTATION}\":null}}}}}}"
+        ),
+        dry_run: false,
+        op: StepOp::RestoreLabels {
+            namespace: ns.to_owned(),
+            pod: name.to_owned(),
+            labels: drained.to_vec(),
+        },
+        access: Some(pod_access("patch", None, ns, name)),
+    });
+    plan.guards.push(if drained.is_empty() {
+        Guard::fail(
+            "drained",
+            format!(
+                "the pod has no {DRAINED_LABELS_ANNOTATION} annotation: no kvtop drain removed its routing (or it was restored already)"
+            ),
+            false,
+        )
+    } else if missing.is_empty() {
+        Guard::pass(
+            "drained",
+            "its labels are back already: the patch only drops the annotation".into(),
+        )
+    } else {
+        let text: Vec<String> = missing.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        Guard::pass("drained", format!("re-adds {}", text.join(", ")))
+    });
+    if pod.terminating {
+        plan.guards.push(Guard::fail(
+            "terminating",
+            "the pod is terminating: it cannot serve again".into(),
+            false,
+        ));
+    }
     plan.finish(policy)
 }
 

@@ -307,3 +307,181 @@ fn rbac_denials_block_and_allowed_checks_pass() {
     );
     assert!(!plan.blocking_guards(true).is_empty());
 }
+
+#[test]
+fn a_replica_out_of_routing_does_not_count_toward_min_ready() {
+    // b was drained (still ready, out of routing): c is the last routed replica.
+    let pods = vec![
+        pod("a", "rs:vllm", true, true),
+        pod("b", "rs:vllm", true, false),
+        pod("c", "rs:vllm", true, true),
+    ];
+    let first = plan_pod(
+        ActionKind::DrainPod,
+        &pods[0],
+        &pods,
+        None,
+        &Policy::default(),
+    );
+    assert!(failed(&first).is_empty(), "{}", first.render());
+    let after_a = vec![
+        pod("a", "rs:vllm", true, false),
+        pod("b", "rs:vllm", true, false),
+        pod("c", "rs:vllm", true, true),
+    ];
+    let last = plan_pod(
+        ActionKind::DrainPod,
+        &after_a[2],
+        &after_a,
+        None,
+        &Policy::default(),
+    );
+    assert_eq!(failed(&last), ["min-ready"]);
+    assert!(
+        last.guards
+            .iter()
+            .any(|g| g.reason.contains("last ready replica"))
+    );
+}
+
+#[test]
+fn typing_the_name_is_required_on_a_protected_context_but_overrides_nothing() {
+    let pods = vec![pod("a", "rs:vllm", true, true)];
+    let policy = Policy {
+        protected: true,
+        ..Policy::default()
+    };
+    let plan = plan_pod(ActionKind::DrainPod, &pods[0], &pods, None, &policy);
+    assert!(plan.requires_typed_name && plan.protected);
+    // The min-ready failure stands until it is overridden, whatever was typed.
+    assert_eq!(failed(&plan), ["min-ready"]);
+    assert!(plan.blocking_guards(true).is_empty());
+}
+
+#[test]
+fn only_the_removals_reached_are_rolled_back_and_a_dry_run_has_none() {
+    let pods = three_ready();
+    let plan = plan_pod(
+        ActionKind::DrainPod,
+        &pods[0],
+        &pods,
+        None,
+        &Policy::default(),
+    );
+    assert!(plan.routing_to_restore(0).is_empty());
+    let expected = vec![RemovedRouting {
+        namespace: "llm".to_owned(),
+        pod: "a".to_owned(),
+        labels: vec![("kvtop.dev/serving".to_owned(), "true".to_owned())],
+    }];
+    assert_eq!(plan.routing_to_restore(1), expected);
+    assert_eq!(plan.routing_to_restore(plan.steps.len()), expected);
+    let dry = Policy {
+        dry_run: true,
+        ..Policy::default()
+    };
+    let plan = plan_pod(ActionKind::DrainPod, &pods[0], &pods, None, &dry);
+    assert!(plan.routing_to_restore(plan.steps.len()).is_empty());
+}
+
+#[test]
+fn the_wait_step_says_what_happens_when_it_runs_out() {
+    let pods = three_ready();
+    let stop = plan_pod(
+        ActionKind::DrainPod,
+        &pods[0],
+        &pods,
+        Some(30.0),
+        &Policy::default(),
+    );
+    assert!(
+        stop.steps[1]
+            .body
+            .ends_with("still busy then: restore routing and stop")
+    );
+    assert_eq!(stop.on_timeout, OnTimeout::Stop);
+    let evict = Policy {
+        on_timeout: OnTimeout::Evict,
+        ..Policy::default()
+    };
+    let plan = plan_pod(ActionKind::DrainPod, &pods[0], &pods, Some(30.0), &evict);
+    assert!(
+        plan.steps[1]
+            .body
+            .ends_with("still busy then: evict anyway")
+    );
+}
+
+#[test]
+fn undrain_re_adds_the_recorded_labels_or_refuses_without_a_record() {
+    let drained = pod("a", "rs:vllm", true, false);
+    let labels = vec![("kvtop.dev/serving".to_owned(), "true".to_owned())];
+    let plan = plan_undrain(&drained, &labels, &Policy::default());
+    assert_eq!(plan.kind, ActionKind::Undrain);
+    assert!(failed(&plan).is_empty(), "{}", plan.render());
+    assert_eq!(
+        plan.steps[0].body,
+        r#"{"metadata":{"labels":{"kvtop.dev/serving":"true"},"annotations":{"kvtop.dev/drained-labels":null}}}"#
+    );
+    assert!(
+        plan.guards[0]
+            .reason
+            .contains("re-adds kvtop.dev/serving=true")
+    );
+    let untouched = plan_undrain(&drained, &[], &Policy::default());
+    assert_eq!(failed(&untouched), ["drained"]);
+    assert!(untouched.blocking_guards(true).len() == 1);
+}
+
+mod budgets {
+    use super::*;
+    use crate::actions::guards::disruption_budget_guard;
+    use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+
+    fn budget(name: &str, allowed: i32, selector: serde_json::Value) -> PodDisruptionBudget {
+        serde_json::from_value(json!({
+            "metadata": {"name": name, "namespace": "llm"},
+            "spec": {"minAvailable": 2, "selector": selector},
+            "status": {"disruptionsAllowed": allowed, "currentHealthy": 2, "desiredHealthy": 2,
+                       "expectedPods": 2}
+        }))
+        .unwrap_or_default()
+    }
+
+    fn matching(allowed: i32) -> PodDisruptionBudget {
+        budget(
+            "vllm",
+            allowed,
+            json!({"matchLabels": {"pod-template-hash": "abc"}}),
+        )
+    }
+
+    #[test]
+    fn no_disruption_allowed_refuses_a_drain_for_good_and_a_restart_overridably() {
+        let a = pod("a", "rs:vllm", true, true);
+        let drain = disruption_budget_guard(ActionKind::DrainPod, &a, &[matching(0)]);
+        assert!(!drain.passed && !drain.overridable);
+        assert_eq!(
+            drain.reason,
+            "PodDisruptionBudget llm/vllm allows 0 disruptions (2 healthy, 2 desired): the eviction would be refused"
+        );
+        let restart = disruption_budget_guard(ActionKind::RestartPod, &a, &[matching(0)]);
+        assert!(!restart.passed && restart.overridable);
+        assert!(disruption_budget_guard(ActionKind::DrainPod, &a, &[matching(1)]).passed);
+    }
+
+    #[test]
+    fn other_budgets_and_unready_pods_do_not_refuse_but_two_budgets_do() {
+        let a = pod("a", "rs:vllm", true, true);
+        let other = budget("other", 0, json!({"matchLabels": {"app": "db"}}));
+        assert!(disruption_budget_guard(ActionKind::DrainPod, &a, &[other]).passed);
+        let unready = pod("a", "rs:vllm", false, true);
+        assert!(disruption_budget_guard(ActionKind::DrainPod, &unready, &[matching(0)]).passed);
+        let twice = [matching(1), budget("all", 1, json!({}))];
+        let guard = disruption_budget_guard(ActionKind::DrainPod, &a, &twice);
+        assert!(
+            !guard.passed && guard.reason.contains("vllm, all"),
+            "{guard:?}"
+        );
+    }
+}
