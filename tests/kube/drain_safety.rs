@@ -11,7 +11,10 @@ use kvtop_sim::kube::{Fault, FaultRule, RecordedRequest};
 use crate::actions_cli::{Setup, eventually, setup};
 
 /// The routing label of the simulated pods.
-const ROUTING: &str = "kvtop.dev/serving";
+/// The label the simulated Services select on and the ReplicaSets do not: what a drain
+/// removes, and puts back.
+const ROUTING: &str = "app.kubernetes.io/component";
+const ROUTED: &str = "serving-engine";
 
 /// A pod's labels and annotations as the API has them now.
 async fn pod_meta(s: &Setup, name: &str) -> Option<Pod> {
@@ -24,7 +27,7 @@ async fn pod_meta(s: &Setup, name: &str) -> Option<Pod> {
 async fn routed(s: &Setup, name: &str) -> bool {
     let pod = pod_meta(s, name).await;
     pod.and_then(|p| p.metadata.labels)
-        .is_some_and(|l| l.get(ROUTING).map(String::as_str) == Some("true"))
+        .is_some_and(|l| l.get(ROUTING).map(String::as_str) == Some(ROUTED))
 }
 
 /// The engine's metrics cannot be read through the API server's proxy: the drain wait sees
@@ -156,7 +159,7 @@ async fn a_wait_that_runs_out_puts_routing_back_and_evicts_nothing() {
     let patched = patches(&mutations);
     assert_eq!(patched.len(), 2, "{mutations:?}");
     assert!(patched[0].body.contains(&format!("\"{ROUTING}\":null")));
-    assert!(patched[1].body.contains(&format!("\"{ROUTING}\":\"true\"")));
+    assert!(patched[1].body.contains(&format!("\"{ROUTING}\":\"{ROUTED}\"")));
     let now = pod_meta(&s, &pod).await.unwrap_or_else(|| panic!("gone"));
     let annotations = now.metadata.annotations.unwrap_or_default();
     assert!(!annotations.contains_key("kvtop.dev/drained-labels"));
@@ -166,7 +169,7 @@ async fn a_wait_that_runs_out_puts_routing_back_and_evicts_nothing() {
     assert!(
         audit[0]["rollback"]["restored"][0]
             .as_str()
-            .is_some_and(|l| l.contains(&format!("re-added {ROUTING}=true")))
+            .is_some_and(|l| l.contains(&format!("re-added {ROUTING}={ROUTED}")))
     );
     // With --on-timeout evict the same drain evicts.
     let (code, _, err) = s
@@ -265,7 +268,7 @@ async fn undrain_re_adds_what_a_killed_drain_removed() {
         .kvtop(&["undrain", &pod, "-n", "llm", "--confirm", &pod])
         .await;
     assert_eq!(code, 0, "{out}\n{err}");
-    assert!(out.contains(&format!("re-added {ROUTING}=true")), "{out}");
+    assert!(out.contains(&format!("re-added {ROUTING}={ROUTED}")), "{out}");
     assert!(routed(&s, &pod).await);
     let annotations = pod_meta(&s, &pod)
         .await

@@ -321,7 +321,7 @@ fn a_replica_out_of_routing_does_not_count_toward_min_ready() {
         &pods[0],
         &pods,
         None,
-        &Policy::default(),
+        &labelled(),
     );
     assert!(failed(&first).is_empty(), "{}", first.render());
     let after_a = vec![
@@ -334,7 +334,7 @@ fn a_replica_out_of_routing_does_not_count_toward_min_ready() {
         &after_a[2],
         &after_a,
         None,
-        &Policy::default(),
+        &labelled(),
     );
     assert_eq!(failed(&last), ["min-ready"]);
     assert!(
@@ -349,7 +349,7 @@ fn typing_the_name_is_required_on_a_protected_context_but_overrides_nothing() {
     let pods = vec![pod("a", "rs:vllm", true, true)];
     let policy = Policy {
         protected: true,
-        ..Policy::default()
+        ..labelled()
     };
     let plan = plan_pod(ActionKind::DrainPod, &pods[0], &pods, None, &policy);
     assert!(plan.requires_typed_name && plan.protected);
@@ -366,7 +366,7 @@ fn only_the_removals_reached_are_rolled_back_and_a_dry_run_has_none() {
         &pods[0],
         &pods,
         None,
-        &Policy::default(),
+        &labelled(),
     );
     assert!(plan.routing_to_restore(0).is_empty());
     let expected = vec![RemovedRouting {
@@ -378,7 +378,7 @@ fn only_the_removals_reached_are_rolled_back_and_a_dry_run_has_none() {
     assert_eq!(plan.routing_to_restore(plan.steps.len()), expected);
     let dry = Policy {
         dry_run: true,
-        ..Policy::default()
+        ..labelled()
     };
     let plan = plan_pod(ActionKind::DrainPod, &pods[0], &pods, None, &dry);
     assert!(plan.routing_to_restore(plan.steps.len()).is_empty());
@@ -392,7 +392,7 @@ fn the_wait_step_says_what_happens_when_it_runs_out() {
         &pods[0],
         &pods,
         Some(30.0),
-        &Policy::default(),
+        &labelled(),
     );
     assert!(
         stop.steps[1]
@@ -402,7 +402,7 @@ fn the_wait_step_says_what_happens_when_it_runs_out() {
     assert_eq!(stop.on_timeout, OnTimeout::Stop);
     let evict = Policy {
         on_timeout: OnTimeout::Evict,
-        ..Policy::default()
+        ..labelled()
     };
     let plan = plan_pod(ActionKind::DrainPod, &pods[0], &pods, Some(30.0), &evict);
     assert!(
@@ -416,7 +416,7 @@ fn the_wait_step_says_what_happens_when_it_runs_out() {
 fn undrain_re_adds_the_recorded_labels_or_refuses_without_a_record() {
     let drained = pod("a", "rs:vllm", true, false);
     let labels = vec![("kvtop.dev/serving".to_owned(), "true".to_owned())];
-    let plan = plan_undrain(&drained, &labels, &Policy::default());
+    let plan = plan_undrain(&drained, &labels, &labelled());
     assert_eq!(plan.kind, ActionKind::Undrain);
     assert!(failed(&plan).is_empty(), "{}", plan.render());
     assert_eq!(
