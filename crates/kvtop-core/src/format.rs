@@ -160,7 +160,7 @@ pub fn clock(now: f64, utc_offset_secs: i32) -> String {
 /// `s` with every control character (a newline or escape in a label value) shown as `�`: the
 /// terminal must never receive one inside a cell, and each must still take one column so the
 /// row stays aligned.
-fn printable(s: &str) -> std::borrow::Cow<'_, str> {
+pub fn printable(s: &str) -> std::borrow::Cow<'_, str> {
     if s.chars().any(char::is_control) {
         s.chars()
             .map(|c| if c.is_control() { '\u{FFFD}' } else { c })

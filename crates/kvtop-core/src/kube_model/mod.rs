@@ -10,6 +10,7 @@ pub mod convert;
 pub mod endpoint;
 pub mod lines;
 pub mod pod;
+pub mod recognize;
 pub mod selector;
 pub mod vllm_args;
 pub mod workload;
@@ -19,6 +20,7 @@ pub use endpoint::{
     EndpointDefaults, MetricsEndpoint, NamedPort, PortSource, ScrapeRoute, ScrapeVia,
 };
 pub use lines::LineRing;
+pub use recognize::{EngineKind, MatchedBy, Recognized, Recognizer};
 pub use pod::{EnvVar, Owner, PodInfo, PodKey, PodPhase, Termination};
 pub use selector::{FieldSelector, LabelSelector, SelectorError};
 pub use vllm_args::VllmArgs;
