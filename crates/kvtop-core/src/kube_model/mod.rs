@@ -11,6 +11,7 @@ pub mod endpoint;
 pub mod lines;
 pub mod pod;
 pub mod recognize;
+pub mod search;
 pub mod selector;
 pub mod vllm_args;
 pub mod workload;
@@ -21,6 +22,7 @@ pub use endpoint::{
 };
 pub use lines::LineRing;
 pub use recognize::{EngineKind, MatchedBy, Recognized, Recognizer};
+pub use search::{ContextSearch, SearchOutcome, explain_empty};
 pub use pod::{EnvVar, Owner, PodInfo, PodKey, PodPhase, Termination};
 pub use selector::{FieldSelector, LabelSelector, SelectorError};
 pub use vllm_args::VllmArgs;

@@ -110,7 +110,7 @@ fn is_lws_worker(labels: &BTreeMap<String, String>) -> bool {
 
 /// The first container that runs an engine by its command line, else the first whose image
 /// is an engine image and whose command (when set) starts nothing else.
-fn engine_container(containers: &[Container]) -> Option<(usize, EngineKind, MatchedBy)> {
+pub(crate) fn engine_container(containers: &[Container]) -> Option<(usize, EngineKind, MatchedBy)> {
     let by_command = containers.iter().enumerate().find_map(|(i, c)| {
         command_engine(
             c.command.as_deref().unwrap_or_default(),
