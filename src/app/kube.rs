@@ -8,7 +8,9 @@ use super::Command;
 use super::state::{App, NoticeKind};
 use crate::sources::kube::{KubeUpdate, PodScrape};
 use kvtop_core::fleet::{TargetId, TargetSpec, Ts};
-use kvtop_core::kube_model::{DeploymentSummary, PodInfo, PodKey, ScrapeRoute, ScrapeVia};
+use kvtop_core::kube_model::{
+    ContextSearch, DeploymentSummary, PodInfo, PodKey, ScrapeRoute, ScrapeVia, explain_empty,
+};
 
 /// How long a Kubernetes problem stays in the footer, seconds.
 const PROBLEM_NOTICE_SECS: f64 = 30.0;
@@ -35,6 +37,8 @@ pub struct KubeView {
     pub deployments_open: bool,
     /// The pod whose log is being followed.
     pub followed: Option<PodKey>,
+    /// The last discovery round of each context: what it searched and found.
+    pub searches: BTreeMap<String, ContextSearch>,
 }
 
 impl KubeView {
@@ -47,6 +51,19 @@ impl KubeView {
             show_namespace: all_namespaces,
             ..KubeView::default()
         }
+    }
+
+    /// Why the fleet is empty, once every context that reported found no engine: what was
+    /// searched and, per context, why nothing matched. Empty while there is nothing to say.
+    pub fn empty_explanation(&self) -> Vec<String> {
+        if !self.enabled || !self.targets.is_empty() {
+            return Vec::new();
+        }
+        let searches: Vec<ContextSearch> = self.searches.values().cloned().collect();
+        if searches.iter().any(|s| s.engines() > 0) {
+            return Vec::new();
+        }
+        explain_empty(&searches)
     }
 
     /// The fleet name of a pod: `[context/][namespace/]pod`.
@@ -99,6 +116,10 @@ pub fn apply(app: &mut App, update: KubeUpdate, now: Ts) -> Vec<Command> {
             task,
             error,
         } => record_problem(app, (context, task.to_owned()), error, now),
+        KubeUpdate::Searched(search) => {
+            app.kube.searches.insert(search.context.clone(), search);
+            app.dirty = true;
+        }
         KubeUpdate::Route { target, route } => {
             match route {
                 ScrapeRoute::Proxy => app.kube.routes.insert(target, route),

@@ -67,7 +67,8 @@ pub struct KubernetesConfig {
     pub namespace: Option<String>,
     /// Every namespace (`-A`); wins over `namespace`.
     pub all_namespaces: bool,
-    /// Label selectors; a pod matching any of them is watched.
+    /// Label selectors; a pod matching any of them is watched. The defaults also let pods
+    /// running vLLM or SGLang in (see [`KubernetesConfig::recognizes_workloads`]).
     pub selectors: Vec<String>,
     /// Metrics port for pods that name none (no annotation, no `metrics`/`http` port).
     pub metrics_port: Option<u16>,
@@ -93,6 +94,13 @@ pub struct KubernetesConfig {
 }
 
 impl KubernetesConfig {
+    /// Whether the selectors are the defaults, which widen rather than narrow: a pod whose
+    /// image or command runs vLLM or SGLang is discovered even when no selector matches. The
+    /// user's own selectors (`selectors = […]`, `-l`) narrow the search to their pods.
+    pub fn recognizes_workloads(&self) -> bool {
+        self.selectors.iter().map(String::as_str).eq(DEFAULT_SELECTORS)
+    }
+
     /// The action policy of `context`.
     pub(crate) fn policy_of(&self, context: &str) -> ContextPolicy {
         self.context_policies
