@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use super::Command;
 use super::state::{App, NoticeKind};
 use crate::sources::kube::{KubeUpdate, PodScrape};
-use kvtop_core::fleet::{TargetId, TargetSpec, Ts};
+use kvtop_core::fleet::{Fleet, TargetId, TargetSpec, Ts};
 use kvtop_core::kube_model::{
     ContextSearch, DeploymentSummary, PodInfo, PodKey, ScrapeRoute, ScrapeVia, explain_empty,
 };
@@ -135,19 +135,31 @@ pub fn apply(app: &mut App, update: KubeUpdate, now: Ts) -> Vec<Command> {
 fn apply_pods(app: &mut App, changed: Vec<PodInfo>, gone: Vec<PodKey>) -> Vec<Command> {
     let mut commands = Vec::new();
     for key in gone {
-        if let Some(id) = app.kube.targets.remove(&key) {
-            app.fleet.remove_target(id);
+        if let Some(id) = remove_pod(&mut app.fleet, &mut app.kube.targets, &key) {
             app.kube.routes.remove(&id);
             commands.push(Command::StopScrape(id));
         }
     }
     for pod in changed {
-        if let Some(command) = upsert(app, pod) {
-            commands.push(command);
+        let name = app.kube.target_name(&pod.key);
+        let via = app.kube.scrape_via;
+        if let Some(scrape) = upsert_pod(&mut app.fleet, &mut app.kube.targets, name, pod, via) {
+            commands.push(Command::ScrapePod(scrape));
         }
     }
     app.dirty = true;
     commands
+}
+
+/// Remove a discovered pod's target from `fleet`; its id, to stop its scrape.
+pub(crate) fn remove_pod(
+    fleet: &mut Fleet,
+    targets: &mut BTreeMap<PodKey, TargetId>,
+    key: &PodKey,
+) -> Option<TargetId> {
+    let id = targets.remove(key)?;
+    fleet.remove_target(id);
+    Some(id)
 }
 
 /// A problem of one (context, task) appeared (shown in the footer too) or went away.
@@ -179,45 +191,50 @@ fn pod_mut<'a>(app: &'a mut App, key: &PodKey) -> Option<&'a mut PodInfo> {
     app.fleet.pod_info_mut(id)
 }
 
-/// Add a new pod as a target, or update a known one; a scrape command when its endpoint is new
-/// or changed.
-fn upsert(app: &mut App, mut pod: PodInfo) -> Option<Command> {
+/// Add a new pod to `fleet` as a target named `name`, or update a known one (keeping its event
+/// and log buffers); how to scrape it when its endpoint is new or changed. The console and
+/// `kvtop check --kube` both fold discovered pods into their fleet here.
+pub(crate) fn upsert_pod(
+    fleet: &mut Fleet,
+    targets: &mut BTreeMap<PodKey, TargetId>,
+    name: String,
+    mut pod: PodInfo,
+    via: ScrapeVia,
+) -> Option<PodScrape> {
     let display_url = pod
         .endpoint
         .direct_url()
         .unwrap_or_else(|| pod.endpoint.proxy_path(&pod.key.namespace, &pod.key.name));
-    if let Some(&id) = app.kube.targets.get(&pod.key) {
-        let endpoint_changed = match app.fleet.pod_info_mut(id) {
+    if let Some(&id) = targets.get(&pod.key) {
+        let endpoint_changed = match fleet.pod_info_mut(id) {
             Some(old) => {
                 pod.keep_text_from(old);
                 old.endpoint != pod.endpoint
             }
             None => true,
         };
-        let command = endpoint_changed.then(|| {
-            Command::ScrapePod(PodScrape {
-                target: id,
-                key: pod.key.clone(),
-                endpoint: pod.endpoint.clone(),
-                via: app.kube.scrape_via,
-            })
+        let scrape = endpoint_changed.then(|| PodScrape {
+            target: id,
+            key: pod.key.clone(),
+            endpoint: pod.endpoint.clone(),
+            via,
         });
-        app.fleet.set_pod_info(id, pod);
-        return command;
+        fleet.set_pod_info(id, pod);
+        return scrape;
     }
-    let id = app.fleet.add_target(TargetSpec {
-        name: app.kube.target_name(&pod.key),
+    let id = fleet.add_target(TargetSpec {
+        name,
         url: display_url,
     });
-    app.kube.targets.insert(pod.key.clone(), id);
-    let command = Command::ScrapePod(PodScrape {
+    targets.insert(pod.key.clone(), id);
+    let scrape = PodScrape {
         target: id,
         key: pod.key.clone(),
         endpoint: pod.endpoint.clone(),
-        via: app.kube.scrape_via,
-    });
-    app.fleet.set_pod_info(id, pod);
-    Some(command)
+        via,
+    };
+    fleet.set_pod_info(id, pod);
+    Some(scrape)
 }
 
 /// When the selected row's pod is not the followed one, follow it.

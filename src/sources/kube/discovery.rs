@@ -41,6 +41,8 @@ use kvtop_core::kube_model::{
 
 /// Period of the events, logs and workloads loops.
 const SLOW_POLL: Duration = Duration::from_secs(5);
+/// How often the pods' events and logs are read.
+pub const TEXT_POLL: Duration = SLOW_POLL;
 /// Period at which the followed pod's log is read.
 const FOLLOW_POLL: Duration = Duration::from_secs(1);
 /// Log reads in flight at once per context.
