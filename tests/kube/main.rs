@@ -8,6 +8,8 @@
 mod common;
 
 mod actions_cli;
+mod check_kube_cli;
+mod discovery_by_workload;
 mod kube_actions_ui;
 mod kube_discovery;
 mod kube_sim_api;
