@@ -135,8 +135,14 @@ async fn check_pods(
             contexts.join(", ")
         ),
     };
-    match observe::observe_pods(&clusters, &config.kubernetes, rules, &settings, &mut progress)
-        .await
+    match observe::observe_pods(
+        &clusters,
+        &config.kubernetes,
+        rules,
+        &settings,
+        &mut progress,
+    )
+    .await
     {
         Ok(obs) => print_report(&obs, output),
         Err(err) => fail(&err.to_string()),

@@ -98,7 +98,10 @@ impl KubernetesConfig {
     /// image or command runs vLLM or SGLang is discovered even when no selector matches. The
     /// user's own selectors (`selectors = […]`, `-l`) narrow the search to their pods.
     pub fn recognizes_workloads(&self) -> bool {
-        self.selectors.iter().map(String::as_str).eq(DEFAULT_SELECTORS)
+        self.selectors
+            .iter()
+            .map(String::as_str)
+            .eq(DEFAULT_SELECTORS)
     }
 
     /// The action policy of `context`.

@@ -9,9 +9,7 @@ use tokio::sync::mpsc;
 
 use crate::app::kube::{KubeView, remove_pod, upsert_pod};
 use crate::config::KubernetesConfig;
-use crate::sources::kube::{
-    ClusterClient, Discovery, KubeUpdate, PodScrapers, WorkerOutboxes,
-};
+use crate::sources::kube::{ClusterClient, Discovery, KubeUpdate, PodScrapers, WorkerOutboxes};
 use crate::sources::{Outbox, ScrapeSettings};
 use kvtop_core::fleet::{Fleet, ScrapeReport};
 use kvtop_core::kube_model::{ContextSearch, explain_empty};
@@ -62,7 +60,11 @@ impl KubeFeed {
 
     /// Fold updates into `fleet` until every context finished its first discovery round (or
     /// `limit` passed). `Err` with the explanation when no engine was found.
-    pub async fn first_round(&mut self, fleet: &mut Fleet, limit: Duration) -> Result<(), Vec<String>> {
+    pub async fn first_round(
+        &mut self,
+        fleet: &mut Fleet,
+        limit: Duration,
+    ) -> Result<(), Vec<String>> {
         let deadline = tokio::time::Instant::now() + limit;
         while self.searches.len() < self.contexts {
             match tokio::time::timeout_at(deadline, self.updates.recv()).await {
@@ -129,10 +131,7 @@ impl KubeFeed {
                 Some(error) => {
                     let text = error.to_string();
                     if self.problems.get(&(context.clone(), task)) != Some(&text) {
-                        eprintln!(
-                            "kvtop check: {}",
-                            kvtop_core::format::printable(&text)
-                        );
+                        eprintln!("kvtop check: {}", kvtop_core::format::printable(&text));
                         self.problems.insert((context, task), text);
                     }
                 }

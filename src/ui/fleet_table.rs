@@ -286,11 +286,19 @@ pub fn render(
         let lines = if !app.filter.trim().is_empty() {
             vec![text::no_match(app.filter.trim())]
         } else if app.fleet.targets().is_empty() && !explanation.is_empty() {
-            // Text from the API: control characters shown as `�`, cut with an ellipsis.
-            let room = usize::from(body.width).saturating_sub(1);
+            // Text from the API: control characters shown as `�`; long lines wrap, their
+            // continuations indented.
+            let room = usize::from(body.width).saturating_sub(3);
             explanation
                 .iter()
-                .map(|line| kvtop_core::format::truncate(line, room))
+                .flat_map(|line| {
+                    let line = kvtop_core::format::printable(line);
+                    super::diagnostics::wrap(&line, room)
+                        .into_iter()
+                        .enumerate()
+                        .map(|(i, part)| if i == 0 { part } else { format!("  {part}") })
+                        .collect::<Vec<_>>()
+                })
                 .collect()
         } else {
             vec![text::NO_ENGINES.to_string()]

@@ -134,10 +134,7 @@ async fn nothing_found_says_what_was_searched_and_exits_3() {
     let out = check(&kube, &["-l", "team=nobody", "--duration", "2s"]).await;
     assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
     let stderr = text(&out.stderr);
-    assert!(
-        stderr.contains("no vLLM or SGLang pods found"),
-        "{stderr}"
-    );
+    assert!(stderr.contains("no vLLM or SGLang pods found"), "{stderr}");
     assert!(
         stderr.contains(&format!(
             "searched context sim: pods labelled team=nobody in namespace {}",

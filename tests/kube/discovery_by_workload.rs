@@ -40,7 +40,10 @@ async fn plain_app_cluster(engines: usize) -> (SimHandle, KubeSimHandle) {
 }
 
 /// Discovery of the simulated cluster with `settings` (timings shortened, text loops off).
-fn discover(kube: &KubeSimHandle, settings: KubernetesConfig) -> (Discovery, mpsc::Receiver<KubeUpdate>) {
+fn discover(
+    kube: &KubeSimHandle,
+    settings: KubernetesConfig,
+) -> (Discovery, mpsc::Receiver<KubeUpdate>) {
     let settings = KubernetesConfig {
         enabled: true,
         poll_interval: Duration::from_millis(300),
@@ -144,7 +147,10 @@ async fn the_user_s_selector_narrows_and_the_round_says_why_nothing_matched() {
             kube.namespace
         )
     );
-    assert_eq!(lines[2], format!("sim: no pods in namespace {}", kube.namespace));
+    assert_eq!(
+        lines[2],
+        format!("sim: no pods in namespace {}", kube.namespace)
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

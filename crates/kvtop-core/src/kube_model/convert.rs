@@ -5,8 +5,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use super::endpoint::{EndpointDefaults, MetricsEndpoint, NamedPort};
 use super::lines::LineRing;
-use super::recognize::{EngineKind, engine_container};
 use super::pod::{EnvVar, Owner, PodInfo, PodKey, PodPhase, Termination};
+use super::recognize::{EngineKind, engine_container};
 use super::vllm_args::VllmArgs;
 use crate::clock::Ts;
 

@@ -21,9 +21,9 @@ pub use endpoint::{
     EndpointDefaults, MetricsEndpoint, NamedPort, PortSource, ScrapeRoute, ScrapeVia,
 };
 pub use lines::LineRing;
+pub use pod::{EnvVar, Owner, PodInfo, PodKey, PodPhase, Termination};
 pub use recognize::{EngineKind, MatchedBy, Recognized, Recognizer};
 pub use search::{ContextSearch, SearchOutcome, explain_empty};
-pub use pod::{EnvVar, Owner, PodInfo, PodKey, PodPhase, Termination};
 pub use selector::{FieldSelector, LabelSelector, SelectorError};
 pub use vllm_args::VllmArgs;
 pub use workload::{DeploymentSummary, HpaSummary, PdbSummary, summarize};

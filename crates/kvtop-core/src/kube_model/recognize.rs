@@ -154,7 +154,9 @@ pub fn command_engine(command: &[String], args: &[String]) -> Option<EngineKind>
         let next = argv.get(i + 1).map(String::as_str);
         if program == "vllm" && next == Some("serve") || word.starts_with("vllm.entrypoints.") {
             Some(EngineKind::Vllm)
-        } else if word.starts_with("sglang.launch_server") || program == "sglang" && next == Some("serve") {
+        } else if word.starts_with("sglang.launch_server")
+            || program == "sglang" && next == Some("serve")
+        {
             Some(EngineKind::Sglang)
         } else {
             None

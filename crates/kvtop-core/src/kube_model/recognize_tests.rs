@@ -212,7 +212,10 @@ fn sglang_is_recognised_as_sglang() {
         }]}
     }))
     .unwrap_or_else(|| panic!("not found"));
-    assert_eq!((found.kind, found.by), (EngineKind::Sglang, MatchedBy::Command));
+    assert_eq!(
+        (found.kind, found.by),
+        (EngineKind::Sglang, MatchedBy::Command)
+    );
 }
 
 #[test]
@@ -228,10 +231,19 @@ fn other_pods_are_not_engines() {
     assert_eq!(other("lmcache/lmstack-router:latest", Value::Null), None);
     // LMCache's cache server ships in a vLLM image but runs something else.
     assert_eq!(
-        other("lmcache/vllm-openai:latest", json!(["lmcache_server", "0.0.0.0", "8100"])),
+        other(
+            "lmcache/vllm-openai:latest",
+            json!(["lmcache_server", "0.0.0.0", "8100"])
+        ),
         None
     );
-    assert!(other("lmcache/vllm-openai:latest", json!(["/bin/bash", "/start.sh"])).is_some());
+    assert!(
+        other(
+            "lmcache/vllm-openai:latest",
+            json!(["/bin/bash", "/start.sh"])
+        )
+        .is_some()
+    );
 }
 
 #[test]
@@ -239,7 +251,10 @@ fn image_names_are_read_word_by_word() {
     let cases = [
         ("vllm/vllm-openai:v0.10.1", Some(EngineKind::Vllm)),
         ("myregistry/vllm-openai:v0.10", Some(EngineKind::Vllm)),
-        ("registry.internal:5000/ml/vllm_rocm@sha256:0123", Some(EngineKind::Vllm)),
+        (
+            "registry.internal:5000/ml/vllm_rocm@sha256:0123",
+            Some(EngineKind::Vllm),
+        ),
         ("lmsysorg/sglang", Some(EngineKind::Sglang)),
         ("ghcr.io/acme/sglang-vllm:1", Some(EngineKind::Sglang)),
         ("vllm", Some(EngineKind::Vllm)),
@@ -261,7 +276,10 @@ fn command_lines_are_read_through_shells() {
         Some(EngineKind::Vllm)
     );
     assert_eq!(
-        command_engine(&words(&["/bin/sh", "-c", "pip install x && exec vllm serve m"]), &[]),
+        command_engine(
+            &words(&["/bin/sh", "-c", "pip install x && exec vllm serve m"]),
+            &[]
+        ),
         Some(EngineKind::Vllm)
     );
     assert_eq!(

@@ -154,15 +154,30 @@ mod tests {
     #[test]
     fn each_context_says_why_it_found_nothing() {
         let lines = explain_empty(&[
-            search("prod", SearchOutcome::Listed { pods: 0, engines: 0 }),
-            search("stage", SearchOutcome::Listed { pods: 7, engines: 0 }),
+            search(
+                "prod",
+                SearchOutcome::Listed {
+                    pods: 0,
+                    engines: 0,
+                },
+            ),
+            search(
+                "stage",
+                SearchOutcome::Listed {
+                    pods: 7,
+                    engines: 0,
+                },
+            ),
             search(
                 "edge",
                 SearchOutcome::Forbidden(
                     "pods is forbidden: User \"dev\" cannot list resource \"pods\"\x1b[2J".into(),
                 ),
             ),
-            search("lab", SearchOutcome::Unreachable("connection refused".into())),
+            search(
+                "lab",
+                SearchOutcome::Unreachable("connection refused".into()),
+            ),
         ]);
         assert_eq!(
             lines,
@@ -183,7 +198,13 @@ mod tests {
 
     #[test]
     fn user_selectors_are_said_to_narrow() {
-        let mut narrowed = search("prod", SearchOutcome::Listed { pods: 1, engines: 0 });
+        let mut narrowed = search(
+            "prod",
+            SearchOutcome::Listed {
+                pods: 1,
+                engines: 0,
+            },
+        );
         narrowed.by_workload = false;
         narrowed.namespace = None;
         narrowed.selectors = vec!["team=search".into(), String::new()];
