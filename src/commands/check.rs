@@ -183,7 +183,8 @@ pub(crate) fn configured_targets(config: &Config) -> Result<Vec<ObserveTarget>, 
                 .to_owned()
         } else {
             "no targets to check. Pass --target http://HOST:PORT/metrics (repeatable), add \
-             [[targets]] to the config file, or try --sim --scenario kv-thrash@0 or --demo."
+             [[targets]] to the config file, check a cluster's vLLM pods with --kube, or try \
+             --sim --scenario kv-thrash@0 or --demo."
                 .to_owned()
         });
     }

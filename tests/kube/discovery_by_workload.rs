@@ -163,6 +163,6 @@ async fn a_forbidden_pod_list_is_reported_as_such() {
         panic!("{search:?}");
     };
     assert!(message.contains("forbidden"), "{message}");
-    let lines = explain_empty(&[search.clone()]);
+    let lines = explain_empty(&[search]);
     assert!(lines[2].starts_with("sim: forbidden: "), "{lines:?}");
 }
