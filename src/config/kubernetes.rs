@@ -419,6 +419,21 @@ mod tests {
     }
 
     #[test]
+    fn only_the_default_selectors_let_pods_in_by_what_they_run() {
+        let mut k = KubernetesConfig::default();
+        assert!(k.recognizes_workloads());
+        k.apply(&KubeOverrides {
+            selectors: vec!["app=vllm".into()],
+            ..KubeOverrides::default()
+        })
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert!(!k.recognizes_workloads(), "the user's selector narrows");
+        let k = resolve(section("selectors = [\"app.kubernetes.io/name=vllm\"]"), None)
+            .unwrap_or_else(|e| panic!("{e:?}"));
+        assert!(!k.recognizes_workloads());
+    }
+
+    #[test]
     fn flags_turn_discovery_on_and_replace_lists() {
         let mut k = KubernetesConfig::default();
         k.apply(&KubeOverrides {
