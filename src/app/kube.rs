@@ -6,8 +6,9 @@ use std::collections::BTreeMap;
 
 use super::Command;
 use super::state::{App, NoticeKind};
-use crate::sources::kube::{KubeUpdate, PodScrape};
-use kvtop_core::fleet::{Fleet, TargetId, TargetSpec, Ts};
+use crate::sources::kube::KubeUpdate;
+use crate::sources::kube::fleet_pods::{remove_pod, target_name, upsert_pod};
+use kvtop_core::fleet::{TargetId, Ts};
 use kvtop_core::kube_model::{
     ContextSearch, DeploymentSummary, PodInfo, PodKey, ScrapeRoute, ScrapeVia, explain_empty,
 };
@@ -68,17 +69,7 @@ impl KubeView {
 
     /// The fleet name of a pod: `[context/][namespace/]pod`.
     pub(crate) fn target_name(&self, key: &PodKey) -> String {
-        let mut name = String::new();
-        if self.show_context {
-            name.push_str(&key.context);
-            name.push('/');
-        }
-        if self.show_namespace {
-            name.push_str(&key.namespace);
-            name.push('/');
-        }
-        name.push_str(&key.name);
-        name
+        target_name(key, self.show_context, self.show_namespace)
     }
 }
 
@@ -151,17 +142,6 @@ fn apply_pods(app: &mut App, changed: Vec<PodInfo>, gone: Vec<PodKey>) -> Vec<Co
     commands
 }
 
-/// Remove a discovered pod's target from `fleet`; its id, to stop its scrape.
-pub(crate) fn remove_pod(
-    fleet: &mut Fleet,
-    targets: &mut BTreeMap<PodKey, TargetId>,
-    key: &PodKey,
-) -> Option<TargetId> {
-    let id = targets.remove(key)?;
-    fleet.remove_target(id);
-    Some(id)
-}
-
 /// A problem of one (context, task) appeared (shown in the footer too) or went away.
 fn record_problem(
     app: &mut App,
@@ -189,52 +169,6 @@ fn record_problem(
 fn pod_mut<'a>(app: &'a mut App, key: &PodKey) -> Option<&'a mut PodInfo> {
     let id = *app.kube.targets.get(key)?;
     app.fleet.pod_info_mut(id)
-}
-
-/// Add a new pod to `fleet` as a target named `name`, or update a known one (keeping its event
-/// and log buffers); how to scrape it when its endpoint is new or changed. The console and
-/// `kvtop check --kube` both fold discovered pods into their fleet here.
-pub(crate) fn upsert_pod(
-    fleet: &mut Fleet,
-    targets: &mut BTreeMap<PodKey, TargetId>,
-    name: String,
-    mut pod: PodInfo,
-    via: ScrapeVia,
-) -> Option<PodScrape> {
-    let display_url = pod
-        .endpoint
-        .direct_url()
-        .unwrap_or_else(|| pod.endpoint.proxy_path(&pod.key.namespace, &pod.key.name));
-    if let Some(&id) = targets.get(&pod.key) {
-        let endpoint_changed = match fleet.pod_info_mut(id) {
-            Some(old) => {
-                pod.keep_text_from(old);
-                old.endpoint != pod.endpoint
-            }
-            None => true,
-        };
-        let scrape = endpoint_changed.then(|| PodScrape {
-            target: id,
-            key: pod.key.clone(),
-            endpoint: pod.endpoint.clone(),
-            via,
-        });
-        fleet.set_pod_info(id, pod);
-        return scrape;
-    }
-    let id = fleet.add_target(TargetSpec {
-        name,
-        url: display_url,
-    });
-    targets.insert(pod.key.clone(), id);
-    let scrape = PodScrape {
-        target: id,
-        key: pod.key.clone(),
-        endpoint: pod.endpoint.clone(),
-        via,
-    };
-    fleet.set_pod_info(id, pod);
-    Some(scrape)
 }
 
 /// When the selected row's pod is not the followed one, follow it.

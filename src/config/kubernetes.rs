@@ -428,8 +428,11 @@ mod tests {
         })
         .unwrap_or_else(|e| panic!("{e}"));
         assert!(!k.recognizes_workloads(), "the user's selector narrows");
-        let k = resolve(section("selectors = [\"app.kubernetes.io/name=vllm\"]"), None)
-            .unwrap_or_else(|e| panic!("{e:?}"));
+        let k = resolve(
+            section("selectors = [\"app.kubernetes.io/name=vllm\"]"),
+            None,
+        )
+        .unwrap_or_else(|e| panic!("{e:?}"));
         assert!(!k.recognizes_workloads());
     }
 

@@ -7,19 +7,24 @@ use std::time::Duration;
 
 use tokio::sync::mpsc;
 
-use crate::app::kube::{KubeView, remove_pod, upsert_pod};
 use crate::config::KubernetesConfig;
+use crate::sources::kube::fleet_pods::{remove_pod, target_name, upsert_pod};
 use crate::sources::kube::{ClusterClient, Discovery, KubeUpdate, PodScrapers, WorkerOutboxes};
 use crate::sources::{Outbox, ScrapeSettings};
-use kvtop_core::fleet::{Fleet, ScrapeReport};
-use kvtop_core::kube_model::{ContextSearch, explain_empty};
+use kvtop_core::fleet::{Fleet, ScrapeReport, TargetId};
+use kvtop_core::kube_model::{ContextSearch, PodInfo, PodKey, ScrapeVia, explain_empty};
 
 /// Updates queued from discovery and the scrape workers.
 const UPDATE_QUEUE: usize = 1024;
 
 /// Discovery and pod scraping of every context, feeding one fleet.
 pub struct KubeFeed {
-    view: KubeView,
+    /// The fleet target of each discovered pod.
+    targets: BTreeMap<PodKey, TargetId>,
+    via: ScrapeVia,
+    /// Names carry the context (several are watched) and the namespace (all are watched).
+    show_context: bool,
+    show_namespace: bool,
     updates: mpsc::Receiver<KubeUpdate>,
     scrapers: PodScrapers,
     contexts: usize,
@@ -48,7 +53,10 @@ impl KubeFeed {
             updates: Outbox::new(tx.clone()),
         };
         KubeFeed {
-            view: KubeView::new(kube.scrape_via, clusters.len(), kube.all_namespaces),
+            targets: BTreeMap::new(),
+            via: kube.scrape_via,
+            show_context: clusters.len() > 1,
+            show_namespace: kube.all_namespaces,
             updates,
             scrapers: PodScrapers::new(http, scrape, clients, outboxes),
             contexts: clusters.len(),
@@ -72,7 +80,7 @@ impl KubeFeed {
                 Ok(None) | Err(_) => break,
             }
         }
-        if self.view.targets.is_empty() {
+        if self.targets.is_empty() {
             let searches: Vec<ContextSearch> = self.searches.values().cloned().collect();
             let mut lines = explain_empty(&searches);
             if lines.is_empty() {
@@ -97,15 +105,14 @@ impl KubeFeed {
         match update {
             KubeUpdate::Pods { changed, gone, .. } => {
                 for key in gone {
-                    if let Some(id) = remove_pod(fleet, &mut self.view.targets, &key) {
+                    if let Some(id) = remove_pod(fleet, &mut self.targets, &key) {
                         self.scrapers.stop(id);
                     }
                 }
                 for pod in changed {
-                    let name = self.view.target_name(&pod.key);
-                    let via = self.view.scrape_via;
-                    if let Some(scrape) = upsert_pod(fleet, &mut self.view.targets, name, pod, via)
-                    {
+                    let name = target_name(&pod.key, self.show_context, self.show_namespace);
+                    let via = self.via;
+                    if let Some(scrape) = upsert_pod(fleet, &mut self.targets, name, pod, via) {
                         self.scrapers.start(scrape);
                     }
                 }
@@ -143,12 +150,8 @@ impl KubeFeed {
         }
     }
 
-    fn pod_mut<'a>(
-        &self,
-        fleet: &'a mut Fleet,
-        key: &kvtop_core::kube_model::PodKey,
-    ) -> Option<&'a mut kvtop_core::kube_model::PodInfo> {
-        let id = *self.view.targets.get(key)?;
+    fn pod_mut<'a>(&self, fleet: &'a mut Fleet, key: &PodKey) -> Option<&'a mut PodInfo> {
+        let id = *self.targets.get(key)?;
         fleet.pod_info_mut(id)
     }
 }
