@@ -86,7 +86,7 @@ impl KubeFeed {
             if lines.is_empty() {
                 lines.push(format!(
                     "no vLLM or SGLang pods found: discovery did not answer within {}",
-                    crate::ui::format::span(limit.as_secs_f64())
+                    kvtop_core::format::span(limit.as_secs_f64())
                 ));
             }
             return Err(lines);
