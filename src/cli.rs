@@ -104,8 +104,9 @@ pub enum CliCommand {
     /// Serve a simulated fleet over HTTP on 127.0.0.1 and print its URLs.
     #[cfg(feature = "demo")]
     Sim(SimArgs),
-    /// Observe the fleet for a while, evaluate the troubleshooting rules, print the findings
-    /// and exit 0 (healthy), 1 (warnings), 2 (critical) or 3 (nothing could be scraped).
+    /// Observe the fleet (the targets, or with --kube a cluster's vLLM and SGLang pods) for a
+    /// while, evaluate the troubleshooting rules, print the findings and exit 0 (healthy),
+    /// 1 (warnings), 2 (critical) or 3 (nothing could be scraped).
     Check(CheckArgs),
     /// The troubleshooting rules.
     Rules {

@@ -6,9 +6,12 @@ use std::collections::BTreeMap;
 
 use super::Command;
 use super::state::{App, NoticeKind};
-use crate::sources::kube::{KubeUpdate, PodScrape};
-use kvtop_core::fleet::{TargetId, TargetSpec, Ts};
-use kvtop_core::kube_model::{DeploymentSummary, PodInfo, PodKey, ScrapeRoute, ScrapeVia};
+use crate::sources::kube::KubeUpdate;
+use crate::sources::kube::fleet_pods::{remove_pod, target_name, upsert_pod};
+use kvtop_core::fleet::{TargetId, Ts};
+use kvtop_core::kube_model::{
+    ContextSearch, DeploymentSummary, PodInfo, PodKey, ScrapeRoute, ScrapeVia, explain_empty,
+};
 
 /// How long a Kubernetes problem stays in the footer, seconds.
 const PROBLEM_NOTICE_SECS: f64 = 30.0;
@@ -35,6 +38,8 @@ pub struct KubeView {
     pub deployments_open: bool,
     /// The pod whose log is being followed.
     pub followed: Option<PodKey>,
+    /// The last discovery round of each context: what it searched and found.
+    pub searches: BTreeMap<String, ContextSearch>,
 }
 
 impl KubeView {
@@ -49,19 +54,22 @@ impl KubeView {
         }
     }
 
+    /// Why the fleet is empty, once every context that reported found no engine: what was
+    /// searched and, per context, why nothing matched. Empty while there is nothing to say.
+    pub fn empty_explanation(&self) -> Vec<String> {
+        if !self.enabled || !self.targets.is_empty() {
+            return Vec::new();
+        }
+        let searches: Vec<ContextSearch> = self.searches.values().cloned().collect();
+        if searches.iter().any(|s| s.engines() > 0) {
+            return Vec::new();
+        }
+        explain_empty(&searches)
+    }
+
     /// The fleet name of a pod: `[context/][namespace/]pod`.
     pub(crate) fn target_name(&self, key: &PodKey) -> String {
-        let mut name = String::new();
-        if self.show_context {
-            name.push_str(&key.context);
-            name.push('/');
-        }
-        if self.show_namespace {
-            name.push_str(&key.namespace);
-            name.push('/');
-        }
-        name.push_str(&key.name);
-        name
+        target_name(key, self.show_context, self.show_namespace)
     }
 }
 
@@ -99,6 +107,10 @@ pub fn apply(app: &mut App, update: KubeUpdate, now: Ts) -> Vec<Command> {
             task,
             error,
         } => record_problem(app, (context, task.to_owned()), error, now),
+        KubeUpdate::Searched(search) => {
+            app.kube.searches.insert(search.context.clone(), search);
+            app.dirty = true;
+        }
         KubeUpdate::Route { target, route } => {
             match route {
                 ScrapeRoute::Proxy => app.kube.routes.insert(target, route),
@@ -114,15 +126,16 @@ pub fn apply(app: &mut App, update: KubeUpdate, now: Ts) -> Vec<Command> {
 fn apply_pods(app: &mut App, changed: Vec<PodInfo>, gone: Vec<PodKey>) -> Vec<Command> {
     let mut commands = Vec::new();
     for key in gone {
-        if let Some(id) = app.kube.targets.remove(&key) {
-            app.fleet.remove_target(id);
+        if let Some(id) = remove_pod(&mut app.fleet, &mut app.kube.targets, &key) {
             app.kube.routes.remove(&id);
             commands.push(Command::StopScrape(id));
         }
     }
     for pod in changed {
-        if let Some(command) = upsert(app, pod) {
-            commands.push(command);
+        let name = app.kube.target_name(&pod.key);
+        let via = app.kube.scrape_via;
+        if let Some(scrape) = upsert_pod(&mut app.fleet, &mut app.kube.targets, name, pod, via) {
+            commands.push(Command::ScrapePod(scrape));
         }
     }
     app.dirty = true;
@@ -156,47 +169,6 @@ fn record_problem(
 fn pod_mut<'a>(app: &'a mut App, key: &PodKey) -> Option<&'a mut PodInfo> {
     let id = *app.kube.targets.get(key)?;
     app.fleet.pod_info_mut(id)
-}
-
-/// Add a new pod as a target, or update a known one; a scrape command when its endpoint is new
-/// or changed.
-fn upsert(app: &mut App, mut pod: PodInfo) -> Option<Command> {
-    let display_url = pod
-        .endpoint
-        .direct_url()
-        .unwrap_or_else(|| pod.endpoint.proxy_path(&pod.key.namespace, &pod.key.name));
-    if let Some(&id) = app.kube.targets.get(&pod.key) {
-        let endpoint_changed = match app.fleet.pod_info_mut(id) {
-            Some(old) => {
-                pod.keep_text_from(old);
-                old.endpoint != pod.endpoint
-            }
-            None => true,
-        };
-        let command = endpoint_changed.then(|| {
-            Command::ScrapePod(PodScrape {
-                target: id,
-                key: pod.key.clone(),
-                endpoint: pod.endpoint.clone(),
-                via: app.kube.scrape_via,
-            })
-        });
-        app.fleet.set_pod_info(id, pod);
-        return command;
-    }
-    let id = app.fleet.add_target(TargetSpec {
-        name: app.kube.target_name(&pod.key),
-        url: display_url,
-    });
-    app.kube.targets.insert(pod.key.clone(), id);
-    let command = Command::ScrapePod(PodScrape {
-        target: id,
-        key: pod.key.clone(),
-        endpoint: pod.endpoint.clone(),
-        via: app.kube.scrape_via,
-    });
-    app.fleet.set_pod_info(id, pod);
-    Some(command)
 }
 
 /// When the selected row's pod is not the followed one, follow it.

@@ -1,8 +1,11 @@
 //! `kvtop check`: observe the fleet headless, evaluate the rules, print the findings and exit
 //! with the verdict (0 healthy, 1 warnings, 2 critical, 3 nothing scraped or nothing to check).
 //!
-//! The fleet is the configured targets (`--target`, the config file), or a simulator started
-//! in-process (`--sim` with `--scenario`, or `--demo` with the demo's story). With the
+//! The fleet is the configured targets (`--target`, the config file), the engine pods of a
+//! Kubernetes cluster (`--kube` with `--context`, `-n`, `-A`, `-l`, or `[kubernetes]`
+//! enabled; discovered and scraped as the console does, with their state, events and logs
+//! for the rules), or a simulator started in-process (`--sim` with `--scenario`, or `--demo`
+//! with the demo's story). With the
 //! simulator the observation runs on its clock, so `--time-scale` shortens the wait without
 //! changing what is measured (see `diagnose::observe`). What the check waits for goes to
 //! stderr; the report goes to stdout.
@@ -23,9 +26,15 @@ use kvtop_core::rules::RuleSet;
 
 pub fn run(args: CheckArgs, global: &GlobalArgs) -> ExitCode {
     let _ = crate::logging::init(crate::logging::LogSink::Stderr, "warn");
-    let Loaded { config, problems } = load_config(global);
+    let Loaded {
+        mut config,
+        problems,
+    } = load_config(global);
     for problem in &problems {
         eprintln!("kvtop check: {problem}");
+    }
+    if let Err(err) = config.kubernetes.apply(&global.kube.overrides()) {
+        return fail(&err.to_string());
     }
     let rules = match load_rules(args.rules.clone()) {
         Ok(rules) => rules,
@@ -50,6 +59,9 @@ pub fn run(args: CheckArgs, global: &GlobalArgs) -> ExitCode {
         let simulated = super::simulated::for_check(&args.simulated).await;
         #[cfg(not(feature = "demo"))]
         let simulated: Option<Result<super::simulated::Simulated, String>> = None;
+        if simulated.is_none() && config.kubernetes.enabled {
+            return check_pods(&config, &rules, duration, args.output).await;
+        }
         let (targets, clock, sim) = match simulated {
             Some(Ok(s)) => (s.targets, s.clock, Some(s.sim)),
             Some(Err(message)) => return fail(&message),
@@ -68,7 +80,7 @@ pub fn run(args: CheckArgs, global: &GlobalArgs) -> ExitCode {
             auto_cap: AUTO_CAP_SECS,
         };
         let mut progress = Announce {
-            targets: targets.len(),
+            subject: report::plural(targets.len(), "target"),
         };
         let result = observe::observe(&targets, &rules, &settings, clock, &mut progress).await;
         if let Some(sim) = sim {
@@ -78,14 +90,63 @@ pub fn run(args: CheckArgs, global: &GlobalArgs) -> ExitCode {
             Ok(obs) => obs,
             Err(err) => return fail(&err.to_string()),
         };
-        let format = match args.output {
-            CheckOutput::Text => Format::Text,
-            CheckOutput::Json => Format::Json,
-            CheckOutput::Markdown => Format::Markdown,
-        };
-        print!("{}", report::render(&obs, format));
-        ExitCode::from(Verdict::of(&obs).exit_code())
+        print_report(&obs, args.output)
     })
+}
+
+/// Print the report in the chosen format; the exit code of its verdict.
+fn print_report(obs: &observe::Observation, output: CheckOutput) -> ExitCode {
+    let format = match output {
+        CheckOutput::Text => Format::Text,
+        CheckOutput::Json => Format::Json,
+        CheckOutput::Markdown => Format::Markdown,
+    };
+    print!("{}", report::render(obs, format));
+    ExitCode::from(Verdict::of(obs).exit_code())
+}
+
+/// `check --kube`: the engine pods discovered through the configured contexts, scraped and
+/// evaluated as the console does (pod state, events and logs included).
+async fn check_pods(
+    config: &Config,
+    rules: &RuleSet,
+    duration: Option<f64>,
+    output: CheckOutput,
+) -> ExitCode {
+    let clusters = match crate::sources::kube::connect(&config.kubernetes).await {
+        Ok(clusters) => clusters,
+        Err(err) => return fail(&err.to_string()),
+    };
+    let settings = ObserveSettings {
+        scrape: scrape_settings(config),
+        fleet: config.fleet_settings(),
+        duration,
+        auto_cap: AUTO_CAP_SECS,
+    };
+    let contexts: Vec<&str> = clusters.iter().map(|c| c.context.as_str()).collect();
+    let mut progress = Announce {
+        subject: format!(
+            "the engine pods of {} {}",
+            if contexts.len() == 1 {
+                "context"
+            } else {
+                "contexts"
+            },
+            contexts.join(", ")
+        ),
+    };
+    match observe::observe_pods(
+        &clusters,
+        &config.kubernetes,
+        rules,
+        &settings,
+        &mut progress,
+    )
+    .await
+    {
+        Ok(obs) => print_report(&obs, output),
+        Err(err) => fail(&err.to_string()),
+    }
 }
 
 /// The built-in rules merged with the user's rules file (`--rules`, else `rules.toml` beside
@@ -122,7 +183,8 @@ pub(crate) fn configured_targets(config: &Config) -> Result<Vec<ObserveTarget>, 
                 .to_owned()
         } else {
             "no targets to check. Pass --target http://HOST:PORT/metrics (repeatable), add \
-             [[targets]] to the config file, or try --sim --scenario kv-thrash@0 or --demo."
+             [[targets]] to the config file, check a cluster's vLLM pods with --kube, or try \
+             --sim --scenario kv-thrash@0 or --demo."
                 .to_owned()
         });
     }
@@ -140,7 +202,8 @@ pub(crate) fn configured_targets(config: &Config) -> Result<Vec<ObserveTarget>, 
 
 /// Tells on stderr what the check waits for.
 struct Announce {
-    targets: usize,
+    /// What is observed: `3 targets`, `the engine pods of context prod`.
+    subject: String,
 }
 
 impl Progress for Announce {
@@ -156,7 +219,7 @@ impl Progress for Announce {
         };
         eprintln!(
             "kvtop check: observing {} for {}{clock}",
-            report::plural(self.targets, "target"),
+            self.subject,
             age(secs)
         );
         let Some(plan) = plan else { return };

@@ -67,7 +67,8 @@ pub struct KubernetesConfig {
     pub namespace: Option<String>,
     /// Every namespace (`-A`); wins over `namespace`.
     pub all_namespaces: bool,
-    /// Label selectors; a pod matching any of them is watched.
+    /// Label selectors; a pod matching any of them is watched. The defaults also let pods
+    /// running vLLM or SGLang in (see [`KubernetesConfig::recognizes_workloads`]).
     pub selectors: Vec<String>,
     /// Metrics port for pods that name none (no annotation, no `metrics`/`http` port).
     pub metrics_port: Option<u16>,
@@ -94,6 +95,16 @@ pub struct KubernetesConfig {
 }
 
 impl KubernetesConfig {
+    /// Whether the selectors are the defaults, which widen rather than narrow: a pod whose
+    /// image or command runs vLLM or SGLang is discovered even when no selector matches. The
+    /// user's own selectors (`selectors = […]`, `-l`) narrow the search to their pods.
+    pub fn recognizes_workloads(&self) -> bool {
+        self.selectors
+            .iter()
+            .map(String::as_str)
+            .eq(DEFAULT_SELECTORS)
+    }
+
     /// The action policy of `context`.
     pub(crate) fn policy_of(&self, context: &str) -> ContextPolicy {
         self.context_policies
@@ -406,6 +417,24 @@ mod tests {
                 .unwrap_or_else(|| panic!("{text} accepted"));
             assert_eq!(err.setting, Setting::Kubernetes(key), "{text}");
         }
+    }
+
+    #[test]
+    fn only_the_default_selectors_let_pods_in_by_what_they_run() {
+        let mut k = KubernetesConfig::default();
+        assert!(k.recognizes_workloads());
+        k.apply(&KubeOverrides {
+            selectors: vec!["app=vllm".into()],
+            ..KubeOverrides::default()
+        })
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert!(!k.recognizes_workloads(), "the user's selector narrows");
+        let k = resolve(
+            section("selectors = [\"app.kubernetes.io/name=vllm\"]"),
+            None,
+        )
+        .unwrap_or_else(|e| panic!("{e:?}"));
+        assert!(!k.recognizes_workloads());
     }
 
     #[test]

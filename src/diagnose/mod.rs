@@ -8,6 +8,7 @@
 #[cfg(feature = "demo")]
 pub mod feed;
 pub mod inputs;
+pub mod kube_feed;
 pub mod logs;
 pub mod observe;
 pub mod plan;
@@ -16,4 +17,4 @@ pub mod report;
 #[cfg(feature = "demo")]
 pub use feed::{FreshLogLines, SimLogFeed, SimLogPoller};
 pub use logs::{LogRing, TargetLogs};
-pub use observe::{Clock, Observation, ObserveSettings, ObserveTarget, observe};
+pub use observe::{Clock, Observation, ObserveSettings, ObserveTarget, observe, observe_pods};

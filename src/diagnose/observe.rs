@@ -22,7 +22,11 @@ use super::TargetLogs;
 #[cfg(feature = "demo")]
 use super::feed::SimLogPoller;
 use super::inputs;
+use super::kube_feed::KubeFeed;
 use super::plan::{self, DurationPlan};
+use crate::config::KubernetesConfig;
+use crate::sources::kube::discovery::TEXT_POLL;
+use crate::sources::kube::{ClusterClient, KubeUpdate};
 use crate::sources::{Outbox, ScrapeSettings, ScrapeTarget, Scrapers, build_client};
 use kvtop_core::clock::unix_now;
 use kvtop_core::fleet::{Fleet, FleetSettings, ScrapeReport, TargetId, TargetSpec, Ts};
@@ -122,6 +126,9 @@ pub enum ObserveError {
     Client(#[from] reqwest::Error),
     #[error("nothing to observe: no targets")]
     NoTargets,
+    /// Kubernetes discovery found no engine: what was searched and why nothing matched.
+    #[error("{}", .0.join("\n  "))]
+    NothingFound(Vec<String>),
 }
 
 /// What an observation tells its caller while it runs.
@@ -148,11 +155,8 @@ pub async fn observe(
     if targets.is_empty() {
         return Err(ObserveError::NoTargets);
     }
-    let scale = clock.scale();
-    let wall_interval = settings.scrape.interval.as_secs_f64();
-    let interval = wall_interval * scale;
     let mut fleet = Fleet::new(FleetSettings {
-        interval,
+        interval: settings.scrape.interval.as_secs_f64() * clock.scale(),
         ..settings.fleet
     });
     let ids: Vec<TargetId> = targets
@@ -164,19 +168,13 @@ pub async fn observe(
             })
         })
         .collect();
-    #[cfg(feature = "demo")]
-    let mut poller = match &clock {
-        Clock::Sim(control) => {
-            let streams = targets
-                .iter()
-                .zip(&ids)
-                .filter_map(|(t, id)| t.sim_engine.map(|i| (i, *id)));
-            Some(SimLogPoller::new(control.clone(), streams))
-        }
-        Clock::Wall => None,
-    };
+    let sim_streams: Vec<(usize, TargetId)> = targets
+        .iter()
+        .zip(&ids)
+        .filter_map(|(t, id)| t.sim_engine.map(|i| (i, *id)))
+        .collect();
     let client = build_client(&settings.scrape)?;
-    let (tx, mut rx) = mpsc::channel::<ScrapeReport>(8192);
+    let (tx, rx) = mpsc::channel::<ScrapeReport>(SCRAPE_QUEUE);
     let scrape_targets = targets
         .iter()
         .zip(&ids)
@@ -192,7 +190,105 @@ pub async fn observe(
         scrape_targets,
         Outbox::new(tx),
     );
+    let sources = Sources {
+        scrapes: rx,
+        kube: None,
+        sim_streams,
+        hold_secs: 0.0,
+    };
+    let observation = run(fleet, sources, rules, settings, clock, progress).await;
+    drop(scrapers);
+    Ok(observation)
+}
 
+/// Observe the engine pods discovered in `clusters` (as the console discovers and scrapes
+/// them) with `rules`. The observation starts once every context finished its first
+/// discovery round, and lasts at least until the pods' events and logs were read once.
+pub async fn observe_pods(
+    clusters: &[ClusterClient],
+    kube: &KubernetesConfig,
+    rules: &RuleSet,
+    settings: &ObserveSettings,
+    progress: &mut dyn Progress,
+) -> Result<Observation, ObserveError> {
+    if clusters.is_empty() {
+        return Err(ObserveError::NoTargets);
+    }
+    let mut fleet = Fleet::new(FleetSettings {
+        interval: settings.scrape.interval.as_secs_f64(),
+        ..settings.fleet
+    });
+    let client = build_client(&settings.scrape)?;
+    let (tx, rx) = mpsc::channel::<ScrapeReport>(SCRAPE_QUEUE);
+    let mut feed = KubeFeed::start(
+        clusters,
+        kube,
+        client,
+        settings.scrape.clone(),
+        Outbox::new(tx),
+    );
+    // A round is one pod list per namespace, each bounded by the API timeout.
+    let first_round = kube.api_timeout * 2 + kube.poll_interval;
+    feed.first_round(&mut fleet, first_round)
+        .await
+        .map_err(ObserveError::NothingFound)?;
+    let sources = Sources {
+        scrapes: rx,
+        kube: Some(feed),
+        sim_streams: Vec::new(),
+        // Events and logs are read every few seconds: wait for one reading at least.
+        hold_secs: (TEXT_POLL + kube.api_timeout).as_secs_f64(),
+    };
+    Ok(run(fleet, sources, rules, settings, Clock::Wall, progress).await)
+}
+
+/// Scrape reports queued before the observation folds them in.
+const SCRAPE_QUEUE: usize = 8192;
+
+/// Where an observation's data comes from.
+struct Sources {
+    scrapes: mpsc::Receiver<ScrapeReport>,
+    /// Discovered pods and what discovery learns about them.
+    kube: Option<KubeFeed>,
+    /// Simulated engines whose logs feed the rules, and their targets.
+    sim_streams: Vec<(usize, TargetId)>,
+    /// The observation lasts at least this long, seconds on the observation clock.
+    hold_secs: f64,
+}
+
+/// The next Kubernetes update; never, without Kubernetes.
+async fn next_update(kube: &mut Option<KubeFeed>) -> Option<KubeUpdate> {
+    match kube {
+        Some(feed) => feed.next().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Run the observation: fold scrapes (and Kubernetes updates) into `fleet`, evaluate the rules
+/// every interval, stop when the length (given or planned) has passed.
+async fn run(
+    mut fleet: Fleet,
+    sources: Sources,
+    rules: &RuleSet,
+    settings: &ObserveSettings,
+    clock: Clock,
+    progress: &mut dyn Progress,
+) -> Observation {
+    let Sources {
+        scrapes: mut rx,
+        mut kube,
+        sim_streams,
+        hold_secs,
+    } = sources;
+    let scale = clock.scale();
+    let interval = settings.scrape.interval.as_secs_f64() * scale;
+    #[cfg(feature = "demo")]
+    let mut poller = match &clock {
+        Clock::Sim(control) => Some(SimLogPoller::new(control.clone(), sim_streams)),
+        Clock::Wall => None,
+    };
+    #[cfg(not(feature = "demo"))]
+    drop(sim_streams);
     let mut engine = RuleEngine::new(rules);
     #[cfg_attr(not(feature = "demo"), allow(unused_mut))]
     let mut logs = TargetLogs::default();
@@ -202,6 +298,7 @@ pub async fn observe(
     // Until every target has been tried (or two intervals passed), nothing is evaluated: a
     // target not scraped yet is not a target that is down.
     let tried_by = clock.now() + 2.0 * interval;
+    let hold_until = clock.now() + hold_secs;
     let mut length = settings.duration;
     let mut plan_made: Option<DurationPlan> = None;
     let mut started: Option<Ts> = None;
@@ -211,6 +308,12 @@ pub async fn observe(
             Some(mut report) = rx.recv() => {
                 report.at = clock.restamp(report.at);
                 fleet.ingest(report);
+                continue;
+            }
+            Some(update) = next_update(&mut kube) => {
+                if let Some(feed) = kube.as_mut() {
+                    feed.apply(&mut fleet, update);
+                }
                 continue;
             }
             _ = ticker.tick() => {}
@@ -249,13 +352,13 @@ pub async fn observe(
         }
         let findings = engine.evaluate(&cycle_inputs, now);
         cycles += 1;
-        if now - start >= length.unwrap_or(0.0) {
+        if now - start >= length.unwrap_or(0.0) && now >= hold_until {
             break (findings.to_vec(), now);
         }
     };
-    drop(scrapers);
+    drop(kube);
     let any_scraped = fleet.targets().iter().any(|t| t.last_ok.is_some());
-    Ok(Observation {
+    Observation {
         fleet,
         findings,
         logs,
@@ -266,7 +369,7 @@ pub async fn observe(
         plan: plan_made,
         cycles,
         any_scraped,
-    })
+    }
 }
 
 /// Shortest wall-clock scrape interval used against a fast simulator.

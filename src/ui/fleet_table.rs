@@ -282,17 +282,35 @@ pub fn render(
         return;
     }
     if rows.is_empty() {
-        let message = if app.filter.trim().is_empty() {
-            text::NO_ENGINES.to_string()
+        let explanation = app.kube.empty_explanation();
+        let lines = if !app.filter.trim().is_empty() {
+            vec![text::no_match(app.filter.trim())]
+        } else if app.fleet.targets().is_empty() && !explanation.is_empty() {
+            // Text from the API: control characters shown as `�`; long lines wrap, their
+            // continuations indented.
+            let room = usize::from(body.width).saturating_sub(3);
+            explanation
+                .iter()
+                .flat_map(|line| {
+                    let line = kvtop_core::format::printable(line);
+                    super::diagnostics::wrap(&line, room)
+                        .into_iter()
+                        .enumerate()
+                        .map(|(i, part)| if i == 0 { part } else { format!("  {part}") })
+                        .collect::<Vec<_>>()
+                })
+                .collect()
         } else {
-            text::no_match(app.filter.trim())
+            vec![text::NO_ENGINES.to_string()]
         };
-        buf.set_line(
-            body.x,
-            body.y,
-            &Line::styled(format!(" {message}"), theme.dim),
-            body.width,
-        );
+        for (y, message) in (body.y..body.y + body.height).zip(lines) {
+            buf.set_line(
+                body.x,
+                y,
+                &Line::styled(format!(" {message}"), theme.dim),
+                body.width,
+            );
+        }
         return;
     }
 

@@ -159,7 +159,11 @@ async fn a_wait_that_runs_out_puts_routing_back_and_evicts_nothing() {
     let patched = patches(&mutations);
     assert_eq!(patched.len(), 2, "{mutations:?}");
     assert!(patched[0].body.contains(&format!("\"{ROUTING}\":null")));
-    assert!(patched[1].body.contains(&format!("\"{ROUTING}\":\"{ROUTED}\"")));
+    assert!(
+        patched[1]
+            .body
+            .contains(&format!("\"{ROUTING}\":\"{ROUTED}\""))
+    );
     let now = pod_meta(&s, &pod).await.unwrap_or_else(|| panic!("gone"));
     let annotations = now.metadata.annotations.unwrap_or_default();
     assert!(!annotations.contains_key("kvtop.dev/drained-labels"));
@@ -268,7 +272,10 @@ async fn undrain_re_adds_what_a_killed_drain_removed() {
         .kvtop(&["undrain", &pod, "-n", "llm", "--confirm", &pod])
         .await;
     assert_eq!(code, 0, "{out}\n{err}");
-    assert!(out.contains(&format!("re-added {ROUTING}={ROUTED}")), "{out}");
+    assert!(
+        out.contains(&format!("re-added {ROUTING}={ROUTED}")),
+        "{out}"
+    );
     assert!(routed(&s, &pod).await);
     let annotations = pod_meta(&s, &pod)
         .await

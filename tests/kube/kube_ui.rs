@@ -231,3 +231,68 @@ fn d_opens_the_deployments_view_and_esc_closes_it() {
 fn key(app: &mut App, c: char) {
     common::screen::press_char(app, c, NOW);
 }
+
+/// With discovery on and nothing found, the empty table says what was searched and, per
+/// context, why nothing matched (API text with its control characters made visible), instead
+/// of waiting for a first scrape that will never come.
+#[test]
+fn an_empty_fleet_says_what_discovery_searched_and_why_nothing_matched() {
+    use kvtop::sources::kube::KubeUpdate;
+    use kvtop_core::kube_model::{ContextSearch, SearchOutcome};
+    let mut app = App::new(
+        Fleet::new(FleetSettings::default()),
+        Theme::fallback(),
+        "kube prod, stage".into(),
+        Duration::from_secs(1),
+        Duration::from_secs(300),
+    );
+    app.kube = KubeView::new(ScrapeVia::Auto, 2, false);
+    update(&mut app, Event::Tick, NOW);
+    let before = screen(&mut app, 140, 20);
+    assert!(
+        before.contains("waiting for the first scrape"),
+        "no round yet\n{before}"
+    );
+    let search = |context: &str, outcome| ContextSearch {
+        context: context.into(),
+        namespace: Some("llm".into()),
+        selectors: vec!["app.kubernetes.io/name=vllm".into()],
+        by_workload: true,
+        outcome,
+    };
+    for s in [
+        search(
+            "prod",
+            SearchOutcome::Listed {
+                pods: 12,
+                engines: 0,
+            },
+        ),
+        search(
+            "stage",
+            SearchOutcome::Forbidden(
+                "pods is forbidden: User \"dev\" cannot list resource \"pods\"\x1b[31m".into(),
+            ),
+        ),
+    ] {
+        update(&mut app, Event::Kube(KubeUpdate::Searched(s)), NOW);
+    }
+    let text = screen(&mut app, 140, 20);
+    assert!(!text.contains("waiting for the first scrape"), "{text}");
+    // Narrower, the long lines wrap rather than lose their end.
+    let narrow = screen(&mut app, 80, 20);
+    assert!(
+        narrow.contains("   whose image or command runs vLLM or SGLang in namespace llm"),
+        "{narrow}"
+    );
+    for part in [
+        "no vLLM or SGLang pods found",
+        "searched contexts prod, stage: pods labelled app.kubernetes.io/name=vllm, or whose \
+         image or command runs vLLM or SGLang in namespace llm",
+        "prod: 12 pods in namespace llm, none running vLLM or SGLang",
+        "stage: forbidden: pods is forbidden: User \"dev\" cannot list resource \"pods\"\u{FFFD}[31m",
+    ] {
+        assert!(text.contains(part), "missing {part:?}\n{text}");
+    }
+    assert!(!text.contains('\x1b'));
+}

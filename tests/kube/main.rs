@@ -8,6 +8,8 @@
 mod common;
 
 mod actions_cli;
+mod check_kube_cli;
+mod discovery_by_workload;
 mod drain_safety;
 mod kube_actions_ui;
 mod kube_discovery;

@@ -160,7 +160,7 @@ pub fn clock(now: f64, utc_offset_secs: i32) -> String {
 /// `s` with every unsafe character ([`crate::safe_text::is_unsafe`]: a newline or escape in a
 /// label value, a bidi override, a zero-width space) shown as `�`: the terminal must never
 /// receive one inside a cell, and each must still take one column so the row stays aligned.
-fn printable(s: &str) -> std::borrow::Cow<'_, str> {
+pub fn printable(s: &str) -> std::borrow::Cow<'_, str> {
     use crate::safe_text::is_unsafe;
     if s.chars().any(is_unsafe) {
         s.chars()

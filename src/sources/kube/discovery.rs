@@ -1,8 +1,11 @@
 //! Discovery and pod state: per watched context, four loops that list what they need and send
 //! only what changed.
 //!
-//! - pods (every `poll_interval`, 2 s by default): the pods matching any selector, as
-//!   [`PodInfo`], diffed by resource version; a failed list keeps the pods known so far;
+//! - pods (every `poll_interval`, 2 s by default): the engine pods, as [`PodInfo`], diffed by
+//!   resource version; a failed list keeps the pods known so far. With the default selectors
+//!   the namespace's pods are listed once and recognised by labels, image or command
+//!   ([`Recognizer`]); the user's own selectors are listed one by one and narrow the search.
+//!   What each round searched and found is sent when it changes ([`KubeUpdate::Searched`]);
 //! - events (every 5 s): the namespace's pod events, grouped per discovered pod;
 //! - logs (every 5 s, and every second for the pod the detail view follows): new lines of each
 //!   pod's vLLM container, read with `sinceTime`, and the previous container's last lines after
@@ -33,12 +36,15 @@ use super::routing::attach_routing;
 use super::update::KubeUpdate;
 use crate::config::KubernetesConfig;
 use kvtop_core::kube_model::{
-    ConvertOptions, DeploymentSummary, EndpointDefaults, PodInfo, PodKey, PodPhase, PodRouting,
-    ScaledObject, attach_scaled_objects, pod_info, summarize,
+    ContextSearch, ConvertOptions, DeploymentSummary, EndpointDefaults, LabelSelector, PodInfo,
+    PodKey, PodPhase, PodRouting, Recognizer, ScaledObject, SearchOutcome, attach_scaled_objects,
+    pod_info, summarize,
 };
 
 /// Period of the events, logs and workloads loops.
 const SLOW_POLL: Duration = Duration::from_secs(5);
+/// How often the pods' events and logs are read.
+pub const TEXT_POLL: Duration = SLOW_POLL;
 /// Period at which the followed pod's log is read.
 const FOLLOW_POLL: Duration = Duration::from_secs(1);
 /// Log reads in flight at once per context.
@@ -202,6 +208,8 @@ async fn pods_loop(ctx: Ctx) {
         port: ctx.settings.metrics_port,
         path: ctx.settings.metrics_path.clone(),
     };
+    let recognizer = recognizer(&ctx.settings);
+    let mut searched: Option<ContextSearch> = None;
     let mut ticker = tokio::time::interval(ctx.settings.poll_interval);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
@@ -209,7 +217,10 @@ async fn pods_loop(ctx: Ctx) {
         let pods = match list_pods(&ctx).await {
             Ok(pods) => pods,
             Err(err) => {
-                if !problem.report(&ctx, Some(err)).await {
+                let outcome = search_outcome(&err);
+                if !problem.report(&ctx, Some(err)).await
+                    || !report_search(&ctx, &mut searched, outcome).await
+                {
                     return;
                 }
                 continue;
@@ -218,6 +229,15 @@ async fn pods_loop(ctx: Ctx) {
         if !problem.report(&ctx, None).await {
             return;
         }
+        let looked_at = pods.len();
+        let pods: Vec<Pod> = pods
+            .into_iter()
+            .filter(|p| recognizer.recognize(p).is_some())
+            .collect();
+        let outcome = SearchOutcome::Listed {
+            pods: looked_at,
+            engines: pods.len(),
+        };
         let options = ConvertOptions {
             context: ctx.context(),
             endpoint: &endpoint,
@@ -266,22 +286,73 @@ async fn pods_loop(ctx: Ctx) {
             .cloned()
             .collect();
         seen = current;
-        if changed.is_empty() && gone.is_empty() && synced {
-            continue;
+        if !(changed.is_empty() && gone.is_empty() && synced) {
+            synced = true;
+            let update = KubeUpdate::Pods {
+                context: ctx.context().to_owned(),
+                changed,
+                gone,
+            };
+            if !ctx.send(update).await {
+                return;
+            }
         }
-        synced = true;
-        let update = KubeUpdate::Pods {
-            context: ctx.context().to_owned(),
-            changed,
-            gone,
-        };
-        if !ctx.send(update).await {
+        if !report_search(&ctx, &mut searched, outcome).await {
             return;
         }
     }
 }
 
-/// Pods matching any selector, each once.
+/// How pods are recognised with these settings (selectors that do not parse were refused
+/// when the configuration was read).
+pub fn recognizer(settings: &KubernetesConfig) -> Recognizer {
+    Recognizer {
+        selectors: settings
+            .selectors
+            .iter()
+            .filter_map(|s| LabelSelector::parse(s).ok())
+            .collect(),
+        by_workload: settings.recognizes_workloads(),
+    }
+}
+
+/// Send what this round searched when it differs from the last round.
+async fn report_search(
+    ctx: &Ctx,
+    last: &mut Option<ContextSearch>,
+    outcome: SearchOutcome,
+) -> bool {
+    let search = ContextSearch {
+        context: ctx.context().to_owned(),
+        namespace: ctx.namespace().map(str::to_owned),
+        selectors: ctx.settings.selectors.clone(),
+        by_workload: ctx.settings.recognizes_workloads(),
+        outcome,
+    };
+    if last.as_ref() == Some(&search) {
+        return true;
+    }
+    *last = Some(search.clone());
+    ctx.send(KubeUpdate::Searched(search)).await
+}
+
+/// A failed pod list as a search outcome: refused, unreachable, or another failure.
+fn search_outcome(err: &KubeError) -> SearchOutcome {
+    match &err.kind {
+        KubeErrorKind::Api {
+            code: 403, message, ..
+        } => SearchOutcome::Forbidden(message.clone()),
+        KubeErrorKind::Timeout { after } => {
+            SearchOutcome::Unreachable(format!("no answer within {after:?}"))
+        }
+        KubeErrorKind::Unreachable(why) => SearchOutcome::Unreachable(why.to_string()),
+        KubeErrorKind::ConnectionLost(why) => SearchOutcome::Unreachable(why.clone()),
+        _ => SearchOutcome::Failed(err.to_string()),
+    }
+}
+
+/// The pods to recognise engines among, each once: every pod of the namespace with the default
+/// selectors (one list), else the pods matching any of the user's selectors.
 async fn list_pods(ctx: &Ctx) -> Result<Vec<Pod>, KubeError> {
     let namespace = ctx.namespace();
     let api: Api<Pod> = match namespace {
@@ -289,6 +360,12 @@ async fn list_pods(ctx: &Ctx) -> Result<Vec<Pod>, KubeError> {
         None => Api::all(ctx.cluster.client.clone()),
     };
     let call = ctx.call("list", "pods", namespace);
+    if ctx.settings.recognizes_workloads() {
+        return Ok(call
+            .run(ctx.settings.api_timeout, api.list(&cached_list()))
+            .await?
+            .items);
+    }
     let mut by_uid: BTreeMap<String, Pod> = BTreeMap::new();
     for selector in &ctx.settings.selectors {
         let params = cached_list().labels(selector);

@@ -4,7 +4,7 @@
 use super::error::KubeError;
 use kvtop_core::fleet::TargetId;
 use kvtop_core::kube_model::{
-    DeploymentSummary, MetricsEndpoint, PodInfo, PodKey, ScrapeRoute, ScrapeVia,
+    ContextSearch, DeploymentSummary, MetricsEndpoint, PodInfo, PodKey, ScrapeRoute, ScrapeVia,
 };
 
 /// News from the Kubernetes source.
@@ -33,6 +33,9 @@ pub enum KubeUpdate {
         task: &'static str,
         error: Option<KubeError>,
     },
+    /// What a context's pod discovery searched and found (sent when it changes): the empty
+    /// fleet explains itself with it.
+    Searched(ContextSearch),
     /// A scrape worker changed route (auto mode fell back to the API server's proxy).
     Route {
         target: TargetId,

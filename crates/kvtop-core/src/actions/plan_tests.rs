@@ -316,13 +316,7 @@ fn a_replica_out_of_routing_does_not_count_toward_min_ready() {
         pod("b", "rs:vllm", true, false),
         pod("c", "rs:vllm", true, true),
     ];
-    let first = plan_pod(
-        ActionKind::DrainPod,
-        &pods[0],
-        &pods,
-        None,
-        &labelled(),
-    );
+    let first = plan_pod(ActionKind::DrainPod, &pods[0], &pods, None, &labelled());
     assert!(failed(&first).is_empty(), "{}", first.render());
     let after_a = vec![
         pod("a", "rs:vllm", true, false),
@@ -361,13 +355,7 @@ fn typing_the_name_is_required_on_a_protected_context_but_overrides_nothing() {
 #[test]
 fn only_the_removals_reached_are_rolled_back_and_a_dry_run_has_none() {
     let pods = three_ready();
-    let plan = plan_pod(
-        ActionKind::DrainPod,
-        &pods[0],
-        &pods,
-        None,
-        &labelled(),
-    );
+    let plan = plan_pod(ActionKind::DrainPod, &pods[0], &pods, None, &labelled());
     assert!(plan.routing_to_restore(0).is_empty());
     let expected = vec![RemovedRouting {
         namespace: "llm".to_owned(),

@@ -6,6 +6,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use super::endpoint::{EndpointDefaults, MetricsEndpoint, NamedPort};
 use super::lines::LineRing;
 use super::pod::{EnvVar, Owner, PodInfo, PodKey, PodPhase, Termination};
+use super::recognize::{EngineKind, engine_container};
 use super::vllm_args::VllmArgs;
 use crate::clock::Ts;
 
@@ -48,9 +49,11 @@ pub fn pod_info(pod: &Pod, opts: &ConvertOptions<'_>) -> Option<PodInfo> {
             )
         })
         .collect();
+    let running = engine_container(containers);
     let index = parsed
         .iter()
         .position(|a| a.found)
+        .or(running.map(|(i, _, _)| i))
         .or_else(|| containers.iter().position(|c| c.name == "vllm"))
         .unwrap_or(0);
     let container = containers.get(index);
@@ -141,6 +144,7 @@ pub fn pod_info(pod: &Pod, opts: &ConvertOptions<'_>) -> Option<PodInfo> {
         created_at: meta.creation_timestamp.as_ref().map(ts),
         started_at: status.and_then(|s| s.start_time.as_ref()).map(ts),
         container: container.map(|c| c.name.clone()),
+        engine: running.map_or(EngineKind::Vllm, |(_, kind, _)| kind),
         restarts: container_status.map_or(0, |cs| u32::try_from(cs.restart_count).unwrap_or(0)),
         waiting_reason: waiting.and_then(|w| w.reason.clone()),
         waiting_message: waiting.and_then(|w| w.message.clone()),
@@ -322,6 +326,35 @@ mod tests {
             ["Running", "CrashLoopBackOff", "OOMKilled", "NotReady"]
         );
         assert_eq!(info.marker(), Some("CrashLoop"));
+    }
+
+    #[test]
+    fn the_engine_container_is_found_by_its_image_when_no_command_says_so() {
+        let info = convert(serde_json::json!({
+            "metadata": {"name": "llama-predictor-7c9d-h2k", "namespace": "kserve-test",
+                         "labels": {"serving.kserve.io/inferenceservice": "llama"}},
+            "spec": {"containers": [
+                {"name": "queue-proxy", "image": "gcr.io/knative-releases/queue:v1.15",
+                 "ports": [{"name": "http-usermetric", "containerPort": 9091}]},
+                {"name": "kserve-container", "image": "vllm/vllm-openai:v0.10.1",
+                 "args": ["--model", "/mnt/models", "--port", "8080"],
+                 "ports": [{"name": "http", "containerPort": 8080}]}
+            ]},
+            "status": {"phase": "Running", "podIP": "10.0.0.9"}
+        }))
+        .unwrap_or_else(|| panic!("did not convert"));
+        assert_eq!(info.container.as_deref(), Some("kserve-container"));
+        assert_eq!(info.engine, EngineKind::Vllm);
+        assert_eq!(info.endpoint.port, 8080);
+
+        let sglang = convert(serde_json::json!({
+            "metadata": {"name": "sglang-0", "namespace": "ns"},
+            "spec": {"containers": [{"name": "server", "image": "lmsysorg/sglang:v0.4.9",
+                "command": ["python3", "-m", "sglang.launch_server", "--port", "30000"]}]}
+        }))
+        .unwrap_or_else(|| panic!("did not convert"));
+        assert_eq!(sglang.engine, EngineKind::Sglang);
+        assert_eq!(sglang.container.as_deref(), Some("server"));
     }
 
     #[test]

@@ -11,7 +11,9 @@ pub mod endpoint;
 pub mod keda;
 pub mod lines;
 pub mod pod;
+pub mod recognize;
 pub mod routing;
+pub mod search;
 pub mod selector;
 pub mod vllm_args;
 pub mod workload;
@@ -23,9 +25,11 @@ pub use endpoint::{
 pub use keda::{ScaledObject, ScaledObjectSummary, attach_scaled_objects};
 pub use lines::LineRing;
 pub use pod::{EnvVar, Owner, PodInfo, PodKey, PodPhase, Termination};
+pub use recognize::{EngineKind, MatchedBy, Recognized, Recognizer};
 pub use routing::{
     InferencePool, LabelRemoval, PodRouting, Route, RouteKind, RoutedPod, RoutingObjects,
 };
+pub use search::{ContextSearch, SearchOutcome, explain_empty};
 pub use selector::{FieldSelector, LabelSelector, SelectorError};
 pub use vllm_args::VllmArgs;
 pub use workload::{DeploymentSummary, HpaSummary, PdbSummary, summarize};

@@ -5,6 +5,7 @@ use std::fmt;
 
 use super::endpoint::MetricsEndpoint;
 use super::lines::LineRing;
+use super::recognize::EngineKind;
 use super::vllm_args::VllmArgs;
 use crate::clock::Ts;
 
@@ -118,6 +119,8 @@ pub struct PodInfo {
     pub started_at: Option<Ts>,
     /// Name of the container running vLLM.
     pub container: Option<String>,
+    /// The engine the container runs (vLLM unless its image or command says SGLang).
+    pub engine: EngineKind,
     /// Restarts of the vLLM container.
     pub restarts: u32,
     /// Why the container is waiting (`CrashLoopBackOff`, `ContainerCreating`, `ImagePullBackOff`).
@@ -169,6 +172,7 @@ impl PodInfo {
             created_at: None,
             started_at: None,
             container: Some("vllm".into()),
+            engine: EngineKind::Vllm,
             restarts: 0,
             waiting_reason: None,
             waiting_message: None,

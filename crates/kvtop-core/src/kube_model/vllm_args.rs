@@ -168,7 +168,7 @@ fn vllm_start(argv: &[String]) -> Option<usize> {
 }
 
 /// Replace `sh -c SCRIPT` (any shell) by the words of the script.
-fn expand_shell(argv: Vec<String>) -> Vec<String> {
+pub(crate) fn expand_shell(argv: Vec<String>) -> Vec<String> {
     let is_shell = argv.first().is_some_and(|p| {
         let name = p.rsplit('/').next().unwrap_or(p);
         matches!(name, "sh" | "bash" | "dash" | "zsh" | "ash")

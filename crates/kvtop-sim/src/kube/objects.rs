@@ -90,6 +90,40 @@ pub(crate) fn routing_labels(model: &ModelSpec) -> Value {
     labels
 }
 
+/// How the simulated workloads are labelled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LabelStyle {
+    /// `app.kubernetes.io/name: vllm` and production-stack's component label (the default
+    /// discovery selectors find the pods).
+    #[default]
+    Recommended,
+    /// Only `app: vllm` (and the model and routing labels), as in vLLM's own Kubernetes guide:
+    /// no default selector matches, the image says what the pods run.
+    PlainApp,
+}
+
+/// Rewrite `obj`'s labels and selectors to `style` (objects are built in the recommended style).
+pub(crate) fn restyle_labels(obj: &mut Value, style: LabelStyle) {
+    if style == LabelStyle::Recommended {
+        return;
+    }
+    let maps = [
+        "/metadata/labels",
+        "/spec/selector",
+        "/spec/selector/matchLabels",
+        "/spec/template/metadata/labels",
+    ];
+    for path in maps {
+        let Some(Value::Object(map)) = obj.pointer_mut(path) else {
+            continue;
+        };
+        if map.remove(APP_LABEL.0).is_some() {
+            map.insert("app".to_owned(), APP_LABEL.1.into());
+        }
+        map.remove(COMPONENT_LABEL.0);
+    }
+}
+
 /// What differs between the simulated engines' containers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Tuning {

@@ -56,6 +56,8 @@ pub struct ClusterConfig {
     pub event_capacity: usize,
     /// How each model (by Deployment name) is routed; models not named have a Service.
     pub routing: BTreeMap<String, ModelRouting>,
+    /// How the workloads and their pods are labelled.
+    pub labels: objects::LabelStyle,
 }
 
 /// What sends a model's pods their traffic.
@@ -81,6 +83,7 @@ impl Default for ClusterConfig {
             log_capacity: 2_000,
             event_capacity: 5_000,
             routing: BTreeMap::new(),
+            labels: objects::LabelStyle::default(),
         }
     }
 }
@@ -292,6 +295,16 @@ impl Cluster {
         for model in MODELS {
             c.add_model(plan, model, now);
         }
+        let style = c.cfg.labels;
+        let objects = c.deployments.iter_mut().map(|d| &mut d.obj);
+        let objects = objects
+            .chain(c.replica_sets.iter_mut().map(|(_, _, rs)| rs))
+            .chain(c.pods.iter_mut().map(|p| &mut p.obj))
+            .chain(c.services.iter_mut())
+            .chain(c.pdbs.iter_mut());
+        for obj in objects {
+            objects::restyle_labels(obj, style);
+        }
         c.refresh_endpoint_slices(now);
         c.start_journal();
         c
@@ -448,7 +461,8 @@ impl Cluster {
             .count()
             + 1;
         meta["annotations"] = json!({"deployment.kubernetes.io/revision": revision.to_string()});
-        let rs = objects::replica_set(model, hash, replicas, meta, owner, &template);
+        let mut rs = objects::replica_set(model, hash, replicas, meta, owner, &template);
+        objects::restyle_labels(&mut rs, self.cfg.labels);
         self.replica_sets.push((deployment, hash.to_owned(), rs));
     }
 
