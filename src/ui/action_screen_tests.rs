@@ -325,7 +325,10 @@ fn the_last_replica_guard_needs_ctrl_o_then_the_name_and_an_rbac_denial_cannot_b
         &only,
         std::slice::from_ref(&only),
         None,
-        &Policy::default(),
+        &Policy {
+            routing_label: Some("kvtop.dev/serving".into()),
+            ..Policy::default()
+        },
     ));
     assert!(plan.requires_typed_name);
     planned(&mut app, plan.clone());

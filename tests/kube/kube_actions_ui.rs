@@ -456,7 +456,7 @@ async fn quitting_after_routing_was_removed_puts_it_back() {
     let mut c = Console::start(settings()).await;
     let pod = c.first_pod(2);
     c.select(&pod);
-    // Every eviction is refused: the run stays in step 3, retrying, until the console quits.
+    // Every eviction is refused: the run stays in step 4, retrying, until the console quits.
     c.kube
         .inject(FaultRule::new("/eviction", Fault::Status(429)).method("POST"));
     c.press(KeyCode::Char('D'));
@@ -464,7 +464,7 @@ async fn quitting_after_routing_was_removed_puts_it_back() {
     c.press(KeyCode::Tab);
     c.press(KeyCode::Enter);
     c.until("the eviction step", |app| {
-        app.actions.run.as_ref().is_some_and(|r| r.step == Some(2))
+        app.actions.run.as_ref().is_some_and(|r| r.step == Some(3))
     })
     .await;
     c.runner.shutdown().await;
@@ -475,7 +475,9 @@ async fn quitting_after_routing_was_removed_puts_it_back() {
         .as_str()
         .unwrap_or_default();
     assert!(
-        restored.contains(&format!("re-added kvtop.dev/serving=true to llm/{pod}")),
+        restored.contains(&format!(
+            "re-added app.kubernetes.io/component=serving-engine to llm/{pod}"
+        )),
         "{audit:?}"
     );
     let patches: Vec<RecordedRequest> = c
@@ -484,7 +486,11 @@ async fn quitting_after_routing_was_removed_puts_it_back() {
         .filter(|r| r.method == "PATCH")
         .collect();
     assert_eq!(patches.len(), 2, "{patches:?}");
-    assert!(patches[1].body.contains("\"kvtop.dev/serving\":\"true\""));
+    assert!(
+        patches[1]
+            .body
+            .contains("\"app.kubernetes.io/component\":\"serving-engine\"")
+    );
     assert!(c.kube.pods_of(2).contains(&pod));
 }
 
