@@ -43,7 +43,7 @@ pub fn run(kind: ActionKind, args: ActionArgs, global: &GlobalArgs) -> ExitCode 
     let rt = match runtime() {
         Ok(rt) => rt,
         Err(e) => {
-            eprintln!("kvtop: cannot start: {e}");
+            super::err(&format!("kvtop: cannot start: {e}"));
             return ExitCode::from(EXIT_API_ERROR);
         }
     };
@@ -76,10 +76,10 @@ async fn run_async(kind: ActionKind, args: ActionArgs, global: &GlobalArgs) -> u
         loaded.problems.push(e.to_string());
     }
     for problem in &loaded.problems {
-        eprintln!("kvtop: {problem}");
+        super::err(&format!("kvtop: {problem}"));
     }
     if kube.contexts.len() > 1 {
-        eprintln!("kvtop: an action acts on one context; name one with --context");
+        super::err("kvtop: an action acts on one context; name one with --context");
         return EXIT_REFUSED;
     }
     let parsed = (
@@ -97,19 +97,19 @@ async fn run_async(kind: ActionKind, args: ActionArgs, global: &GlobalArgs) -> u
     let (drain_timeout, evict_timeout) = match parsed {
         (Ok(d), Ok(e)) => (d, e),
         (Err(m), _) | (_, Err(m)) => {
-            eprintln!("kvtop: {m}");
+            super::err(&format!("kvtop: {m}"));
             return EXIT_REFUSED;
         }
     };
     let clusters = match connect(&kube).await {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("kvtop: {e}");
+            super::err(&format!("kvtop: {e}"));
             return EXIT_API_ERROR;
         }
     };
     let Some(cluster) = clusters.into_iter().next() else {
-        eprintln!("kvtop: no Kubernetes context to act on");
+        super::err("kvtop: no Kubernetes context to act on");
         return EXIT_API_ERROR;
     };
     let choices = PolicyChoices {
@@ -139,7 +139,7 @@ async fn run_async(kind: ActionKind, args: ActionArgs, global: &GlobalArgs) -> u
     let audit = match audit {
         Ok(log) => log.map(run::share),
         Err(e) => {
-            eprintln!("kvtop: {e}; refusing to act without an audit log");
+            super::err(&format!("kvtop: {e}; refusing to act without an audit log"));
             return EXIT_REFUSED;
         }
     };
@@ -180,11 +180,11 @@ async fn act(
     let (plan, pod) = match prepared {
         Ok(prepared) => prepared,
         Err(e) => {
-            eprintln!("kvtop: {e}");
+            super::err(&format!("kvtop: {e}"));
             return EXIT_API_ERROR;
         }
     };
-    print!("{}", plan.render());
+    super::out_raw(&plan.render());
     let confirmed = args.confirm.as_deref() == Some(plan.target.as_str());
     let overriding = args.override_guards && confirmed;
     let blocking = plan.blocking_guards(overriding);
@@ -206,27 +206,27 @@ async fn act(
             .map(|g| format!("{}: {}", g.name, g.reason))
             .collect();
         let message = format!("refused: {}", reasons.join("; "));
-        eprintln!("kvtop: {message}");
+        super::err(&format!("kvtop: {message}"));
         if plan.has_overridable_failure() && !args.override_guards {
-            eprintln!(
+            super::err(&format!(
                 "kvtop: pass --override --confirm {} to act anyway",
                 plan.target
-            );
+            ));
         }
         if let Some(log) = audit {
             let who = who().await;
             if let Err(e) = run::record_refusal(&log, &plan, &who, message) {
-                eprintln!("kvtop: {e}");
+                super::err(&format!("kvtop: {e}"));
             }
         }
         return EXIT_REFUSED;
     }
     // A server-side dry run changes nothing, so it needs no confirmation.
     if !confirmed && !plan.dry_run {
-        eprintln!(
+        super::err(&format!(
             "kvtop: plan only; to run it, pass --confirm {}",
             plan.target
-        );
+        ));
         return EXIT_PLAN_ONLY;
     }
     let who = who().await;
@@ -236,7 +236,7 @@ async fn act(
 
 fn print_rollback(rollback: Option<&Rollback>) {
     for line in rollback.map(Rollback::lines).unwrap_or_default() {
-        eprintln!("kvtop: {line}");
+        super::err(&format!("kvtop: {line}"));
     }
 }
 
@@ -252,12 +252,12 @@ async fn run_plan(
     let mut stop = Signals::listen();
     let run = Run::new(plan, who, audit);
     let mut report = |p: Progress| match p {
-        Progress::Step { index, text } => eprintln!("step {}: {text}", index + 1),
+        Progress::Step { index, text } => super::err(&format!("step {}: {text}", index + 1)),
         Progress::InFlight { in_flight } => match in_flight {
-            Some(n) => eprintln!("  in flight: {n:.0}"),
-            None => eprintln!("  in flight: unknown (metrics unreadable)"),
+            Some(n) => super::err(&format!("  in flight: {n:.0}")),
+            None => super::err("  in flight: unknown (metrics unreadable)"),
         },
-        Progress::Note(text) => eprintln!("  {text}"),
+        Progress::Note(text) => super::err(&format!("  {text}")),
     };
     let end = tokio::select! {
         end = run.execute(cluster, settings, probe, &mut report) => Ok(end),
@@ -266,17 +266,17 @@ async fn run_plan(
     match end {
         Ok(RunEnd::Ended { outcome, audit }) => {
             if let Err(e) = audit {
-                eprintln!("kvtop: {e}");
+                super::err(&format!("kvtop: {e}"));
             }
             match outcome {
                 Ok(done) => {
                     for line in &done {
-                        println!("{line}");
+                        super::out(&line.to_string());
                     }
                     EXIT_DONE
                 }
                 Err(failure) => {
-                    eprintln!("kvtop: {failure}");
+                    super::err(&format!("kvtop: {failure}"));
                     print_rollback(failure.failed.rollback.as_deref());
                     match failure.failed.error {
                         StepError::StillBusy(_) => EXIT_STILL_BUSY,
@@ -305,10 +305,12 @@ async fn run_plan(
                 .detail
                 .last()
                 .map_or("before the first step", String::as_str);
-            eprintln!("kvtop: {name}: stopped ({last}); check the target's state");
+            super::err(&format!(
+                "kvtop: {name}: stopped ({last}); check the target's state"
+            ));
             print_rollback(stopped.record.rollback.as_ref());
             if let Err(e) = stopped.audit {
-                eprintln!("kvtop: {e}");
+                super::err(&format!("kvtop: {e}"));
             }
             code
         }

@@ -31,7 +31,7 @@ pub fn run(args: CheckArgs, global: &GlobalArgs) -> ExitCode {
         problems,
     } = load_config(global);
     for problem in &problems {
-        eprintln!("kvtop check: {problem}");
+        super::err(&format!("kvtop check: {problem}"));
     }
     if let Err(err) = config.kubernetes.apply(&global.kube.overrides()) {
         return fail(&err.to_string());
@@ -101,7 +101,7 @@ fn print_report(obs: &observe::Observation, output: CheckOutput) -> ExitCode {
         CheckOutput::Json => Format::Json,
         CheckOutput::Markdown => Format::Markdown,
     };
-    print!("{}", report::render(obs, format));
+    super::out_raw(&report::render(obs, format));
     ExitCode::from(Verdict::of(obs).exit_code())
 }
 
@@ -161,7 +161,7 @@ pub(crate) fn load_rules(explicit: Option<PathBuf>) -> Result<RuleSet, String> {
 }
 
 fn fail(message: &str) -> ExitCode {
-    eprintln!("kvtop check: {message}");
+    super::err(&format!("kvtop check: {message}"));
     ExitCode::from(exit::NO_DATA)
 }
 
@@ -217,18 +217,18 @@ impl Progress for Announce {
                 age(wall_time(secs, time_scale).as_secs_f64())
             )
         };
-        eprintln!(
+        super::err(&format!(
             "kvtop check: observing {} for {}{clock}",
             self.subject,
             age(secs)
-        );
+        ));
         let Some(plan) = plan else { return };
         match &plan.longest {
-            Some((rule, secs)) if *secs > 0.0 => eprintln!(
+            Some((rule, secs)) if *secs > 0.0 => super::err(&format!(
                 "kvtop check: the longest `for` among the rules that can fire is {} ({rule}), \
                  plus two scrape intervals",
                 span(*secs)
-            ),
+            )),
             _ => {}
         }
         if !plan.beyond.is_empty() {
@@ -238,12 +238,12 @@ impl Progress for Announce {
                 .iter()
                 .map(|(rule, secs)| format!("{rule} ({})", span(*secs)))
                 .collect();
-            eprintln!(
+            super::err(&format!(
                 "kvtop check: not observed long enough to fire: {}; pass --duration {} to \
                  include them",
                 names.join(", "),
                 span(longest + 60.0)
-            );
+            ));
         }
     }
 }

@@ -132,7 +132,7 @@ pub async fn run_console_with(
     let client = match build_client(&settings) {
         Ok(client) => client,
         Err(err) => {
-            eprintln!("kvtop: cannot create the HTTP client: {err}");
+            super::err(&format!("kvtop: cannot create the HTTP client: {err}"));
             return ExitCode::from(1);
         }
     };
@@ -166,7 +166,7 @@ pub async fn run_console_with(
         Some(prom) => match start_prometheus(config, prom, &mut app.fleet, tx.clone(), window_rx) {
             Ok(poller) => Some(poller),
             Err(message) => {
-                eprintln!("kvtop: {message}");
+                super::err(&format!("kvtop: {message}"));
                 return ExitCode::from(1);
             }
         },
@@ -221,7 +221,7 @@ pub async fn run_console_with(
     let mut terminal = match crate::terminal::enter() {
         Ok(t) => t,
         Err(err) => {
-            eprintln!("kvtop: cannot take over the terminal: {err}");
+            super::err(&format!("kvtop: cannot take over the terminal: {err}"));
             return ExitCode::from(1);
         }
     };
@@ -254,7 +254,7 @@ pub async fn run_console_with(
             }
         }
         Err(err) => {
-            eprintln!("kvtop: terminal error: {err}");
+            super::err(&format!("kvtop: terminal error: {err}"));
             ExitCode::from(1)
         }
     }

@@ -13,19 +13,19 @@ use crate::sources::kube::ClusterClient;
 pub fn run(global: &GlobalArgs) -> ExitCode {
     let mut loaded = load_config(global);
     if let Err(err) = loaded.config.kubernetes.apply(&global.kube.overrides()) {
-        eprintln!("kvtop: {err}");
+        super::err(&format!("kvtop: {err}"));
         return ExitCode::from(2);
     }
     let kube = loaded.config.kubernetes.enabled;
     if loaded.config.targets.is_empty() && loaded.config.prometheus.is_none() && !kube {
         for problem in &loaded.problems {
-            eprintln!("kvtop: {problem}");
+            super::err(&format!("kvtop: {problem}"));
         }
-        eprintln!(
+        super::err(
             "kvtop: no targets to watch. Pass --target http://HOST:PORT/metrics (repeatable), \
              add [[targets]] to the config file (kvtop config init), read them through \
              Prometheus with --prometheus URL, discover vLLM pods with --kube, or try \
-             `kvtop demo`."
+             `kvtop demo`.",
         );
         return ExitCode::from(2);
     }
@@ -44,7 +44,7 @@ pub fn run(global: &GlobalArgs) -> ExitCode {
             match crate::sources::kube::connect(&config.kubernetes).await {
                 Ok(clusters) => clusters,
                 Err(err) => {
-                    eprintln!("kvtop: {err}");
+                    super::err(&format!("kvtop: {err}"));
                     return ExitCode::from(2);
                 }
             }

@@ -63,7 +63,9 @@ pub fn run(args: DemoArgs, global: &GlobalArgs) -> ExitCode {
         let sim = match kvtop_sim::start(cfg).await {
             Ok(sim) => sim,
             Err(err) => {
-                eprintln!("kvtop demo: the simulated fleet did not start: {err}");
+                super::err(&format!(
+                    "kvtop demo: the simulated fleet did not start: {err}"
+                ));
                 return ExitCode::from(1);
             }
         };
@@ -110,7 +112,9 @@ async fn run_with_kube(
     let api = match kvtop_sim::kube::start(sim, KubeSimConfig::default()).await {
         Ok(api) => api,
         Err(err) => {
-            eprintln!("kvtop demo: the simulated Kubernetes API did not start: {err}");
+            super::err(&format!(
+                "kvtop demo: the simulated Kubernetes API did not start: {err}"
+            ));
             return ExitCode::from(1);
         }
     };
@@ -125,7 +129,9 @@ async fn run_with_kube(
     let cluster = match cluster {
         Ok(cluster) => cluster,
         Err(err) => {
-            eprintln!("kvtop demo: cannot reach the simulated Kubernetes API: {err}");
+            super::err(&format!(
+                "kvtop demo: cannot reach the simulated Kubernetes API: {err}"
+            ));
             api.shutdown().await;
             return ExitCode::from(1);
         }

@@ -29,14 +29,14 @@ pub fn run(args: SimArgs, global: &GlobalArgs) -> ExitCode {
     let kube = global.kube.kube;
     let context_given = args.context_name != SIM_CONTEXT;
     if (args.kubeconfig_out.is_some() || context_given) && !kube {
-        eprintln!("kvtop sim: --kubeconfig-out and --context-name need --kube");
+        super::err("kvtop sim: --kubeconfig-out and --context-name need --kube");
         return ExitCode::from(2);
     }
     let _ = crate::logging::init(crate::logging::LogSink::Stderr, "warn");
     let runtime = match super::setup::runtime() {
         Ok(rt) => rt,
         Err(err) => {
-            eprintln!("kvtop: cannot start the runtime: {err}");
+            super::err(&format!("kvtop: cannot start the runtime: {err}"));
             return ExitCode::from(1);
         }
     };
@@ -60,20 +60,20 @@ pub fn run(args: SimArgs, global: &GlobalArgs) -> ExitCode {
         let sim = match kvtop_sim::start(cfg).await {
             Ok(sim) => sim,
             Err(err) => {
-                eprintln!("kvtop sim: {err}");
+                super::err(&format!("kvtop sim: {err}"));
                 return ExitCode::from(2);
             }
         };
-        println!(
+        super::out(&format!(
             "kvtop sim: {} engines, {} dcgm-exporters on 127.0.0.1",
             sim.engines.len(),
             sim.dcgm.len()
-        );
+        ));
         for line in sim.describe() {
-            println!("{line}");
+            super::out(&line.to_string());
         }
         for timed in args.scenarios.iter().filter(|t| t.after_s > 0.0) {
-            println!("scheduled: {timed}");
+            super::out(&format!("scheduled: {timed}"));
         }
         let api = if kube {
             let path = args
@@ -83,7 +83,7 @@ pub fn run(args: SimArgs, global: &GlobalArgs) -> ExitCode {
             match serve_kube(&sim, &path, &args.context_name).await {
                 Ok(api) => Some(api),
                 Err(message) => {
-                    eprintln!("kvtop sim: {message}");
+                    super::err(&format!("kvtop sim: {message}"));
                     sim.shutdown().await;
                     return ExitCode::from(2);
                 }
@@ -91,7 +91,7 @@ pub fn run(args: SimArgs, global: &GlobalArgs) -> ExitCode {
         } else {
             None
         };
-        println!("Ctrl-C to stop.");
+        super::out("Ctrl-C to stop.");
         wait_for_stop_signal().await;
         if let Some(api) = api {
             api.shutdown().await;
@@ -116,13 +116,13 @@ async fn serve_kube(
     }
     std::fs::write(path, api.kubeconfig_yaml(context))
         .map_err(|e| format!("cannot write the kubeconfig {}: {e}", path.display()))?;
-    println!(
+    super::out(&format!(
         "Kubernetes API {} (context {context}, namespace {})",
         api.url, api.namespace
-    );
-    println!("kubeconfig: {}", path.display());
+    ));
+    super::out(&format!("kubeconfig: {}", path.display()));
     for line in usage_lines(path, &api.namespace) {
-        println!("{line}");
+        super::out(&line.to_string());
     }
     Ok(api)
 }
@@ -161,10 +161,10 @@ fn default_kubeconfig_path() -> PathBuf {
 fn ensure_file_limit(engines: u64) {
     let needed = engines + engines.div_ceil(8) + FILE_LIMIT_MARGIN;
     if let Some(FileLimit::TooLow { hard }) = raise_open_file_limit(needed) {
-        eprintln!(
+        super::err(&format!(
             "kvtop sim: {engines} engines need about {needed} open files but the hard limit is \
              {hard}; raise it (e.g. `ulimit -Hn {needed}` as root, or LimitNOFILE in systemd)"
-        );
+        ));
     }
 }
 
