@@ -311,7 +311,7 @@ async fn pods_become_scraped_targets_with_their_state_events_and_logs() {
                     .kube
                     .deployments
                     .iter()
-                    .all(|d| d.hpa.is_some() && d.pdb.is_some()))
+                    .all(|d| d.hpa.is_some() && d.pdb.is_some() && d.scaled_object.is_some()))
             .then(|| app.kube.deployments.clone())
         })
         .await;
@@ -321,6 +321,19 @@ async fn pods_become_scraped_targets_with_their_state_events_and_logs() {
         ("vllm-llama-8b", 2, 2)
     );
     assert_eq!(llama.pdb.as_ref().map(|p| p.disruptions_allowed), Some(0));
+    // The KEDA ScaledObject that adopted the HPA, read through the CRD's API.
+    let keda = llama
+        .scaled_object
+        .as_ref()
+        .unwrap_or_else(|| panic!("KEDA"));
+    assert_eq!((keda.min, keda.max), (2, 2));
+    assert_eq!(keda.hpa.as_deref(), Some("vllm-llama-8b"));
+    assert_eq!(keda.ready, Some(true));
+    assert!(
+        keda.triggers[0].starts_with("prometheus: sum(vllm:num_requests_waiting{model_name="),
+        "{:?}",
+        keda.triggers
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

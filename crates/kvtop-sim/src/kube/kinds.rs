@@ -16,6 +16,7 @@ pub enum Kind {
     Pdb,
     /// The Gateway API Inference Extension's pool of model servers (a CRD on a real cluster).
     InferencePool,
+    ScaledObject,
 }
 
 /// What discovery says about one resource.
@@ -59,7 +60,7 @@ const ALL: &[&str] = &["all"];
 
 impl Kind {
     /// Every stored kind, in discovery order.
-    pub const ALL: [Kind; 11] = [
+    pub const ALL: [Kind; 12] = [
         Kind::Pod,
         Kind::Node,
         Kind::Namespace,
@@ -71,6 +72,7 @@ impl Kind {
         Kind::Hpa,
         Kind::Pdb,
         Kind::InferencePool,
+        Kind::ScaledObject,
     ];
 
     pub fn info(self) -> &'static ResourceInfo {
@@ -194,6 +196,17 @@ impl Kind {
                 namespaced: true,
                 short_names: &[],
                 categories: &[],
+                verbs: READ,
+            },
+            Kind::ScaledObject => &ResourceInfo {
+                group: "keda.sh",
+                version: "v1alpha1",
+                plural: "scaledobjects",
+                singular: "scaledobject",
+                kind: "ScaledObject",
+                namespaced: true,
+                short_names: &["so"],
+                categories: &["keda"],
                 verbs: READ,
             },
         }

@@ -375,6 +375,42 @@ pub fn inference_pool(deployment: &str, meta: Value, selector: Value) -> Value {
     })
 }
 
+/// A KEDA ScaledObject scaling a model's Deployment on its waiting requests through
+/// Prometheus, having adopted the model's HPA (`transfer-hpa-ownership`, the HPA keeps its
+/// name). Ready; `Active` while requests wait (the controllers update it).
+pub fn scaled_object(model: &ModelSpec, meta: Value, replicas: usize) -> Value {
+    let mut meta = meta;
+    meta["annotations"] = json!({"scaledobject.keda.sh/transfer-hpa-ownership": "true"});
+    json!({
+        "apiVersion": "keda.sh/v1alpha1",
+        "kind": "ScaledObject",
+        "metadata": meta,
+        "spec": {
+            "scaleTargetRef": {"name": model.deployment},
+            "minReplicaCount": replicas,
+            "maxReplicaCount": replicas,
+            "advanced": {"horizontalPodAutoscalerConfig": {"name": model.deployment}},
+            "triggers": [{
+                "type": "prometheus",
+                "metadata": {
+                    "serverAddress": "http://prometheus.monitoring:9090",
+                    "query": format!("sum({HPA_METRIC}{{model_name=\"{}\"}})", model.id),
+                    "threshold": format_quantity(HPA_WAITING_TARGET),
+                }
+            }]
+        },
+        "status": {
+            "scaleTargetKind": "apps/v1.Deployment",
+            "hpaName": model.deployment,
+            "conditions": [
+                {"type": "Ready", "status": "True", "reason": "ScaledObjectReady", "message": "ScaledObject is defined correctly and is ready for scaling"},
+                {"type": "Active", "status": "False", "reason": "ScalerNotActive", "message": "Scaling is not performed because triggers are not active"},
+                {"type": "Fallback", "status": "False", "reason": "NoFallbackFound", "message": "No fallback was found"},
+            ]
+        }
+    })
+}
+
 /// A model's HPA on average waiting requests per pod; `max` = the replicas the GPUs allow.
 pub fn hpa(deployment: &str, meta: Value, min: usize, max: usize) -> Value {
     json!({

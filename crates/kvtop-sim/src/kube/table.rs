@@ -144,7 +144,7 @@ fn row_cells(kind: Kind, obj: &Value, now: f64) -> (Vec<Value>, Vec<Value>) {
         Kind::ReplicaSet => replica_set_row(obj, now),
         Kind::Hpa => hpa_row(obj, now),
         Kind::Pdb => pdb_row(obj, now),
-        Kind::InferencePool => vec![name(obj).into(), age(obj, now).into()],
+        Kind::InferencePool | Kind::ScaledObject => vec![name(obj).into(), age(obj, now).into()],
     };
     (cells, Vec::new())
 }

@@ -593,6 +593,7 @@ impl Cluster {
                 .filter_map(|p| engines.read(p.engine, now))
                 .map(|r| r.waiting as f64)
                 .collect();
+            let triggered = waiting.iter().sum::<f64>() > 0.0;
             let Some(hpa) = self.hpas.get(i) else {
                 continue;
             };
@@ -673,7 +674,44 @@ impl Cluster {
                 .unwrap_or_default();
             let status = keep_transition_times(&old, status);
             self.update_status(|c| c.hpas.get_mut(i), status, None);
+            self.set_scaled_object_active(name, triggered);
         }
+    }
+
+    /// KEDA's `Active` condition of the ScaledObject scaling `deployment`: a trigger is above
+    /// its activation threshold (0) while requests wait.
+    fn set_scaled_object_active(&mut self, deployment: &str, active: bool) {
+        let Some(i) = self
+            .scaled_objects
+            .iter()
+            .position(|so| so["spec"]["scaleTargetRef"]["name"] == deployment)
+        else {
+            return;
+        };
+        let Some(mut status) = self.scaled_objects.get(i).map(|so| so["status"].clone()) else {
+            return;
+        };
+        let (word, reason, message) = if active {
+            (
+                "True",
+                "ScalerActive",
+                "Scaling is performed because triggers are active",
+            )
+        } else {
+            (
+                "False",
+                "ScalerNotActive",
+                "Scaling is not performed because triggers are not active",
+            )
+        };
+        if let Some(conditions) = status["conditions"].as_array_mut() {
+            for c in conditions.iter_mut().filter(|c| c["type"] == "Active") {
+                c["status"] = word.into();
+                c["reason"] = reason.into();
+                c["message"] = message.into();
+            }
+        }
+        self.update_status(|c| c.scaled_objects.get_mut(i), status, None);
     }
 }
 

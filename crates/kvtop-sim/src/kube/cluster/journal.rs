@@ -207,6 +207,7 @@ impl Cluster {
             Kind::Hpa => self.hpas.get_mut(index),
             Kind::Pdb => self.pdbs.get_mut(index),
             Kind::InferencePool => self.pools.get_mut(index),
+            Kind::ScaledObject => self.scaled_objects.get_mut(index),
         }
     }
 }

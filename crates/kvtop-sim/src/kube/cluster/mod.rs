@@ -58,6 +58,9 @@ pub struct ClusterConfig {
     pub routing: BTreeMap<String, ModelRouting>,
     /// How the workloads and their pods are labelled.
     pub labels: objects::LabelStyle,
+    /// Each model's HPA is driven by a KEDA ScaledObject (a Prometheus trigger on waiting
+    /// requests) that adopted it, as KEDA does with `transfer-hpa-ownership`.
+    pub keda: bool,
 }
 
 /// What sends a model's pods their traffic.
@@ -84,6 +87,7 @@ impl Default for ClusterConfig {
             event_capacity: 5_000,
             routing: BTreeMap::new(),
             labels: objects::LabelStyle::default(),
+            keda: true,
         }
     }
 }
@@ -208,6 +212,8 @@ pub(crate) struct Cluster {
     endpoint_slices: Vec<Value>,
     /// InferencePools (an endpoint picker serves each: its pods get traffic).
     pools: Vec<Value>,
+    /// KEDA ScaledObjects, one per model when [`ClusterConfig::keda`] is on.
+    scaled_objects: Vec<Value>,
     events: Vec<EventRec>,
     denials: Vec<Denial>,
     journal: journal::Journal,
@@ -245,6 +251,7 @@ impl Cluster {
             pdbs: Vec::new(),
             endpoint_slices: Vec::new(),
             pools: Vec::new(),
+            scaled_objects: Vec::new(),
             events: Vec::new(),
             denials: Vec::new(),
             journal: journal::Journal::default(),
@@ -430,6 +437,15 @@ impl Cluster {
             model,
             objects::meta(model.deployment, &ns, &uid, created, rv),
         ));
+        if self.cfg.keda {
+            let uid = self.next_uid();
+            let rv = self.bump();
+            self.scaled_objects.push(objects::scaled_object(
+                model,
+                objects::meta(model.deployment, &ns, &uid, created, rv),
+                replicas,
+            ));
+        }
     }
 
     fn container_of(&self, engine: usize) -> Value {
@@ -636,6 +652,7 @@ impl Cluster {
             Kind::Pdb => self.pdbs.iter().collect(),
             Kind::EndpointSlice => self.endpoint_slices.iter().collect(),
             Kind::InferencePool => self.pools.iter().collect(),
+            Kind::ScaledObject => self.scaled_objects.iter().collect(),
         }
     }
 

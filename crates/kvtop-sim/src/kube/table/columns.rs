@@ -250,6 +250,6 @@ pub(super) fn columns(kind: Kind) -> &'static [Column] {
         Kind::ReplicaSet => REPLICA_SET_COLUMNS,
         Kind::Hpa => HPA_COLUMNS,
         Kind::Pdb => PDB_COLUMNS,
-        Kind::InferencePool => CUSTOM_RESOURCE_COLUMNS,
+        Kind::InferencePool | Kind::ScaledObject => CUSTOM_RESOURCE_COLUMNS,
     }
 }
