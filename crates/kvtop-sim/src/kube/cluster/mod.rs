@@ -770,4 +770,6 @@ fn field_value(obj: &Value, field: &str) -> Option<String> {
 }
 
 #[cfg(test)]
+pub(crate) mod test_support;
+#[cfg(test)]
 mod tests;

@@ -1,52 +1,21 @@
 //! Tables of a simulated cluster's objects and of hand-written ones in the states it does not reach.
 
-use std::sync::Arc;
-
 use serde_json::{Value, json};
 
 use super::values::{array, human_duration, int, name, quantity, since, text, timestamp};
 use super::*;
-use crate::SimVersion;
-use crate::fleet::plan;
-use crate::gpu::H100_SXM;
-use crate::kube::cluster::{Cluster, ClusterConfig, DeleteOptions};
+use crate::kube::cluster::{Cluster, DeleteOptions};
 use crate::kube::engines::EngineLink;
-use crate::kube::lifecycle::Timings;
 use crate::kube::objects::time;
 use crate::kube::patch::PatchKind;
-use crate::pod::SimPod;
-use crate::server::{EngineSite, SimClock};
 use kvtop_core::kube_model::{FieldSelector, LabelSelector};
 
-const T0: f64 = 1_750_000_000.0;
+use crate::kube::cluster::test_support::{self, T0};
 const IMAGE: &str = "vllm/vllm-openai:v0.10.1.1";
 
 /// Four engines (llama 0, 2; qwen 1, 3 with 3 down; 0 was OOMKilled before), ticked at T0.
 fn cluster() -> (Cluster, EngineLink) {
-    let fleet = plan(4, 8, SimVersion::V1, 9);
-    let clock = Arc::new(SimClock::start(1.0));
-    let sites: Vec<Arc<EngineSite>> = fleet
-        .engines
-        .iter()
-        .map(|spec| {
-            Arc::new(EngineSite::new(
-                SimPod::new(spec.clone(), H100_SXM, T0),
-                Arc::clone(&clock),
-            ))
-        })
-        .collect();
-    let ports: Vec<u16> = (0..4).map(|i| 40_000 + i).collect();
-    let cfg = ClusterConfig {
-        timings: Timings {
-            creating: 1.0,
-            starting: 2.0,
-            crash_after: 20.0,
-            terminating: 1.0,
-        },
-        ..ClusterConfig::default()
-    };
-    let mut cluster = Cluster::new(&fleet, &ports, SimVersion::V1, cfg, 1, T0);
-    let engines = EngineLink::new(sites, clock);
+    let (mut cluster, engines) = test_support::cluster(Default::default());
     cluster.tick(T0, &engines);
     (cluster, engines)
 }
