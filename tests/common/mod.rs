@@ -61,3 +61,28 @@ pub fn have_program(name: &str) -> bool {
     }
     found
 }
+
+/// Wait (at most until `deadline`) for the server process `child` to listen: `port` says
+/// where once it does. Fails with `what` and the server's `log` when it exits or never does.
+pub fn wait_listening(
+    child: &mut std::process::Child,
+    what: &str,
+    deadline: std::time::Instant,
+    port: impl Fn() -> Option<u16>,
+    log: impl Fn() -> String,
+) -> u16 {
+    loop {
+        if let Some(port) = port() {
+            return port;
+        }
+        if let Ok(Some(status)) = child.try_wait() {
+            panic!("{what} exited with {status}:\n{}", log());
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{what} did not listen:\n{}",
+            log()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}

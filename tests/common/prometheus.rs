@@ -90,20 +90,14 @@ impl PromServer {
             dir,
         };
         let deadline = Instant::now() + Duration::from_secs(20);
-        server.port = loop {
-            let text = std::fs::read_to_string(&log_path).unwrap_or_default();
-            if let Some(port) = listening_port(&text) {
-                break port;
-            }
-            if let Ok(Some(status)) = server.child.try_wait() {
-                panic!("prometheus exited with {status}:\n{text}");
-            }
-            assert!(
-                Instant::now() < deadline,
-                "prometheus did not listen:\n{text}"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        };
+        let read_log = || std::fs::read_to_string(&log_path).unwrap_or_default();
+        server.port = super::wait_listening(
+            &mut server.child,
+            "prometheus",
+            deadline,
+            || listening_port(&read_log()),
+            read_log,
+        );
         server.url = format!("http://127.0.0.1:{}", server.port);
         if web_config.is_none() {
             server.wait_ready(deadline);

@@ -58,20 +58,15 @@ impl VmServer {
         };
         // It logs `http://127.0.0.1:0/`, not the port it got: read its listening socket.
         let deadline = Instant::now() + Duration::from_secs(20);
-        server.port = loop {
-            if let Some(port) = listening_ports(server.child.id()).first() {
-                break *port;
-            }
-            if let Ok(Some(status)) = server.child.try_wait() {
-                panic!("victoria-metrics exited with {status}:\n{}", server.log());
-            }
-            assert!(
-                Instant::now() < deadline,
-                "victoria-metrics did not listen:\n{}",
-                server.log()
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        };
+        let pid = server.child.id();
+        let log_path = server.dir.path().join("vm.log");
+        server.port = super::wait_listening(
+            &mut server.child,
+            "victoria-metrics",
+            deadline,
+            || listening_ports(pid).first().copied(),
+            || std::fs::read_to_string(&log_path).unwrap_or_default(),
+        );
         server.url = format!("http://127.0.0.1:{}", server.port);
         server
     }
