@@ -361,6 +361,7 @@ pub enum ConfigAction {
 
 /// A kubeconfig name: letters, digits and `-._@:`, as cluster and context names usually are
 /// (kubectl accepts more, but a name that needs quoting in a shell helps nobody).
+#[cfg(feature = "demo")]
 fn kubeconfig_name(name: &str) -> Result<String, String> {
     let valid = !name.is_empty()
         && name.len() <= 253
