@@ -51,6 +51,17 @@ impl Backend for VmServer {
     }
 }
 
+/// A real Prometheus scraping per `config`.
+fn prometheus(config: &str) -> Box<dyn Backend> {
+    Box::new(PromServer::start(config, |_| {}))
+}
+
+/// A real VictoriaMetrics scraping per `config`, its queries seeing samples 1 s after they are
+/// scraped (not the default 30 s).
+fn victoria_metrics(config: &str) -> Box<dyn Backend> {
+    Box::new(VmServer::start(config, Duration::from_secs(1)))
+}
+
 /// kvtop's own cycle of queries, every 500 ms until its answer is `ready`; fails after 40 s,
 /// naming `what` it waited for, with the server's log.
 async fn poll_until(
@@ -113,20 +124,16 @@ async fn kvtop_reads_the_simulated_fleet_back_through_prometheus() {
     if !common::have_program("prometheus") {
         return;
     }
-    reads_the_simulated_fleet_back(|config| Box::new(PromServer::start(config, |_| {}))).await;
+    reads_the_simulated_fleet_back(prometheus).await;
 }
 
-/// The same through VictoriaMetrics (its queries see samples 1 s after they are scraped here,
-/// not the default 30 s).
+/// The same through VictoriaMetrics.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kvtop_reads_the_simulated_fleet_back_through_victoria_metrics() {
     if !common::have_program("victoria-metrics") {
         return;
     }
-    reads_the_simulated_fleet_back(|config| {
-        Box::new(VmServer::start(config, Duration::from_secs(1)))
-    })
-    .await;
+    reads_the_simulated_fleet_back(victoria_metrics).await;
 }
 
 /// kvtop reads the simulated fleet back through the server `start` runs with a scrape config,
@@ -331,7 +338,7 @@ async fn every_catalog_signal_agrees_direct_and_through_prometheus_on_v0_v1_and_
     if !common::have_program("prometheus") {
         return;
     }
-    every_catalog_signal_agrees(|config| Box::new(PromServer::start(config, |_| {}))).await;
+    every_catalog_signal_agrees(prometheus).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -339,8 +346,7 @@ async fn every_catalog_signal_agrees_direct_and_through_victoria_metrics() {
     if !common::have_program("victoria-metrics") {
         return;
     }
-    every_catalog_signal_agrees(|config| Box::new(VmServer::start(config, Duration::from_secs(1))))
-        .await;
+    every_catalog_signal_agrees(victoria_metrics).await;
 }
 
 /// The V0 and V1 fixtures and an SGLang payload served as they are, scraped by the server
