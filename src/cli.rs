@@ -300,6 +300,9 @@ pub struct ActionArgs {
     /// How long an eviction a PodDisruptionBudget refuses is retried (default 60s).
     #[arg(long, value_name = "DURATION")]
     pub evict_timeout: Option<String>,
+    /// drain-node: how many pods are drained at once (default 2).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64))]
+    pub parallel: Option<u16>,
     /// Audit log file (default: audit.jsonl in the state directory).
     #[arg(long, value_name = "FILE")]
     pub audit_log: Option<PathBuf>,

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::identity::{Identity, UserSource};
-use super::plan::Plan;
+use super::plan::{Plan, PodUnit};
 
 /// File name of the audit log in the state directory.
 pub(crate) const AUDIT_FILE: &str = "audit.jsonl";
@@ -80,6 +80,9 @@ pub struct AuditRecord {
     pub target: String,
     pub dry_run: bool,
     pub steps: Vec<String>,
+    /// A node drain's pods and what the plan did with each (drain, evict, skip and why).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub pods: Vec<PodUnit>,
     pub result: AuditResult,
     /// What was done, step by step.
     pub detail: Vec<String>,
@@ -103,6 +106,7 @@ impl AuditRecord {
             target: plan.target.clone(),
             dry_run: plan.dry_run,
             steps: plan.step_texts(),
+            pods: plan.units.clone(),
             result,
             detail: Vec::new(),
             error: None,

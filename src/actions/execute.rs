@@ -19,7 +19,7 @@ use super::audit::Rollback;
 use super::error::Explained;
 use super::plan::{
     Access, AccessResult, ActionKind, DRAINED_LABELS_ANNOTATION, OnTimeout, Plan, Policy,
-    RESTARTED_AT_ANNOTATION, StepOp, plan_cordon, plan_drain_node, plan_pod, plan_rollout_restart,
+    RESTARTED_AT_ANNOTATION, RemovedRouting, StepOp, plan_cordon, plan_pod, plan_rollout_restart,
     plan_undrain,
 };
 use super::unrouted::{UnroutedTarget, wait_unrouted};
@@ -51,7 +51,7 @@ impl Default for ExecSettings {
     }
 }
 
-fn convert(pod: &Pod, context: &str, routing_label: Option<&str>) -> Option<PodInfo> {
+pub(super) fn convert(pod: &Pod, context: &str, routing_label: Option<&str>) -> Option<PodInfo> {
     let defaults = EndpointDefaults::default();
     pod_info(
         pod,
@@ -74,6 +74,7 @@ pub(crate) fn now_rfc3339() -> String {
 }
 
 /// Read what `kind` on `target` needs and decide the plan. `namespace` is ignored for nodes.
+/// Also gives the pods whose in-flight requests a drain waits on.
 pub async fn build_plan(
     cluster: &ClusterClient,
     kind: ActionKind,
@@ -81,7 +82,7 @@ pub async fn build_plan(
     target: &str,
     policy: &Policy,
     limit: Duration,
-) -> Result<(Plan, Option<PodInfo>), KubeError> {
+) -> Result<(Plan, Vec<PodInfo>), KubeError> {
     let ctx = cluster.context.as_str();
     let client = cluster.client.clone();
     match kind {
@@ -131,7 +132,7 @@ pub async fn build_plan(
                 Ok(list) => disruption_budget_guard(kind, &info, &list.items),
                 Err(e) => unreadable_budget_guard(namespace, &Explained(&e).to_string()),
             });
-            Ok((plan, Some(info)))
+            Ok((plan, vec![info]))
         }
         ActionKind::Undrain => {
             let api: Api<Pod> = Api::namespaced(client, namespace);
@@ -144,7 +145,7 @@ pub async fn build_plan(
                 get.error(KubeErrorKind::BadResponse("a pod without a name".into()))
             })?;
             let drained = drained_labels(&pod);
-            Ok((plan_undrain(&info, &drained, policy), Some(info)))
+            Ok((plan_undrain(&info, &drained, policy), vec![info]))
         }
         ActionKind::RolloutRestart => {
             let api: Api<Deployment> = Api::namespaced(client, namespace);
@@ -155,7 +156,7 @@ pub async fn build_plan(
                 .run(limit, api.get(target))
                 .await?;
             let plan = plan_rollout_restart(ctx, namespace, target, &now_rfc3339(), policy);
-            Ok((plan, None))
+            Ok((plan, Vec::new()))
         }
         ActionKind::Cordon | ActionKind::Uncordon | ActionKind::DrainNode => {
             let nodes: Api<Node> = Api::all(client.clone());
@@ -164,26 +165,11 @@ pub async fn build_plan(
                 .context(ctx)
                 .run(limit, nodes.get(target))
                 .await?;
-            if kind != ActionKind::DrainNode {
-                let plan = plan_cordon(ctx, target, kind == ActionKind::Cordon, policy);
-                return Ok((plan, None));
+            if kind == ActionKind::DrainNode {
+                return super::node_drain::build(cluster, target, policy, limit).await;
             }
-            let pods: Api<Pod> = Api::all(client);
-            let all = ApiCall::new("list", "pods")
-                .context(ctx)
-                .run(limit, pods.list(&ListParams::default()))
-                .await?;
-            let infos: Vec<PodInfo> = all
-                .items
-                .iter()
-                .filter_map(|p| convert(p, ctx, policy.routing_label.as_deref()))
-                .collect();
-            let on_node: Vec<PodInfo> = infos
-                .iter()
-                .filter(|p| p.node.as_deref() == Some(target))
-                .cloned()
-                .collect();
-            Ok((plan_drain_node(ctx, target, &on_node, &infos, policy), None))
+            let plan = plan_cordon(ctx, target, kind == ActionKind::Cordon, policy);
+            Ok((plan, Vec::new()))
         }
     }
 }
@@ -262,8 +248,9 @@ pub async fn review_access(
 pub enum Progress {
     /// Step `index` (0-based) starts.
     Step { index: usize, text: String },
-    /// The drain wait's latest reading (`None`: the engine's metrics could not be read).
-    InFlight { in_flight: Option<f64> },
+    /// The drain wait's latest reading of `pod` (`namespace/name`; `None`: the engine's
+    /// metrics could not be read).
+    InFlight { pod: String, in_flight: Option<f64> },
     /// Something worth telling (a retried 429, a timeout reached).
     Note(String),
 }
@@ -276,6 +263,9 @@ pub enum StepError {
     /// The drain wait ended with requests in flight, and the policy is to stop.
     #[error("{0}")]
     StillBusy(String),
+    /// A node drain left pods on the node: each one's outcome.
+    #[error("{} pod(s) left on the node: {}", .0.len(), .0.join("; "))]
+    PodsLeft(Vec<String>),
 }
 
 /// A failed execution: the step that failed and why.
@@ -291,208 +281,48 @@ pub struct ExecError {
     pub rollback: Option<Box<Rollback>>,
 }
 
-/// Run the plan's steps in order. `in_flight` reads the engine's running + waiting requests
-/// (`None` when unknown) for the drain wait; `progress` hears about each step. Returns what was
-/// done, one line per step. When a step fails after routing was removed, routing is put back
-/// before returning (see [`restore_routing`]).
-pub async fn execute<F, Fut>(
+/// Reads a pod's in-flight requests (running + waiting; `None` when unknown) for the drain
+/// wait: called with the pod's namespace and name.
+pub trait InFlight: Sync {
+    fn read(&self, namespace: &str, pod: &str) -> impl Future<Output = Option<f64>> + Send;
+}
+
+/// Run the plan's steps in order (a node drain: the cordon, then its pods each on their own,
+/// see [`super::node_drain::execute_units`]). `in_flight` reads an engine's running + waiting
+/// requests for the drain wait; `progress` hears about each step. Returns what was done, one
+/// line per step. When a step fails after routing was removed, routing is put back before
+/// returning (see [`restore_routing`]).
+pub async fn execute(
     cluster: &ClusterClient,
     plan: &Plan,
     settings: &ExecSettings,
-    mut in_flight: F,
+    in_flight: &impl InFlight,
     progress: &mut (dyn FnMut(Progress) + Send),
-) -> Result<Vec<String>, ExecError>
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Option<f64>>,
-{
-    let ctx = cluster.context.as_str();
-    let client = cluster.client.clone();
-    let limit = settings.api_timeout;
+) -> Result<Vec<String>, ExecError> {
+    if !plan.units.is_empty() {
+        return super::node_drain::execute_units(cluster, plan, settings, in_flight, progress)
+            .await;
+    }
     let mut done = Vec::new();
-    // What each pod's drain removed so far, written on the pod with each removal.
-    let mut removed: std::collections::BTreeMap<(String, String), serde_json::Map<_, _>> =
-        std::collections::BTreeMap::new();
-    for (index, step) in plan.steps.iter().enumerate() {
-        progress(Progress::Step {
+    let mut removed = Removed::default();
+    for index in 0..plan.steps.len() {
+        let outcome = run_step(
+            cluster,
+            plan,
             index,
-            text: step.describe(),
-        });
-        let dry = step.dry_run;
-        let patch_params = PatchParams {
-            dry_run: dry,
-            ..PatchParams::default()
-        };
-        let outcome: Result<String, StepError> = match &step.op {
-            StepOp::RemoveLabel {
-                namespace,
-                pod,
-                label,
-                value,
-            } => {
-                let api: Api<Pod> = Api::namespaced(client.clone(), namespace);
-                let record = removed.entry((namespace.clone(), pod.clone())).or_default();
-                record.insert(label.clone(), json!(value));
-                let drained = serde_json::Value::Object(record.clone()).to_string();
-                let body = json!({"metadata": {
-                    "labels": {label.as_str(): null},
-                    "annotations": {DRAINED_LABELS_ANNOTATION: drained},
-                }});
-                ApiCall::new("patch", "pods")
-                    .namespace(Some(namespace))
-                    .name(pod)
-                    .context(ctx)
-                    .run(limit, api.patch(pod, &patch_params, &Patch::Merge(&body)))
-                    .await
-                    .map(|_| format!("removed label {label} from {namespace}/{pod}"))
-                    .map_err(StepError::Api)
-            }
-            StepOp::RestoreLabels {
-                namespace,
-                pod,
-                labels,
-            } => restore_labels(cluster, namespace, pod, labels, &patch_params, limit)
-                .await
-                .map_err(StepError::Api),
-            StepOp::WaitIdle {
-                namespace,
-                pod,
-                timeout_s,
-            } => {
-                if plan.dry_run {
-                    Ok("dry run: the drain wait is skipped".to_owned())
-                } else {
-                    let api: Api<Pod> = Api::namespaced(client.clone(), namespace);
-                    let waited = wait_idle(
-                        &api,
-                        ctx,
-                        namespace,
-                        pod,
-                        *timeout_s,
-                        settings,
-                        &mut in_flight,
-                        progress,
-                    )
-                    .await;
-                    match (waited, plan.on_timeout) {
-                        (Ok(WaitEnd::Idle(line)), _) => Ok(line),
-                        (Ok(WaitEnd::TimedOut(state)), OnTimeout::Evict) => {
-                            let note = format!(
-                                "{state}; evicting anyway (--on-timeout evict): the pod's grace period covers the rest"
-                            );
-                            progress(Progress::Note(note.clone()));
-                            Ok(note)
-                        }
-                        (Ok(WaitEnd::TimedOut(state)), OnTimeout::Stop) => {
-                            Err(StepError::StillBusy(format!(
-                                "{state}: not evicted (--on-timeout evict evicts anyway)"
-                            )))
-                        }
-                        (Err(e), _) => Err(StepError::Api(e)),
-                    }
-                }
-            }
-            StepOp::Evict { namespace, pod } => {
-                let api: Api<Pod> = Api::namespaced(client.clone(), namespace);
-                evict(&api, ctx, namespace, pod, dry, settings, progress)
-                    .await
-                    .map_err(StepError::Api)
-            }
-            StepOp::Delete { namespace, pod } => {
-                let api: Api<Pod> = Api::namespaced(client.clone(), namespace);
-                let params = DeleteParams {
-                    dry_run: dry,
-                    ..DeleteParams::default()
-                };
-                ApiCall::new("delete", "pods")
-                    .namespace(Some(namespace))
-                    .name(pod)
-                    .context(ctx)
-                    .run(limit, api.delete(pod, &params))
-                    .await
-                    .map(|_| format!("deleted {namespace}/{pod}; its controller replaces it"))
-                    .map_err(StepError::Api)
-            }
-            StepOp::RestartTemplate {
-                namespace,
-                deployment,
-                at,
-            } => {
-                let api: Api<Deployment> = Api::namespaced(client.clone(), namespace);
-                let body = json!({"spec": {"template": {"metadata": {"annotations": {
-                    RESTARTED_AT_ANNOTATION: at
-                }}}}});
-                ApiCall::new("patch", "deployments")
-                    .namespace(Some(namespace))
-                    .name(deployment)
-                    .context(ctx)
-                    .run(
-                        limit,
-                        api.patch(deployment, &patch_params, &Patch::Merge(&body)),
-                    )
-                    .await
-                    .map(|_| format!("{namespace}/{deployment} restarted at {at}"))
-                    .map_err(StepError::Api)
-            }
-            StepOp::SetUnschedulable {
-                node,
-                unschedulable,
-            } => {
-                let api: Api<Node> = Api::all(client.clone());
-                let body = json!({"spec": {"unschedulable": unschedulable}});
-                ApiCall::new("patch", "nodes")
-                    .name(node)
-                    .context(ctx)
-                    .run(limit, api.patch(node, &patch_params, &Patch::Merge(&body)))
-                    .await
-                    .map(|_| {
-                        if *unschedulable {
-                            format!("cordoned {node}")
-                        } else {
-                            format!("uncordoned {node}")
-                        }
-                    })
-                    .map_err(StepError::Api)
-            }
-            StepOp::WaitUnrouted {
-                namespace,
-                pod,
-                uid,
-                via,
-                group,
-                names,
-                timeout_s,
-            } => {
-                if plan.dry_run {
-                    Ok("dry run: the wait for the routes to let go is skipped".to_owned())
-                } else {
-                    let target = UnroutedTarget {
-                        namespace,
-                        pod,
-                        uid,
-                        via: *via,
-                        group,
-                        names,
-                    };
-                    wait_unrouted(&client, ctx, &target, *timeout_s, settings, progress)
-                        .await
-                        .map_err(StepError::Api)
-                }
-            }
-        };
+            settings,
+            in_flight,
+            &mut removed,
+            progress,
+        )
+        .await;
         match outcome {
-            Ok(line) => {
-                let line = if dry {
-                    format!("{line} (dry run)")
-                } else {
-                    line
-                };
-                done.push(line);
-            }
+            Ok(line) => done.push(line),
             Err(error) => {
-                let rollback = restore_routing(cluster, plan, index, limit, progress)
-                    .await
-                    .map(Box::new);
+                let rollback =
+                    restore_routing(cluster, plan, index, settings.api_timeout, progress)
+                        .await
+                        .map(Box::new);
                 return Err(ExecError {
                     step: index,
                     error,
@@ -503,6 +333,197 @@ where
         }
     }
     Ok(done)
+}
+
+/// What each pod's drain removed so far, written on the pod with each removal.
+pub(super) type Removed =
+    std::collections::BTreeMap<(String, String), serde_json::Map<String, serde_json::Value>>;
+
+/// Run step `index` of `plan`, telling `progress` it starts; the line to log when it is done
+/// (`(dry run)` added for a dry run).
+pub(super) async fn run_step(
+    cluster: &ClusterClient,
+    plan: &Plan,
+    index: usize,
+    settings: &ExecSettings,
+    in_flight: &impl InFlight,
+    removed: &mut Removed,
+    progress: &mut (dyn FnMut(Progress) + Send),
+) -> Result<String, StepError> {
+    let Some(step) = plan.steps.get(index) else {
+        return Err(StepError::Api(
+            ApiCall::new("run", "plan")
+                .context(&cluster.context)
+                .error(KubeErrorKind::BadResponse(format!("no step {}", index + 1))),
+        ));
+    };
+    let ctx = cluster.context.as_str();
+    let client = cluster.client.clone();
+    let limit = settings.api_timeout;
+    progress(Progress::Step {
+        index,
+        text: step.describe(),
+    });
+    let dry = step.dry_run;
+    let patch_params = PatchParams {
+        dry_run: dry,
+        ..PatchParams::default()
+    };
+    let outcome: Result<String, StepError> = match &step.op {
+        StepOp::RemoveLabel {
+            namespace,
+            pod,
+            label,
+            value,
+        } => {
+            let api: Api<Pod> = Api::namespaced(client.clone(), namespace);
+            let record = removed.entry((namespace.clone(), pod.clone())).or_default();
+            record.insert(label.clone(), json!(value));
+            let drained = serde_json::Value::Object(record.clone()).to_string();
+            let body = json!({"metadata": {
+                "labels": {label.as_str(): null},
+                "annotations": {DRAINED_LABELS_ANNOTATION: drained},
+            }});
+            ApiCall::new("patch", "pods")
+                .namespace(Some(namespace))
+                .name(pod)
+                .context(ctx)
+                .run(limit, api.patch(pod, &patch_params, &Patch::Merge(&body)))
+                .await
+                .map(|_| format!("removed label {label} from {namespace}/{pod}"))
+                .map_err(StepError::Api)
+        }
+        StepOp::RestoreLabels {
+            namespace,
+            pod,
+            labels,
+        } => restore_labels(cluster, namespace, pod, labels, &patch_params, limit)
+            .await
+            .map_err(StepError::Api),
+        StepOp::WaitIdle {
+            namespace,
+            pod,
+            timeout_s,
+        } => {
+            if plan.dry_run {
+                Ok("dry run: the drain wait is skipped".to_owned())
+            } else {
+                let api: Api<Pod> = Api::namespaced(client.clone(), namespace);
+                let waited = wait_idle(
+                    &api, ctx, namespace, pod, *timeout_s, settings, in_flight, progress,
+                )
+                .await;
+                match (waited, plan.on_timeout) {
+                    (Ok(WaitEnd::Idle(line)), _) => Ok(line),
+                    (Ok(WaitEnd::TimedOut(state)), OnTimeout::Evict) => {
+                        let note = format!(
+                            "{state}; evicting anyway (--on-timeout evict): the pod's grace period covers the rest"
+                        );
+                        progress(Progress::Note(note.clone()));
+                        Ok(note)
+                    }
+                    (Ok(WaitEnd::TimedOut(state)), OnTimeout::Stop) => Err(StepError::StillBusy(
+                        format!("{state}: not evicted (--on-timeout evict evicts anyway)"),
+                    )),
+                    (Err(e), _) => Err(StepError::Api(e)),
+                }
+            }
+        }
+        StepOp::Evict { namespace, pod } => {
+            let api: Api<Pod> = Api::namespaced(client.clone(), namespace);
+            evict(&api, ctx, namespace, pod, dry, settings, progress)
+                .await
+                .map_err(StepError::Api)
+        }
+        StepOp::Delete { namespace, pod } => {
+            let api: Api<Pod> = Api::namespaced(client.clone(), namespace);
+            let params = DeleteParams {
+                dry_run: dry,
+                ..DeleteParams::default()
+            };
+            ApiCall::new("delete", "pods")
+                .namespace(Some(namespace))
+                .name(pod)
+                .context(ctx)
+                .run(limit, api.delete(pod, &params))
+                .await
+                .map(|_| format!("deleted {namespace}/{pod}; its controller replaces it"))
+                .map_err(StepError::Api)
+        }
+        StepOp::RestartTemplate {
+            namespace,
+            deployment,
+            at,
+        } => {
+            let api: Api<Deployment> = Api::namespaced(client.clone(), namespace);
+            let body = json!({"spec": {"template": {"metadata": {"annotations": {
+                RESTARTED_AT_ANNOTATION: at
+            }}}}});
+            ApiCall::new("patch", "deployments")
+                .namespace(Some(namespace))
+                .name(deployment)
+                .context(ctx)
+                .run(
+                    limit,
+                    api.patch(deployment, &patch_params, &Patch::Merge(&body)),
+                )
+                .await
+                .map(|_| format!("{namespace}/{deployment} restarted at {at}"))
+                .map_err(StepError::Api)
+        }
+        StepOp::SetUnschedulable {
+            node,
+            unschedulable,
+        } => {
+            let api: Api<Node> = Api::all(client.clone());
+            let body = json!({"spec": {"unschedulable": unschedulable}});
+            ApiCall::new("patch", "nodes")
+                .name(node)
+                .context(ctx)
+                .run(limit, api.patch(node, &patch_params, &Patch::Merge(&body)))
+                .await
+                .map(|_| {
+                    if *unschedulable {
+                        format!("cordoned {node}")
+                    } else {
+                        format!("uncordoned {node}")
+                    }
+                })
+                .map_err(StepError::Api)
+        }
+        StepOp::WaitUnrouted {
+            namespace,
+            pod,
+            uid,
+            via,
+            group,
+            names,
+            timeout_s,
+        } => {
+            if plan.dry_run {
+                Ok("dry run: the wait for the routes to let go is skipped".to_owned())
+            } else {
+                let target = UnroutedTarget {
+                    namespace,
+                    pod,
+                    uid,
+                    via: *via,
+                    group,
+                    names,
+                };
+                wait_unrouted(&client, ctx, &target, *timeout_s, settings, progress)
+                    .await
+                    .map_err(StepError::Api)
+            }
+        }
+    };
+    outcome.map(|line| {
+        if dry {
+            format!("{line} (dry run)")
+        } else {
+            line
+        }
+    })
 }
 
 /// Merge-patch `labels` back onto a pod and drop the drain's annotation.
@@ -546,7 +567,16 @@ pub async fn restore_routing(
     limit: Duration,
     progress: &mut (dyn FnMut(Progress) + Send),
 ) -> Option<Rollback> {
-    let pods = plan.routing_to_restore(end);
+    restore_removed(cluster, plan.routing_to_restore(end), limit, progress).await
+}
+
+/// Put back the routing labels `pods` had removed (see [`restore_routing`]).
+pub(super) async fn restore_removed(
+    cluster: &ClusterClient,
+    pods: Vec<RemovedRouting>,
+    limit: Duration,
+    progress: &mut (dyn FnMut(Progress) + Send),
+) -> Option<Rollback> {
     if pods.is_empty() {
         return None;
     }
@@ -604,20 +634,16 @@ enum WaitEnd {
 
 /// Wait until the engine has nothing running or waiting, the pod is gone, or `timeout_s`.
 #[allow(clippy::too_many_arguments)]
-async fn wait_idle<F, Fut>(
+async fn wait_idle(
     api: &Api<Pod>,
     ctx: &str,
     namespace: &str,
     pod: &str,
     timeout_s: f64,
     settings: &ExecSettings,
-    in_flight: &mut F,
+    in_flight: &impl InFlight,
     progress: &mut (dyn FnMut(Progress) + Send),
-) -> Result<WaitEnd, KubeError>
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Option<f64>>,
-{
+) -> Result<WaitEnd, KubeError> {
     let timeout = Duration::from_secs_f64(timeout_s.max(0.0));
     let deadline = tokio::time::Instant::now() + timeout;
     let call = ApiCall::new("get", "pods")
@@ -627,11 +653,21 @@ where
     let mut last = None;
     loop {
         let present = call.run(settings.api_timeout, api.get_opt(pod)).await?;
-        if present.is_none() {
+        let Some(present) = present else {
             return Ok(WaitEnd::Idle(format!("{namespace}/{pod} is already gone")));
+        };
+        // A crash-looping or not yet started engine serves nothing: no metrics will ever say
+        // so, and waiting out the timeout for it would only stall the drain.
+        if !any_container_running(&present) {
+            return Ok(WaitEnd::Idle(format!(
+                "{namespace}/{pod}: no container is running, so nothing is in flight"
+            )));
         }
-        let reading = in_flight().await;
-        progress(Progress::InFlight { in_flight: reading });
+        let reading = in_flight.read(namespace, pod).await;
+        progress(Progress::InFlight {
+            pod: format!("{namespace}/{pod}"),
+            in_flight: reading,
+        });
         if reading.is_some_and(|n| n <= 0.0) {
             return Ok(WaitEnd::Idle(format!(
                 "{namespace}/{pod}: no request in flight"
@@ -649,6 +685,16 @@ where
         }
         tokio::time::sleep(settings.poll).await;
     }
+}
+
+fn any_container_running(pod: &Pod) -> bool {
+    pod.status
+        .as_ref()
+        .and_then(|s| s.container_statuses.as_ref())
+        .is_some_and(|all| {
+            all.iter()
+                .any(|c| c.state.as_ref().is_some_and(|s| s.running.is_some()))
+        })
 }
 
 /// Evict, retrying a PodDisruptionBudget's 429 until [`ExecSettings::evict_retry_for`].

@@ -17,12 +17,12 @@ struct Direct {
     row: TargetId,
 }
 
-/// Reads a pod's in-flight requests for the drain wait.
+/// Reads the in-flight requests of the pods a drain waits on (one pod, or a node's engines).
 #[derive(Debug, Clone)]
 pub struct InFlightProbe {
     cluster: ClusterClient,
-    /// `None`: the action is not on a pod, so there is nothing to read.
-    pod: Option<PodInfo>,
+    /// The pods it can read (none: the action waits on no engine).
+    pods: Vec<PodInfo>,
     direct: Option<Direct>,
     settings: ScrapeSettings,
     /// Bound on a read through the API server's proxy: an API call's.
@@ -30,17 +30,17 @@ pub struct InFlightProbe {
 }
 
 impl InFlightProbe {
-    /// Read `pod` through `cluster`'s API server proxy with the scrape settings `settings`,
+    /// Read `pods` through `cluster`'s API server proxy with the scrape settings `settings`,
     /// each read bounded by the API timeout.
     pub fn via_proxy(
         cluster: &ClusterClient,
-        pod: Option<PodInfo>,
+        pods: Vec<PodInfo>,
         settings: &ScrapeSettings,
         api_timeout: Duration,
     ) -> InFlightProbe {
         InFlightProbe {
             cluster: cluster.clone(),
-            pod,
+            pods,
             direct: None,
             settings: settings.clone(),
             api_timeout,
@@ -57,10 +57,14 @@ impl InFlightProbe {
         self
     }
 
-    /// The running + waiting requests of the pod's engines; `None` when the pod cannot be
-    /// read or names neither gauge (unknown, which the wait does not take for idle).
-    pub async fn read(&self) -> Option<f64> {
-        let pod = self.pod.as_ref()?;
+    /// The running + waiting requests of the engines of pod `namespace/name`; `None` when the
+    /// pod is not one of its pods, cannot be read, or names neither gauge (unknown, which the
+    /// wait does not take for idle).
+    pub async fn read(&self, namespace: &str, name: &str) -> Option<f64> {
+        let pod = self
+            .pods
+            .iter()
+            .find(|p| p.key.namespace == namespace && p.key.name == name)?;
         if let Some(direct) = &self.direct {
             let reading = self.read_direct(direct, pod).await;
             if reading.is_some() {
@@ -92,6 +96,16 @@ impl InFlightProbe {
             .await
             .ok()?;
         running_plus_waiting(&payload)
+    }
+}
+
+impl crate::actions::InFlight for InFlightProbe {
+    fn read(
+        &self,
+        namespace: &str,
+        pod: &str,
+    ) -> impl std::future::Future<Output = Option<f64>> + Send {
+        InFlightProbe::read(self, namespace, pod)
     }
 }
 

@@ -10,6 +10,7 @@ pub mod error;
 pub mod execute;
 pub mod identity;
 pub mod in_flight;
+mod node_drain;
 pub mod policy;
 pub mod run;
 mod unrouted;
@@ -17,7 +18,8 @@ mod unrouted;
 pub use audit::{Attribution, AuditLog, AuditProblem, AuditRecord, AuditResult, Rollback};
 pub use error::{ActionError, Explained, PlanError};
 pub use execute::{
-    ExecError, ExecSettings, Progress, StepError, build_plan, execute, preflight, restore_routing,
+    ExecError, ExecSettings, InFlight, Progress, StepError, build_plan, execute, preflight,
+    restore_routing,
 };
 pub use identity::{Identity, UserSource, identify};
 pub use in_flight::InFlightProbe;

@@ -4,6 +4,7 @@
 
 use crate::config::KubernetesConfig;
 use kvtop_core::actions::plan::{OnTimeout, Policy};
+use kvtop_core::kube_model::LabelSelector;
 
 /// What the caller adds to the configuration: flags of the action command, or the console's
 /// dry-run toggle.
@@ -17,6 +18,8 @@ pub struct PolicyChoices {
     pub dry_run: bool,
     /// What a drain does when its wait ends with requests in flight.
     pub on_timeout: OnTimeout,
+    /// `--parallel`: pods a node drain drains at once (default 2).
+    pub parallelism: Option<usize>,
 }
 
 /// The policy for an action through `context`.
@@ -31,6 +34,14 @@ pub fn policy_for(kube: &KubernetesConfig, context: &str, choices: &PolicyChoice
         drain_timeout_s: choices.drain_timeout_s.unwrap_or(defaults.drain_timeout_s),
         dry_run: choices.dry_run,
         on_timeout: choices.on_timeout,
+        parallelism: choices.parallelism.unwrap_or(defaults.parallelism),
+        // Validated when the configuration was read; a selector that does not parse here
+        // only narrows what counts as an engine beside the image and command recognition.
+        engine_selectors: kube
+            .selectors
+            .iter()
+            .filter_map(|s| LabelSelector::parse(s).ok())
+            .collect(),
     }
 }
 
@@ -71,11 +82,13 @@ mod tests {
             drain_timeout_s: Some(30.0),
             dry_run: true,
             on_timeout: OnTimeout::Evict,
+            parallelism: Some(4),
         };
         let chosen = policy_for(&kube, "dev", &choices);
         assert_eq!((chosen.min_ready, chosen.drain_timeout_s), (0, 30.0));
         assert!(chosen.dry_run && !chosen.protected && !chosen.read_only);
         assert_eq!(chosen.on_timeout, OnTimeout::Evict);
+        assert_eq!((chosen.parallelism, prod.parallelism), (4, 2));
         assert_eq!(prod.on_timeout, OnTimeout::Stop);
         kube.read_only = true;
         assert!(policy_for(&kube, "prod", &PolicyChoices::default()).read_only);

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use super::audit::{Attribution, AuditError, AuditLog, AuditRecord, AuditResult, Rollback};
 use super::error::PlanError;
-use super::execute::{self, ExecError, ExecSettings, Progress, now_rfc3339};
+use super::execute::{self, ExecError, ExecSettings, Progress, StepError, now_rfc3339};
 use super::in_flight::InFlightProbe;
 use crate::sources::kube::ClusterClient;
 use kvtop_core::actions::plan::{ActionKind, Plan, Policy};
@@ -32,7 +32,7 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 
 /// Read what `kind` on `target` needs, decide the plan and, unless read-only mode forbids
 /// sending anything at all, review its access (RBAC preflight). `namespace` is ignored for
-/// nodes. Also gives the pod acted on, for the drain wait.
+/// nodes. Also gives the pods a drain waits on.
 pub async fn prepare(
     cluster: &ClusterClient,
     kind: ActionKind,
@@ -40,7 +40,7 @@ pub async fn prepare(
     target: &str,
     policy: &Policy,
     limit: Duration,
-) -> Result<(Plan, Option<PodInfo>), PlanError> {
+) -> Result<(Plan, Vec<PodInfo>), PlanError> {
     let (mut plan, pod) = execute::build_plan(cluster, kind, namespace, target, policy, limit)
         .await
         .map_err(PlanError::Read)?;
@@ -66,7 +66,7 @@ pub(crate) fn record_refusal(
 
 /// A failed step, as the console, the command line and the audit log tell it.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("{action}: step {} of {total} failed: {}", failed.step + 1, failed.error)]
+#[error("{action}: {}", failure_text(.failed, *.total))]
 pub struct StepFailure {
     /// `drain pod vllm-0`.
     pub action: String,
@@ -74,6 +74,14 @@ pub struct StepFailure {
     pub total: usize,
     #[source]
     pub failed: ExecError,
+}
+
+/// `step 2 of 3 failed: …`; a node drain that left pods names them, not one step.
+fn failure_text(failed: &ExecError, total: usize) -> String {
+    match &failed.error {
+        StepError::PodsLeft(_) => failed.error.to_string(),
+        error => format!("step {} of {total} failed: {error}", failed.step + 1),
+    }
 }
 
 /// What stopped a run before its end.
@@ -202,12 +210,15 @@ impl Run {
         };
         let state = Arc::clone(&self.state);
         let mut report = |update: Progress| {
+            // A node drain runs its pods' steps side by side: the furthest step started
+            // bounds the routing an interruption may have to put back.
             if let Progress::Step { index, .. } = &update {
-                lock(&state).step = Some(*index);
+                let mut state = lock(&state);
+                state.step = Some(state.step.map_or(*index, |s| s.max(*index)));
             }
             progress(update);
         };
-        let result = execute::execute(cluster, &plan, settings, || probe.read(), &mut report).await;
+        let result = execute::execute(cluster, &plan, settings, probe, &mut report).await;
         let (record, outcome) = match result {
             Ok(done) => {
                 let mut record = AuditRecord::new(&plan, &who, now_rfc3339(), AuditResult::Ok);

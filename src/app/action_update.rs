@@ -13,9 +13,8 @@ use super::keys::Action;
 use super::mode::Mode;
 use super::state::{App, Notice, NoticeKind, PROBLEM_SECS, View};
 use crate::actions::{ActionKind, OnTimeout, Plan, Policy};
-use kvtop_core::actions::plan::{
-    plan_cordon, plan_drain_node, plan_pod, plan_rollout_restart, plan_undrain,
-};
+use kvtop_core::actions::node_drain::{EnginePod, NodePods, plan_drain_node};
+use kvtop_core::actions::plan::{plan_cordon, plan_pod, plan_rollout_restart, plan_undrain};
 use kvtop_core::fleet::{TargetId, Ts};
 use kvtop_core::kube_model::{PodInfo, ScrapeRoute};
 use kvtop_core::rules::Subject;
@@ -330,7 +329,7 @@ fn request(
         namespace: pod.key.namespace.clone(),
         target: target_name.to_owned(),
         row: Some(row),
-        pod: Some(pod.clone()),
+        pods: vec![pod.clone()],
         via_proxy,
     }
 }
@@ -342,6 +341,14 @@ fn pods_of_context(app: &App, context: &str) -> Vec<PodInfo> {
         .iter()
         .filter(|(key, _)| key.context == context)
         .filter_map(|(_, id)| app.fleet.pod_info(*id).cloned())
+        .collect()
+}
+
+/// The watched pods bound to `node`.
+fn on_node(pods: &[PodInfo], node: &str) -> Vec<PodInfo> {
+    pods.iter()
+        .filter(|p| p.node.as_deref() == Some(node))
+        .cloned()
         .collect()
 }
 
@@ -372,12 +379,20 @@ fn sketch(app: &App, request: &ActionRequest, pod: &PodInfo) -> Plan {
             &policy,
         ),
         ActionKind::DrainNode => {
-            let on_node: Vec<PodInfo> = all
-                .iter()
-                .filter(|p| p.node.as_deref() == Some(request.target.as_str()))
-                .cloned()
+            // Every watched pod is an engine; the executor reads the node's other pods and
+            // the budgets when it plans for real.
+            let engines: Vec<EnginePod> = on_node(&all, &request.target)
+                .into_iter()
+                .map(|pod| EnginePod { pod, grace_s: None })
                 .collect();
-            plan_drain_node(&request.context, &request.target, &on_node, &all, &policy)
+            let pods = NodePods {
+                engines: &engines,
+                others: &[],
+                all: &all,
+                budgets: &[],
+                unreadable_budgets: &[],
+            };
+            plan_drain_node(&request.context, &request.target, pods, &policy)
         }
     }
 }
@@ -411,7 +426,11 @@ fn open_menu(app: &mut App, now: Ts) -> Vec<Command> {
                 ActionKind::Uncordon,
                 ActionKind::DrainNode,
             ] {
-                requests.push(request(kind, node, row, &pod, via_proxy));
+                let mut asked = request(kind, node, row, &pod, via_proxy);
+                if kind == ActionKind::DrainNode {
+                    asked.pods = on_node(&pods_of_context(app, &pod.key.context), node);
+                }
+                requests.push(asked);
             }
         }
         None => notes.push("the pod is on no node yet: no node action".to_owned()),

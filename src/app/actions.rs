@@ -22,8 +22,8 @@ pub struct ActionRequest {
     pub target: String,
     /// The engine row of the pod the action was asked on (its live running/waiting).
     pub row: Option<TargetId>,
-    /// The pod, for the drain wait's in-flight readings.
-    pub pod: Option<PodInfo>,
+    /// The pods whose in-flight requests a drain waits on: the pod, or the node's engines.
+    pub pods: Vec<PodInfo>,
     /// The pod is scraped through the API server's proxy (else straight at its address).
     pub via_proxy: bool,
 }
@@ -192,7 +192,7 @@ impl ActionRun {
                 self.step = Some(index);
                 self.step_started = now;
             }
-            Progress::InFlight { in_flight } => {
+            Progress::InFlight { in_flight, .. } => {
                 if self.readings == 0 {
                     self.in_flight_first = in_flight;
                 }

@@ -117,6 +117,7 @@ async fn run_async(kind: ActionKind, args: ActionArgs, global: &GlobalArgs) -> u
         drain_timeout_s: Some(drain_timeout.as_secs_f64()),
         dry_run: args.dry_run,
         on_timeout: args.on_timeout.into(),
+        parallelism: args.parallel.map(usize::from),
     };
     let policy = policy_for(&kube, &cluster.context, &choices);
     let settings = ExecSettings {
@@ -177,7 +178,7 @@ async fn act(
         limit,
     )
     .await;
-    let (plan, pod) = match prepared {
+    let (plan, pods) = match prepared {
         Ok(prepared) => prepared,
         Err(e) => {
             super::err(&format!("kvtop: {e}"));
@@ -230,7 +231,7 @@ async fn act(
         return EXIT_PLAN_ONLY;
     }
     let who = who().await;
-    let probe = InFlightProbe::via_proxy(on.cluster, pod, scrape, limit);
+    let probe = InFlightProbe::via_proxy(on.cluster, pods, scrape, limit);
     run_plan(on.cluster, plan, who, &probe, settings, audit).await
 }
 
@@ -253,9 +254,9 @@ async fn run_plan(
     let run = Run::new(plan, who, audit);
     let mut report = |p: Progress| match p {
         Progress::Step { index, text } => super::err(&format!("step {}: {text}", index + 1)),
-        Progress::InFlight { in_flight } => match in_flight {
-            Some(n) => super::err(&format!("  in flight: {n:.0}")),
-            None => super::err("  in flight: unknown (metrics unreadable)"),
+        Progress::InFlight { pod, in_flight } => match in_flight {
+            Some(n) => super::err(&format!("  in flight: {n:.0} ({pod})")),
+            None => super::err(&format!("  in flight: unknown, metrics unreadable ({pod})")),
         },
         Progress::Note(text) => super::err(&format!("  {text}")),
     };
@@ -276,11 +277,16 @@ async fn run_plan(
                     EXIT_DONE
                 }
                 Err(failure) => {
+                    // What was done before (a node drain: every pod that did leave) is as
+                    // much the result as what failed.
+                    for line in &failure.failed.done {
+                        super::out(line);
+                    }
                     super::err(&format!("kvtop: {failure}"));
                     print_rollback(failure.failed.rollback.as_deref());
                     match failure.failed.error {
                         StepError::StillBusy(_) => EXIT_STILL_BUSY,
-                        StepError::Api(_) => EXIT_API_ERROR,
+                        StepError::Api(_) | StepError::PodsLeft(_) => EXIT_API_ERROR,
                     }
                 }
             }

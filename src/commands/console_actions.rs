@@ -280,7 +280,7 @@ impl ActionRunner {
         let cluster = self.cluster(&plan.context).map_err(NotStarted::NoCluster)?;
         let mut probe = InFlightProbe::via_proxy(
             &cluster,
-            request.pod.clone(),
+            request.pods.clone(),
             &self.scrape,
             self.exec.api_timeout,
         );

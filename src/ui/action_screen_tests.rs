@@ -501,6 +501,7 @@ fn a_run_reports_progress_hides_on_esc_and_refuses_a_second_action() {
     progress(
         &mut app,
         Progress::InFlight {
+            pod: "llm/vllm-0".into(),
             in_flight: Some(3.0),
         },
         T0 + 1.0,
@@ -508,6 +509,7 @@ fn a_run_reports_progress_hides_on_esc_and_refuses_a_second_action() {
     progress(
         &mut app,
         Progress::InFlight {
+            pod: "llm/vllm-0".into(),
             in_flight: Some(1.0),
         },
         T0 + 2.0,

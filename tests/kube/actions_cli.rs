@@ -68,7 +68,17 @@ impl Setup {
 
 /// Six engines: llama on 0, 2, 4; qwen on 1, 3, 5 (5 down). One node, `gpu-node-00`.
 pub(crate) async fn setup() -> Setup {
-    let (sim, kube) = common::kube_sim::fast_cluster(6, 11).await;
+    setup_with(kvtop_sim::SimConfig {
+        engines: 6,
+        seed: 11,
+        ..kvtop_sim::SimConfig::default()
+    })
+    .await
+}
+
+/// The simulated fleet `sim` and its fast cluster, with a kubeconfig and a config file.
+pub(crate) async fn setup_with(sim: kvtop_sim::SimConfig) -> Setup {
+    let (sim, kube) = common::kube_sim::fast_cluster_of(sim, 1e9).await;
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     std::fs::write(dir.path().join("kubeconfig"), kube.kubeconfig_yaml("sim"))
         .unwrap_or_else(|e| panic!("{e}"));

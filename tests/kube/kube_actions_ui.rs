@@ -314,7 +314,7 @@ async fn read_only_offers_nothing_and_sends_no_change() {
             namespace: "llm".into(),
             target: pod.clone(),
             row: None,
-            pod: None,
+            pods: Vec::new(),
             via_proxy: false,
         };
         let asked = c.runner.handle(Command::PlanAction {
@@ -557,7 +557,7 @@ fn the_plan_screen_at_80x24() {
             namespace: "llm".into(),
             target: info.key.name.clone(),
             row: Some(id),
-            pod: Some(info),
+            pods: vec![info],
             via_proxy: false,
         },
         dry_run: false,

@@ -16,6 +16,7 @@ mod kube_discovery;
 mod kube_sim_api;
 mod kube_ui;
 mod kubectl;
+mod node_drain;
 mod routing_drain;
 mod sim_kube_cli;
 mod sim_kube_logs;

@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::api::discovery::v1::EndpointSlice;
 use kube::api::{Api, ListParams};
 use kvtop::actions::execute::ExecSettings;
@@ -59,7 +60,7 @@ async fn setup(routing: Option<ModelRouting>) -> Setup {
 }
 
 impl Setup {
-    async fn drain_plan(&self, pod: &str) -> (Plan, Option<PodInfo>) {
+    async fn drain_plan(&self, pod: &str) -> (Plan, Vec<PodInfo>) {
         prepare(
             &self.cluster,
             ActionKind::DrainPod,
@@ -70,6 +71,26 @@ impl Setup {
         )
         .await
         .unwrap_or_else(|e| panic!("{e}"))
+    }
+}
+
+/// The engine's pods when the in-flight wait starts, and whether the drained one is still owned.
+type AtWait = (Vec<String>, bool);
+
+fn scrape() -> ScrapeSettings {
+    ScrapeSettings {
+        interval: Duration::from_secs(1),
+        timeout: LIMIT,
+        body_limit: 8 << 20,
+        user_agent: "kvtop-test".into(),
+    }
+}
+
+fn settings() -> ExecSettings {
+    ExecSettings {
+        api_timeout: LIMIT,
+        poll: Duration::from_millis(100),
+        evict_retry_for: Duration::from_secs(5),
     }
 }
 
@@ -120,18 +141,8 @@ async fn a_service_beside_its_replica_set_loses_the_label_only_it_needs_and_the_
     assert!(s.kube.arrival_rate(ENGINE).is_some_and(|r| r > 0.0));
 
     // At the in-flight wait, no slice lists the pod and its engine gets no new request.
-    let scrape = ScrapeSettings {
-        interval: Duration::from_secs(1),
-        timeout: LIMIT,
-        body_limit: 8 << 20,
-        user_agent: "kvtop-test".into(),
-    };
-    let probe = InFlightProbe::via_proxy(&s.cluster, info, &scrape, LIMIT);
-    let settings = ExecSettings {
-        api_timeout: LIMIT,
-        poll: Duration::from_millis(100),
-        evict_retry_for: Duration::from_secs(5),
-    };
+    let probe = InFlightProbe::via_proxy(&s.cluster, info, &scrape(), LIMIT);
+    let settings = settings();
     let at_idle_wait: Arc<Mutex<Option<Option<f64>>>> = Arc::default();
     let seen = Arc::clone(&at_idle_wait);
     let kube = &s.kube;
@@ -141,7 +152,7 @@ async fn a_service_beside_its_replica_set_loses_the_label_only_it_needs_and_the_
         }
     };
     let slices: Api<EndpointSlice> = Api::namespaced(s.cluster.client.clone(), "llm");
-    let done = execute(&s.cluster, &plan, &settings, || probe.read(), &mut progress)
+    let done = execute(&s.cluster, &plan, &settings, &probe, &mut progress)
         .await
         .unwrap_or_else(|e| panic!("{e}"));
     assert!(
@@ -197,4 +208,52 @@ async fn a_service_on_the_replica_set_labels_orphans_the_pod_and_deletes_it_last
         plan.steps.last().map(|s| &s.op),
         Some(StepOp::Delete { .. })
     ));
+
+    // Run it: once the label is gone the ReplicaSet lets go of the pod and creates its
+    // replacement at once; the orphan finishes its requests and is deleted last.
+    let (plan, info) = s.drain_plan(&pod).await;
+    let probe = InFlightProbe::via_proxy(&s.cluster, info, &scrape(), LIMIT);
+    let pods: Api<Pod> = Api::namespaced(s.cluster.client.clone(), "llm");
+    let at_wait: Arc<Mutex<Option<AtWait>>> = Arc::default();
+    let seen = Arc::clone(&at_wait);
+    let kube = &s.kube;
+    let orphan = pod.clone();
+    let mut progress = move |p: Progress| {
+        if let Progress::Step { index: 2, .. } = p {
+            let owned = kube
+                .pod_object(&orphan)
+                .is_some_and(|o| o["metadata"]["ownerReferences"].is_array());
+            *seen.lock().unwrap() = Some((kube.pods_of(ENGINE), owned));
+        }
+    };
+    let done = execute(&s.cluster, &plan, &settings(), &probe, &mut progress)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let (during, still_owned) = at_wait.lock().unwrap().clone().unwrap_or_default();
+    assert!(!still_owned, "the ReplicaSet released the pod");
+    assert_eq!(
+        during.len(),
+        2,
+        "the orphan and its replacement: {during:?}"
+    );
+    assert!(
+        done.last()
+            .is_some_and(|l| l.starts_with(&format!("deleted llm/{pod}"))),
+        "{done:?}"
+    );
+    let replacement = during
+        .iter()
+        .find(|p| **p != pod)
+        .cloned()
+        .unwrap_or_default();
+    crate::actions_cli::eventually("the replacement runs once the orphan is gone", || {
+        kube.pods_of(ENGINE) == [replacement.clone()]
+    })
+    .await;
+    let current = pods
+        .get(&replacement)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let owners = current.metadata.owner_references.unwrap_or_default();
+    assert_eq!(owners.first().map(|o| o.kind.as_str()), Some("ReplicaSet"));
 }

@@ -107,7 +107,16 @@ pub struct Policy {
     pub dry_run: bool,
     /// What a drain does when its wait ends with requests in flight.
     pub on_timeout: OnTimeout,
+    /// How many pods a node drain drains at once.
+    pub parallelism: usize,
+    /// Selectors that mark a node's pods as inference engines, beside what their containers
+    /// run (the discovery's own selectors).
+    pub engine_selectors: Vec<crate::kube_model::LabelSelector>,
 }
+
+/// Pods a node drain drains at once unless told otherwise: each engine's wait may last minutes,
+/// and two at a time keeps the model's other replicas carrying most of the traffic.
+pub const DEFAULT_NODE_PARALLELISM: usize = 2;
 
 impl Default for Policy {
     fn default() -> Self {
@@ -119,6 +128,8 @@ impl Default for Policy {
             drain_timeout_s: 120.0,
             dry_run: false,
             on_timeout: OnTimeout::Stop,
+            parallelism: DEFAULT_NODE_PARALLELISM,
+            engine_selectors: Vec::new(),
         }
     }
 }
@@ -204,6 +215,10 @@ pub struct ApiStep {
     pub op: StepOp,
     /// RBAC attributes to check before running (`None`: nothing to check).
     pub access: Option<Access>,
+    /// The pod of a node drain this step belongs to (index in [`Plan::units`]); `None` for a
+    /// step of the action as a whole (the cordon), and for every step of other actions.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unit: Option<usize>,
 }
 
 impl ApiStep {
@@ -269,6 +284,40 @@ pub struct Plan {
     pub on_timeout: OnTimeout,
     /// Reads the guards depend on (e.g. the PodDisruptionBudgets), for the RBAC preflight.
     pub reads: Vec<Access>,
+    /// A node drain's pods, each drained on its own: steps name theirs by [`ApiStep::unit`].
+    /// Empty for every other action.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub units: Vec<PodUnit>,
+    /// How many of `units` run at once.
+    pub parallelism: usize,
+}
+
+/// What a node drain does with one pod of the node.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(tag = "how", rename_all = "kebab-case")]
+pub enum UnitHow {
+    /// An inference engine: out of routing, wait for its requests, then evict (the pod drain).
+    Drain,
+    /// Another pod: evicted, as `kubectl drain` does.
+    Evict,
+    /// Left on the node, for the reason given (its PodDisruptionBudget allows no disruption).
+    Skip { reason: String },
+}
+
+/// One pod of a node drain.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct PodUnit {
+    pub namespace: String,
+    pub pod: String,
+    #[serde(flatten)]
+    pub how: UnitHow,
+}
+
+impl PodUnit {
+    /// `llm/vllm-0`.
+    pub fn name(&self) -> String {
+        format!("{}/{}", self.namespace, self.pod)
+    }
 }
 
 /// The routing labels a drain removed from one pod, with their values.
@@ -289,7 +338,12 @@ pub struct AccessResult {
 }
 
 impl Plan {
-    fn new(kind: ActionKind, context: &str, namespace: Option<&str>, target: &str) -> Plan {
+    pub(crate) fn new(
+        kind: ActionKind,
+        context: &str,
+        namespace: Option<&str>,
+        target: &str,
+    ) -> Plan {
         Plan {
             kind,
             context: context.to_owned(),
@@ -302,6 +356,8 @@ impl Plan {
             protected: false,
             on_timeout: OnTimeout::Stop,
             reads: Vec::new(),
+            units: Vec::new(),
+            parallelism: 1,
         }
     }
 
@@ -327,11 +383,21 @@ impl Plan {
     /// The labels to put back for the routing removals among steps `..end` (0-based, end
     /// excluded), one entry per pod; nothing for a dry run, which changed nothing.
     pub fn routing_to_restore(&self, end: usize) -> Vec<RemovedRouting> {
+        self.routing_removed_by(|index, _| index < end)
+    }
+
+    /// Like [`Plan::routing_to_restore`], for the steps of node-drain unit `unit` only.
+    pub fn unit_routing_to_restore(&self, unit: usize, end: usize) -> Vec<RemovedRouting> {
+        self.routing_removed_by(|index, step| index < end && step.unit == Some(unit))
+    }
+
+    fn routing_removed_by(&self, taken: impl Fn(usize, &ApiStep) -> bool) -> Vec<RemovedRouting> {
         let mut out: Vec<RemovedRouting> = Vec::new();
         if self.dry_run {
             return out;
         }
-        for step in self.steps.iter().take(end) {
+        let steps = self.steps.iter().enumerate();
+        for (_, step) in steps.filter(|(index, step)| taken(*index, step)) {
             if let StepOp::RemoveLabel {
                 namespace,
                 pod,
@@ -414,6 +480,17 @@ impl Plan {
         for (i, step) in self.steps.iter().enumerate() {
             out.push_str(&format!("  {}. {}\n", i + 1, step.describe()));
         }
+        if !self.units.is_empty() {
+            out.push_str(&format!("pods ({} at a time):\n", self.parallelism));
+        }
+        for unit in &self.units {
+            let how = match &unit.how {
+                UnitHow::Drain => "drain: out of routing, wait for its requests, evict".to_owned(),
+                UnitHow::Evict => "evict".to_owned(),
+                UnitHow::Skip { reason } => format!("SKIPPED: {reason}"),
+            };
+            out.push_str(&format!("  {}: {how}\n", unit.name()));
+        }
         if !self.guards.is_empty() {
             out.push_str("guards:\n");
         }
@@ -428,7 +505,7 @@ impl Plan {
         out
     }
 
-    fn finish(mut self, policy: &Policy) -> Plan {
+    pub(crate) fn finish(mut self, policy: &Policy) -> Plan {
         self.dry_run = policy.dry_run;
         self.protected = policy.protected;
         self.on_timeout = policy.on_timeout;
@@ -482,7 +559,12 @@ pub fn access_text(a: &Access) -> String {
     format!("{} {resource}{group}{scope}", a.verb)
 }
 
-fn pod_access(verb: &str, subresource: Option<&str>, namespace: &str, pod: &str) -> Access {
+pub(crate) fn pod_access(
+    verb: &str,
+    subresource: Option<&str>,
+    namespace: &str,
+    pod: &str,
+) -> Access {
     Access {
         verb: verb.to_owned(),
         group: String::new(),
@@ -493,11 +575,11 @@ fn pod_access(verb: &str, subresource: Option<&str>, namespace: &str, pod: &str)
     }
 }
 
-fn pod_path(namespace: &str, pod: &str) -> String {
+pub(crate) fn pod_path(namespace: &str, pod: &str) -> String {
     format!("/api/v1/namespaces/{namespace}/pods/{pod}")
 }
 
-fn evict_step(namespace: &str, pod: &str) -> ApiStep {
+pub(crate) fn evict_step(namespace: &str, pod: &str) -> ApiStep {
     ApiStep {
         verb: "POST".into(),
         path: format!("{}/eviction", pod_path(namespace, pod)),
@@ -507,11 +589,12 @@ fn evict_step(namespace: &str, pod: &str) -> ApiStep {
             namespace: namespace.to_owned(),
             pod: pod.to_owned(),
         },
+        unit: None,
         access: Some(pod_access("create", Some("eviction"), namespace, pod)),
     }
 }
 
-fn unschedulable_step(node: &str, unschedulable: bool) -> ApiStep {
+pub(crate) fn unschedulable_step(node: &str, unschedulable: bool) -> ApiStep {
     ApiStep {
         verb: "PATCH".into(),
         path: format!("/api/v1/nodes/{node}"),
@@ -521,6 +604,7 @@ fn unschedulable_step(node: &str, unschedulable: bool) -> ApiStep {
             node: node.to_owned(),
             unschedulable,
         },
+        unit: None,
         access: Some(Access {
             verb: "patch".into(),
             group: String::new(),
@@ -548,7 +632,7 @@ fn counts_as_ready(pod: &PodInfo) -> bool {
 }
 
 /// The min-ready guard for taking `leaving` (ready pods among them) out of their groups.
-fn replica_guards(leaving: &[&PodInfo], all: &[PodInfo], policy: &Policy) -> Vec<Guard> {
+pub(crate) fn replica_guards(leaving: &[&PodInfo], all: &[PodInfo], policy: &Policy) -> Vec<Guard> {
     let mut groups: Vec<(String, String, String)> = Vec::new();
     let mut guards = Vec::new();
     for pod in leaving {
@@ -626,6 +710,7 @@ fn delete_step(namespace: &str, pod: &str) -> ApiStep {
             namespace: namespace.to_owned(),
             pod: pod.to_owned(),
         },
+        unit: None,
         access: Some(pod_access("delete", None, namespace, pod)),
     }
 }
@@ -641,6 +726,7 @@ fn wait_idle_step(namespace: &str, pod: &str, timeout_s: f64) -> ApiStep {
             pod: pod.to_owned(),
             timeout_s,
         },
+        unit: None,
         access: None,
     }
 }
@@ -666,6 +752,7 @@ fn remove_label_step(pod: &PodInfo, label: &str) -> ApiStep {
             label: label.to_owned(),
             value,
         },
+        unit: None,
         access: Some(pod_access("patch", None, namespace, pod)),
     }
 }
@@ -708,6 +795,7 @@ fn wait_unrouted_step(pod: &PodInfo, via: RouteKind, group: &str, names: Vec<Str
             names,
             timeout_s: UNROUTE_TIMEOUT_S,
         },
+        unit: None,
         access: Some(Access {
             verb: "list".into(),
             group: match via {
@@ -825,6 +913,44 @@ fn drain_by_routes(pod: &PodInfo, routing: &PodRouting) -> (Vec<DrainStep>, Guar
     (steps, Guard::pass("routing", reason))
 }
 
+/// The steps that drain `pod` (out of routing, the waits, evict or delete the orphan) and the
+/// routing guard saying how; `grace_s` is its `terminationGracePeriodSeconds`.
+pub(crate) fn pod_drain_steps(
+    pod: &PodInfo,
+    grace_s: Option<f64>,
+    policy: &Policy,
+) -> (Vec<ApiStep>, Guard) {
+    let (ns, name) = (pod.key.namespace.as_str(), pod.key.name.as_str());
+    let (steps, guard) = match (&policy.routing_label, &pod.routing) {
+        (Some(label), _) => drain_by_configured_label(pod, label),
+        (None, Some(routing)) => drain_by_routes(pod, routing),
+        (None, None) => (
+            vec![DrainStep::WaitIdle, DrainStep::Evict],
+            Guard::fail(
+                "routing",
+                format!(
+                    "the Services and InferencePools of {ns}/{name} could not be read: kvtop cannot take it out of routing"
+                ),
+                true,
+            ),
+        ),
+    };
+    let timeout_s = match grace_s {
+        Some(g) if g >= 0.0 => policy.drain_timeout_s.min(g),
+        _ => policy.drain_timeout_s,
+    };
+    let steps = steps
+        .into_iter()
+        .map(|step| match step {
+            DrainStep::Api(step) => *step,
+            DrainStep::WaitIdle => wait_idle_step(ns, name, timeout_s),
+            DrainStep::Evict => evict_step(ns, name),
+            DrainStep::DeleteOrphan => delete_step(ns, name),
+        })
+        .collect();
+    (steps, guard)
+}
+
 /// Drain or restart one pod. `pods` is every pod of the pod's namespace (its siblings count
 /// for the min-ready guard); `grace_s` its `terminationGracePeriodSeconds`.
 pub fn plan_pod(
@@ -838,30 +964,8 @@ pub fn plan_pod(
     let name = pod.key.name.as_str();
     let mut plan = Plan::new(kind, &pod.key.context, Some(ns), name);
     if kind == ActionKind::DrainPod {
-        let (steps, guard) = match (&policy.routing_label, &pod.routing) {
-            (Some(label), _) => drain_by_configured_label(pod, label),
-            (None, Some(routing)) => drain_by_routes(pod, routing),
-            (None, None) => (
-                vec![DrainStep::WaitIdle, DrainStep::Evict],
-                Guard::fail(
-                    "routing",
-                    "the pod's Services and InferencePools could not be read: kvtop cannot take it out of routing".into(),
-                    true,
-                ),
-            ),
-        };
-        let timeout_s = match grace_s {
-            Some(g) if g >= 0.0 => policy.drain_timeout_s.min(g),
-            _ => policy.drain_timeout_s,
-        };
-        for step in steps {
-            plan.steps.push(match step {
-                DrainStep::Api(step) => *step,
-                DrainStep::WaitIdle => wait_idle_step(ns, name, timeout_s),
-                DrainStep::Evict => evict_step(ns, name),
-                DrainStep::DeleteOrphan => delete_step(ns, name),
-            });
-        }
+        let (steps, guard) = pod_drain_steps(pod, grace_s, policy);
+        plan.steps.extend(steps);
         plan.guards.push(guard);
     } else {
         plan.steps.push(delete_step(ns, name));
@@ -903,6 +1007,7 @@ pub fn plan_rollout_restart(
             deployment: deployment.to_owned(),
             at: now_rfc3339.to_owned(),
         },
+        unit: None,
         access: Some(Access {
             verb: "patch".into(),
             group: "apps".into(),
@@ -924,51 +1029,6 @@ pub fn plan_cordon(context: &str, node: &str, unschedulable: bool, policy: &Poli
     };
     let mut plan = Plan::new(kind, context, None, node);
     plan.steps.push(unschedulable_step(node, unschedulable));
-    plan.finish(policy)
-}
-
-/// Cordon a node and evict its pods, except DaemonSet pods (their controller would put them
-/// back) and pods already terminating. `on_node` are the node's pods; `all` every pod of their
-/// namespaces (for the min-ready guard).
-pub fn plan_drain_node(
-    context: &str,
-    node: &str,
-    on_node: &[PodInfo],
-    all: &[PodInfo],
-    policy: &Policy,
-) -> Plan {
-    let mut plan = Plan::new(ActionKind::DrainNode, context, None, node);
-    plan.steps.push(unschedulable_step(node, true));
-    let daemon = |p: &PodInfo| p.owner.as_ref().is_some_and(|o| o.kind == "DaemonSet");
-    let leaving: Vec<&PodInfo> = on_node
-        .iter()
-        .filter(|p| !daemon(p) && !p.terminating)
-        .collect();
-    for pod in &leaving {
-        plan.steps
-            .push(evict_step(&pod.key.namespace, &pod.key.name));
-    }
-    let skipped = on_node.iter().filter(|p| daemon(p)).count();
-    plan.guards.push(Guard::pass(
-        "daemonsets",
-        format!(
-            "{} pod(s) to evict; {skipped} DaemonSet pod(s) stay",
-            leaving.len()
-        ),
-    ));
-    let bare: Vec<&str> = leaving
-        .iter()
-        .filter(|p| p.owner.is_none())
-        .map(|p| p.key.name.as_str())
-        .collect();
-    if !bare.is_empty() {
-        plan.guards.push(Guard::fail(
-            "controller",
-            format!("no controller recreates {}", bare.join(", ")),
-            true,
-        ));
-    }
-    plan.guards.extend(replica_guards(&leaving, all, policy));
     plan.finish(policy)
 }
 
@@ -1000,6 +1060,7 @@ pub fn plan_undrain(pod: &PodInfo, drained: &[(String, String)], policy: &Policy
             pod: name.to_owned(),
             labels: drained.to_vec(),
         },
+        unit: None,
         access: Some(pod_access("patch", None, ns, name)),
     });
     plan.guards.push(if drained.is_empty() {
@@ -1031,7 +1092,7 @@ pub fn plan_undrain(pod: &PodInfo, drained: &[(String, String)], policy: &Policy
 
 #[cfg(test)]
 #[path = "plan_tests.rs"]
-mod tests;
+pub(crate) mod tests;
 
 #[cfg(test)]
 #[path = "plan_routing_tests.rs"]

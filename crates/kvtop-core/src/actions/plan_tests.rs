@@ -5,7 +5,7 @@ use serde_json::json;
 
 /// A pod of `owner` (`rs:NAME` a ReplicaSet of Deployment `vllm`, `ds:NAME` a DaemonSet, `""`
 /// none), ready or not, routed or not.
-fn pod(name: &str, owner: &str, ready: bool, routed: bool) -> PodInfo {
+pub(crate) fn pod(name: &str, owner: &str, ready: bool, routed: bool) -> PodInfo {
     let mut labels = serde_json::Map::new();
     labels.insert("pod-template-hash".into(), json!("abc"));
     if routed {
@@ -44,14 +44,14 @@ fn pod(name: &str, owner: &str, ready: bool, routed: bool) -> PodInfo {
 
 /// The policy with kvtop's old routing label configured: these tests cover the configured
 /// label's path (the derived routes have `plan_routing_tests.rs`).
-fn labelled() -> Policy {
+pub(crate) fn labelled() -> Policy {
     Policy {
         routing_label: Some("kvtop.dev/serving".into()),
         ..Policy::default()
     }
 }
 
-fn three_ready() -> Vec<PodInfo> {
+pub(crate) fn three_ready() -> Vec<PodInfo> {
     vec![
         pod("a", "rs:vllm", true, true),
         pod("b", "rs:vllm", true, true),
@@ -59,7 +59,7 @@ fn three_ready() -> Vec<PodInfo> {
     ]
 }
 
-fn failed(plan: &Plan) -> Vec<&str> {
+pub(crate) fn failed(plan: &Plan) -> Vec<&str> {
     plan.blocking_guards(false)
         .iter()
         .map(|g| g.name.as_str())
@@ -185,7 +185,7 @@ fn read_only_refuses_everything_even_with_an_override() {
         plan_pod(ActionKind::DrainPod, &pods[0], &pods, None, &policy),
         plan_rollout_restart("prod", "llm", "vllm", "2025-01-01T00:00:00Z", &policy),
         plan_cordon("prod", "node-a", true, &policy),
-        plan_drain_node("prod", "node-a", &pods, &pods, &policy),
+        crate::actions::node_drain::tests::plan_of(&pods, &pods, &policy),
     ] {
         assert!(failed(&plan).contains(&"read-only"), "{}", plan.render());
         assert!(!plan.blocking_guards(true).is_empty());
@@ -248,30 +248,6 @@ fn cordon_and_uncordon_patch_unschedulable() {
     assert_eq!(off.steps[0].body, r#"{"spec":{"unschedulable":false}}"#);
     assert_eq!(on.steps[0].path, "/api/v1/nodes/node-a");
     assert_eq!(on.namespace, None);
-}
-
-#[test]
-fn drain_node_cordons_then_evicts_all_but_daemonset_pods_and_guards_replicas() {
-    let mut on_node = three_ready();
-    on_node.push(pod("exporter", "ds:dcgm", true, false));
-    let plan = plan_drain_node("prod", "node-a", &on_node, &on_node, &labelled());
-    let paths: Vec<&str> = plan.steps.iter().map(|s| s.path.as_str()).collect();
-    assert_eq!(
-        paths,
-        [
-            "/api/v1/nodes/node-a",
-            "/api/v1/namespaces/llm/pods/a/eviction",
-            "/api/v1/namespaces/llm/pods/b/eviction",
-            "/api/v1/namespaces/llm/pods/c/eviction",
-        ]
-    );
-    // All three ready replicas are on the node: the last one would go.
-    assert_eq!(failed(&plan), ["min-ready"]);
-    // With one more ready replica elsewhere, min_ready 1 holds.
-    let mut all = on_node.clone();
-    all.push(pod("elsewhere", "rs:vllm", true, true));
-    let ok = plan_drain_node("prod", "node-a", &on_node, &all, &labelled());
-    assert!(failed(&ok).is_empty(), "{}", ok.render());
 }
 
 #[test]

@@ -237,6 +237,11 @@ impl KubeSimHandle {
         self.shared.with_cluster(|c, _| c.pods_of(engine))
     }
 
+    /// The stored object of pod `name`, as the API serves it (`None`: no such pod).
+    pub fn pod_object(&self, name: &str) -> Option<serde_json::Value> {
+        self.shared.with_cluster(|c, _| c.pod_object(name))
+    }
+
     /// The arrival rate an engine currently gets (0 once it is out of routing).
     pub fn arrival_rate(&self, engine: usize) -> Option<f64> {
         self.shared.engines.arrival_rate(engine)

@@ -5,7 +5,7 @@
 use serde_json::{Value, json};
 
 use super::pod_status::Phase;
-use super::{Cluster, EngineLog, PodRec, pod_name};
+use super::{Cluster, EngineLog, ORPHANED, PodRec, pod_name};
 use crate::fleet::CONTAINER;
 use crate::kube::engines::EngineLink;
 use crate::kube::objects::{self, HPA_METRIC, HPA_WAITING_TARGET, Involved, PDB_MIN_AVAILABLE};
@@ -29,6 +29,7 @@ impl Cluster {
         for index in 0..self.pods.len() {
             self.run_pod(index, now, engines);
         }
+        self.release_orphans(now);
         self.roll_out(now, engines);
         self.refresh_pods(now, engines);
         self.refresh_controllers(now);
@@ -400,6 +401,71 @@ impl Cluster {
                     new_now.saturating_sub(1)
                 ),
                 "deployment-controller",
+                None,
+                1,
+                now,
+            );
+        }
+    }
+
+    /// The ReplicaSet controller letting go of pods its selector no longer matches (a label
+    /// removed by hand, or by a drain whose route selects only the ReplicaSet's labels): the
+    /// pod loses its ownerReference and keeps running, and the ReplicaSet, one short, creates a
+    /// replacement at once. The replacement waits for a GPU while the orphan holds the engine's.
+    fn release_orphans(&mut self, now: f64) {
+        for index in 0..self.pods.len() {
+            let Some(pod) = self.pods.get(index) else {
+                continue;
+            };
+            if pod.deleting.is_some() || pod.deployment == ORPHANED {
+                continue;
+            }
+            let owner = self
+                .replica_sets
+                .iter()
+                .find(|(d, hash, _)| *d == pod.deployment && *hash == pod.hash);
+            let Some((_, _, rs)) = owner else {
+                continue;
+            };
+            let labels = &pod.obj["metadata"]["labels"];
+            let selected = rs["spec"]["selector"]["matchLabels"]
+                .as_object()
+                .is_some_and(|want| want.iter().all(|(k, v)| labels.get(k) == Some(v)));
+            if selected {
+                continue;
+            }
+            let rs_name = rs["metadata"]["name"].as_str().unwrap_or("").to_owned();
+            let rs_uid = rs["metadata"]["uid"].as_str().unwrap_or("").to_owned();
+            let (deployment, engine, hash, crash) =
+                (pod.deployment, pod.engine, pod.hash.clone(), pod.crash);
+            let rv = self.bump();
+            self.changed();
+            if let Some(pod) = self.pods.get_mut(index) {
+                pod.deployment = ORPHANED;
+                if let Some(meta) = pod.obj["metadata"].as_object_mut() {
+                    meta.remove("ownerReferences");
+                }
+                pod.obj["metadata"]["resourceVersion"] = rv.to_string().into();
+            }
+            let Some(model) = self.deployments.get(deployment).map(|d| d.model.deployment) else {
+                continue;
+            };
+            let name = self.new_pod_name(model, &hash);
+            self.add_pod(deployment, engine, &hash, name.clone(), now, crash, None);
+            let involved = Involved {
+                kind: "ReplicaSet",
+                api_version: "apps/v1",
+                name: rs_name,
+                namespace: self.cfg.namespace.clone(),
+                uid: rs_uid,
+                field_path: None,
+            };
+            self.emit(
+                &involved,
+                "Normal",
+                "SuccessfulCreate",
+                &format!("Created pod: {name}"),
+                "replicaset-controller",
                 None,
                 1,
                 now,

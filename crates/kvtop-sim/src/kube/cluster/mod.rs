@@ -140,6 +140,7 @@ struct EngineLog {
 struct PodRec {
     obj: Value,
     engine: usize,
+    /// Index of its Deployment; [`ORPHANED`] once its ReplicaSet let go of it.
     deployment: usize,
     hash: String,
     created: f64,
@@ -166,6 +167,10 @@ struct PodRec {
     routed: Option<bool>,
     emitted: Emitted,
 }
+
+/// [`PodRec::deployment`] of a pod no ReplicaSet owns any more: no controller counts it,
+/// replaces it when it goes, or finds a budget over it.
+const ORPHANED: usize = usize::MAX;
 
 /// A model's Deployment.
 #[derive(Debug, Clone)]
@@ -573,6 +578,13 @@ impl Cluster {
     }
 
     /// Names of the pods (not being deleted) of `engine`.
+    pub fn pod_object(&self, name: &str) -> Option<Value> {
+        self.pods
+            .iter()
+            .find(|p| pod_name(p) == name)
+            .map(|p| p.obj.clone())
+    }
+
     pub fn pods_of(&self, engine: usize) -> Vec<String> {
         self.pods
             .iter()

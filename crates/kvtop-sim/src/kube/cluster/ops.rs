@@ -396,8 +396,10 @@ impl Cluster {
         if pod.deleting.is_some() {
             return Ok(());
         }
+        // An orphan lost a label its budget's selector shares with its ReplicaSet's: no
+        // budget covers it any more.
         let ready = matches!(self.phase_of(pod, now), Phase::Ready { .. });
-        if ready {
+        if ready && pod.deployment != super::ORPHANED {
             let d = pod.deployment;
             let healthy = self
                 .pods
