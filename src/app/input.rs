@@ -8,7 +8,7 @@ use super::mode::Mode;
 use super::rows::matching_rows;
 use super::state::{App, NoticeKind};
 use super::view_model::engine_rows;
-use super::{Command, action_update, views};
+use super::{Command, action_update, story, views};
 use kvtop_core::fleet::Ts;
 
 /// Apply one key at `now`.
@@ -33,6 +33,19 @@ pub(super) fn on_key(app: &mut App, key: &KeyEvent, now: Ts) -> Vec<Command> {
         Some(Mode::ActionMenu) => action_update::menu_key(app, action, now),
         Some(Mode::ActionPlan) => action_update::plan_key(app, action, key, now),
         Some(Mode::ActionProgress) => action_update::progress_key(app, action),
+        Some(Mode::Story) => {
+            if action == Action::ToggleHelp {
+                app.modes.open(Mode::Help);
+                app.dirty = true;
+            } else {
+                app.dirty |= story::key(app, action);
+            }
+            Vec::new()
+        }
+        Some(Mode::StorySearch) => {
+            app.dirty |= story::search_key(app, action, key);
+            Vec::new()
+        }
     }
 }
 
@@ -67,6 +80,7 @@ fn browse_key(app: &mut App, action: Action, now: Ts) -> Vec<Command> {
             app.kube.deployments_open = !app.kube.deployments_open;
             true
         }
+        Action::OpenStory => story::open(app),
         Action::ToggleDetail => {
             app.detail_expanded = !app.detail_expanded;
             true

@@ -27,6 +27,10 @@ pub enum Context {
     ActionPlan,
     /// The progress panel of the running (or last) action is shown.
     ActionProgress,
+    /// The story pager of an engine is open.
+    Story,
+    /// The story pager's search is being typed.
+    StorySearch,
 }
 
 impl Context {
@@ -125,6 +129,25 @@ pub enum Action {
     PlanBackspace,
     /// Hide the progress panel (the action goes on) or close it once finished.
     HideProgress,
+    /// Open the selected engine's story: arguments, cache config, events, the whole log.
+    OpenStory,
+    StoryDown,
+    StoryUp,
+    StoryPageDown,
+    StoryPageUp,
+    StoryTop,
+    /// To the end, following new log lines.
+    StoryBottom,
+    StorySearch,
+    StoryNext,
+    StoryPrevious,
+    CloseStory,
+    /// A character of the story search.
+    StorySearchInput,
+    StorySearchBackspace,
+    /// Keep the search and go back to paging.
+    StorySearchKeep,
+    StorySearchCancel,
 }
 
 /// One key of a binding.
@@ -292,6 +315,98 @@ pub const KEYMAP: &[Binding] = &[
         Context::Fleet,
         Action::ToggleDeployments,
         "Deployments, HPAs, PDBs",
+    ),
+    bind(
+        &[plain('l')],
+        Context::Fleet,
+        Action::OpenStory,
+        "story: args, events, log",
+    ),
+    // The story pager.
+    bind(
+        &[plain('j'), Key::Plain(KeyCode::Down)],
+        Context::Story,
+        Action::StoryDown,
+        "scroll down",
+    ),
+    bind(
+        &[plain('k'), Key::Plain(KeyCode::Up)],
+        Context::Story,
+        Action::StoryUp,
+        "scroll up",
+    ),
+    bind(
+        &[Key::Plain(KeyCode::PageDown), plain(' ')],
+        Context::Story,
+        Action::StoryPageDown,
+        "page down",
+    ),
+    bind(
+        &[Key::Plain(KeyCode::PageUp), plain('b')],
+        Context::Story,
+        Action::StoryPageUp,
+        "page up",
+    ),
+    bind(
+        &[plain('g'), Key::Plain(KeyCode::Home)],
+        Context::Story,
+        Action::StoryTop,
+        "top",
+    ),
+    bind(
+        &[plain('G'), Key::Plain(KeyCode::End)],
+        Context::Story,
+        Action::StoryBottom,
+        "end, following new lines",
+    ),
+    bind(&[plain('/')], Context::Story, Action::StorySearch, "search"),
+    bind(
+        &[plain('?')],
+        Context::Story,
+        Action::ToggleHelp,
+        "this help",
+    ),
+    bind(
+        &[plain('n')],
+        Context::Story,
+        Action::StoryNext,
+        "next match",
+    ),
+    bind(
+        &[plain('N')],
+        Context::Story,
+        Action::StoryPrevious,
+        "previous match",
+    ),
+    bind(
+        &[Key::Plain(KeyCode::Esc), plain('q'), plain('l')],
+        Context::Story,
+        Action::CloseStory,
+        "close",
+    ),
+    bind(
+        &[Key::Plain(KeyCode::Enter)],
+        Context::StorySearch,
+        Action::StorySearchKeep,
+        "keep the search",
+    ),
+    bind(
+        &[Key::Plain(KeyCode::Esc)],
+        Context::StorySearch,
+        Action::StorySearchCancel,
+        "drop the search",
+    ),
+    bind(
+        &[Key::Plain(KeyCode::Backspace)],
+        Context::StorySearch,
+        Action::StorySearchBackspace,
+        "delete a character",
+    ),
+    bind(
+        &[Key::AnyChar],
+        Context::StorySearch,
+        Action::StorySearchInput,
+        "text to find",
     ),
     bind(
         &[plain('x')],

@@ -17,6 +17,7 @@ pub mod mode;
 pub mod rows;
 pub mod run;
 pub mod state;
+pub mod story;
 pub mod update;
 pub mod view_model;
 mod views;

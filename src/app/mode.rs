@@ -19,6 +19,10 @@ pub enum Mode {
     ActionPlan,
     /// The progress panel of the running (or last) action.
     ActionProgress,
+    /// The story pager of an engine (`l`).
+    Story,
+    /// The story pager's search prompt.
+    StorySearch,
     /// The help overlay, listing the keys of the mode below it.
     Help,
 }
@@ -31,6 +35,8 @@ impl Mode {
             Mode::ActionMenu => Context::ActionMenu,
             Mode::ActionPlan => Context::ActionPlan,
             Mode::ActionProgress => Context::ActionProgress,
+            Mode::Story => Context::Story,
+            Mode::StorySearch => Context::StorySearch,
             Mode::Help => Context::Help,
         }
     }

@@ -203,6 +203,8 @@ pub struct App {
     pub(crate) nodes_extent: Cell<NodesExtent>,
     /// Kubernetes actions: the menu, the plan screen, the running action.
     pub actions: ActionsView,
+    /// The story pager, while it is open (`l`).
+    pub story: Option<super::story::StoryView>,
     /// The rows as settled after the last batch of events (see `update::settle`).
     pub(crate) view_model: ViewModel,
 }
@@ -244,6 +246,7 @@ impl App {
             nodes_offset: 0,
             nodes_extent: Cell::new(NodesExtent::default()),
             actions: ActionsView::default(),
+            story: None,
             view_model,
         }
     }
@@ -368,6 +371,12 @@ impl App {
     pub(crate) fn help_contexts(&self) -> Vec<Context> {
         if self.context_under_help().is_action_modal() {
             return Context::ACTION_HELP_ORDER.to_vec();
+        }
+        if matches!(
+            self.context_under_help(),
+            Context::Story | Context::StorySearch
+        ) {
+            return vec![Context::Story, Context::StorySearch, Context::Anywhere];
         }
         let offered = self.pod_actions_offered();
         Context::HELP_ORDER

@@ -181,12 +181,17 @@ fn a_opens_the_menu_of_the_selected_pod_and_reviews_each_entry_s_access() {
     );
     assert_eq!(verbs(1), ["delete pods vllm-a"]);
     assert_eq!(verbs(2), ["patch deployments vllm-llama"]);
+    // The node drain takes each engine through the pod drain: its routing label, then its
+    // eviction; and it reads the budgets of their namespace.
     assert_eq!(
         verbs(5),
         [
             "patch nodes gpu-node-00",
+            "patch pods vllm-a",
             "create pods/eviction vllm-a",
-            "create pods/eviction vllm-b"
+            "patch pods vllm-b",
+            "create pods/eviction vllm-b",
+            "list poddisruptionbudgets "
         ]
     );
     press(&mut app, KeyCode::Esc);

@@ -47,12 +47,18 @@ fn columns(sections: Vec<Vec<Line<'static>>>, height: usize) -> Vec<Vec<Line<'st
         let Some(current) = out.last_mut() else { break };
         let needed = section.len() + usize::from(!current.is_empty());
         if !current.is_empty() && current.len() + needed > height {
-            out.push(section);
-        } else {
-            if !current.is_empty() {
-                current.push(Line::raw(""));
+            out.push(Vec::new());
+        } else if !current.is_empty() {
+            current.push(Line::raw(""));
+        }
+        // A section taller than the screen goes on in the next column rather than being cut.
+        for line in section {
+            if out.last().is_some_and(|c| c.len() >= height.max(1)) {
+                out.push(Vec::new());
             }
-            current.extend(section);
+            if let Some(current) = out.last_mut() {
+                current.push(line);
+            }
         }
     }
     out
@@ -167,12 +173,13 @@ mod tests {
     #[test]
     fn sections_flow_into_a_second_column_when_too_tall() {
         let theme = Theme::fallback_mono();
-        // Fleet: heading + 21 bindings = 22 lines; in the 22 rows of an 80×24 screen the pod's
-        // actions (4), the other views (3), Filter (5), Help (2) and Anywhere (2) go to a
-        // second column with a blank line between sections: 20.
+        // Fleet: heading + 22 bindings = 23 lines; the 22 rows of an 80×24 screen take 22 of
+        // them and its last one goes on in a second column, where the pod's actions (4), the
+        // other views (3), Filter (5), Help (2) and Anywhere (2) follow with a blank line
+        // between sections (20 lines, as before the Fleet section grew): 1 + 1 + 20.
         let screen = columns(sections(&theme, &Context::HELP_ORDER), 22);
         let heights: Vec<usize> = screen.iter().map(Vec::len).collect();
-        assert_eq!(heights, [22, 20]);
+        assert_eq!(heights, [22, 22]);
         let tall = columns(sections(&theme, &Context::HELP_ORDER), usize::MAX);
         assert_eq!(tall.len(), 1);
         // Over the plan screen: the menu (6) and the plan screen (13, with Ctrl-O override and

@@ -26,6 +26,7 @@ pub mod overlay;
 pub mod pod;
 pub mod routing;
 pub mod spark;
+pub mod story;
 pub mod text;
 
 use ratatui::Frame;
@@ -152,6 +153,9 @@ pub fn draw_into(buf: &mut Buffer, area: Rect, app: &App, now: Ts) {
     }
     if let Some(screen) = &app.actions.plan {
         actions::render_plan(buf, area, app, screen);
+    }
+    if let Some(view) = &app.story {
+        story::render(buf, body(area, &areas), app, view);
     }
     if app.help_visible() {
         help::render(

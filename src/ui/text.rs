@@ -272,5 +272,7 @@ pub(crate) fn context_heading(context: Context) -> &'static str {
         Context::ActionMenu => "Action menu",
         Context::ActionPlan => "Plan screen",
         Context::ActionProgress => "Action progress",
+        Context::Story => "Engine story",
+        Context::StorySearch => "Story search",
     }
 }

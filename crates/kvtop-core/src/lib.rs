@@ -26,5 +26,6 @@ pub mod metrics;
 pub mod rules;
 pub mod safe_text;
 pub mod signals;
+pub mod story;
 pub mod toml_location;
 pub mod units;
