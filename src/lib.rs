@@ -8,6 +8,7 @@
 pub mod actions;
 pub mod app;
 pub mod cli;
+pub mod clipboard;
 pub mod commands;
 pub mod config;
 pub mod diagnose;

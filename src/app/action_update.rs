@@ -165,6 +165,13 @@ pub(super) fn plan_key(app: &mut App, action: Action, key: &KeyEvent, now: Ts) -
             }
         }
         Action::PlanCancel => close_plan(app),
+        Action::PlanCopy => {
+            let text = match app.actions.plan.as_ref().map(|s| &s.plan) {
+                Some(PlanState::Ready(plan)) => plan.render(),
+                _ => String::new(),
+            };
+            app.copy("the plan", text, now);
+        }
         Action::ToggleHelp => app.modes.open(Mode::Help),
         _ => {
             if let Some(screen) = app.actions.plan.as_mut() {

@@ -38,7 +38,7 @@ pub(super) fn on_key(app: &mut App, key: &KeyEvent, now: Ts) -> Vec<Command> {
                 app.modes.open(Mode::Help);
                 app.dirty = true;
             } else {
-                app.dirty |= story::key(app, action);
+                app.dirty |= story::key(app, action, now);
             }
             Vec::new()
         }

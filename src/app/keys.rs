@@ -117,6 +117,8 @@ pub enum Action {
     PlanCancel,
     /// Switch the plan between a real and a server-side dry run.
     PlanToggleDryRun,
+    /// Copy the plan (its calls and guards) to the clipboard (OSC 52).
+    PlanCopy,
     /// Override the plan's failed guards that may be overridden (a gesture of its own: typing
     /// the name only confirms).
     PlanToggleOverride,
@@ -141,6 +143,8 @@ pub enum Action {
     StorySearch,
     StoryNext,
     StoryPrevious,
+    /// Copy the current match (or the top line) to the clipboard (OSC 52).
+    StoryCopy,
     CloseStory,
     /// A character of the story search.
     StorySearchInput,
@@ -367,6 +371,12 @@ pub const KEYMAP: &[Binding] = &[
         "this help",
     ),
     bind(
+        &[plain('y')],
+        Context::Story,
+        Action::StoryCopy,
+        "copy the line (OSC 52)",
+    ),
+    bind(
         &[plain('n')],
         Context::Story,
         Action::StoryNext,
@@ -544,6 +554,12 @@ pub const KEYMAP: &[Binding] = &[
         Context::ActionPlan,
         Action::PlanToggleDryRun,
         "server-side dry run on/off",
+    ),
+    bind(
+        &[Key::Ctrl('y')],
+        Context::ActionPlan,
+        Action::PlanCopy,
+        "copy the plan (OSC 52)",
     ),
     bind(
         &[Key::Ctrl('o')],

@@ -245,6 +245,12 @@ fn run_commands(commands: Vec<Command>, workers: &mut dyn Executor) -> bool {
 fn render(app: &mut App, terminal: &mut ConsoleTerminal, draw: Draw) -> io::Result<()> {
     let now = unix_now();
     terminal.draw(|frame| draw(frame, app, now))?;
+    if let Some(text) = app.copy_out.take() {
+        use std::io::Write;
+        let backend = terminal.backend_mut();
+        backend.write_all(crate::clipboard::sequence(&text).as_bytes())?;
+        backend.flush()?;
+    }
     // An evaluation deferred by the rules' spacing needs one more frame once it has run.
     app.dirty = app.diag.has_news();
     Ok(())

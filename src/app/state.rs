@@ -137,6 +137,8 @@ pub enum NoticeKind {
     Action(String),
     /// An action failed, or was refused.
     ActionFailed(String),
+    /// What a copy did (or why it could not).
+    Copied(String),
 }
 
 /// A transient footer notice and when it expires.
@@ -205,6 +207,10 @@ pub struct App {
     pub actions: ActionsView,
     /// The story pager, while it is open (`l`).
     pub story: Option<super::story::StoryView>,
+    /// Copies may go to the terminal's clipboard (OSC 52): the setting and the terminal allow it.
+    pub clipboard: bool,
+    /// Text copied since the last frame, for the draw loop to send (see `crate::clipboard`).
+    pub copy_out: Option<String>,
     /// The rows as settled after the last batch of events (see `update::settle`).
     pub(crate) view_model: ViewModel,
 }
@@ -247,6 +253,8 @@ impl App {
             nodes_extent: Cell::new(NodesExtent::default()),
             actions: ActionsView::default(),
             story: None,
+            clipboard: false,
+            copy_out: None,
             view_model,
         }
     }

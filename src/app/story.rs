@@ -64,6 +64,22 @@ impl App {
     }
 }
 
+impl App {
+    /// Put `text` on the terminal's clipboard at the next frame (see `crate::clipboard`), or
+    /// say why it cannot go; `what` names it in the notice.
+    pub(crate) fn copy(&mut self, what: &str, text: String, now: kvtop_core::fleet::Ts) {
+        let notice = if !self.clipboard {
+            "copying is off ([display] clipboard = false, or a terminal without OSC 52)".to_owned()
+        } else if text.is_empty() {
+            format!("nothing to copy: no {what}")
+        } else {
+            self.copy_out = Some(text);
+            format!("copied {what} to the clipboard (OSC 52)")
+        };
+        self.set_notice(super::state::NoticeKind::Copied(notice), now);
+    }
+}
+
 /// Open the pager on the selected engine, at the end of its log.
 pub(super) fn open(app: &mut App) -> bool {
     let rows = app.visible_rows().to_vec();
@@ -82,7 +98,7 @@ pub(super) fn open(app: &mut App) -> bool {
 }
 
 /// A key of the pager.
-pub(super) fn key(app: &mut App, action: Action) -> bool {
+pub(super) fn key(app: &mut App, action: Action, now: kvtop_core::fleet::Ts) -> bool {
     let lines = app.story_lines();
     let last = lines.len().saturating_sub(1);
     let Some(view) = app.story.as_mut() else {
@@ -110,6 +126,13 @@ pub(super) fn key(app: &mut App, action: Action) -> bool {
                 (None, _) => at,
             };
             jump(view, &lines, from % lines.len().max(1), forward);
+        }
+        Action::StoryCopy => {
+            // The current match, else the line at the top of the screen (the last line when
+            // following the end).
+            let line = view.matched.unwrap_or(at);
+            let text = lines.get(line).map(|l| l.text.clone()).unwrap_or_default();
+            app.copy("the line", text, now);
         }
         Action::CloseStory => {
             app.modes.close(Mode::Story);

@@ -147,6 +147,8 @@ pub async fn run_console_with(
         .collect();
     let mut app = App::new(fleet, theme, source, config.interval, config.range);
     app.help_note = help_note;
+    app.clipboard =
+        crate::clipboard::allowed(config.clipboard, std::env::var("TERM").ok().as_deref());
     let now = kvtop_core::clock::unix_now();
     for notice in notices {
         app.warn(notice, now);

@@ -67,11 +67,12 @@ impl fmt::Display for CheckReport {
         )?;
         writeln!(
             f,
-            "  display: theme {}, window {}, range {}, max {} fps",
+            "  display: theme {}, window {}, range {}, max {} fps, clipboard {}",
             c.theme,
             c.window.label(),
             d(c.range),
-            c.max_fps
+            c.max_fps,
+            if c.clipboard { "on (OSC 52)" } else { "off" }
         )?;
         writeln!(
             f,

@@ -61,6 +61,7 @@ pub(crate) struct DisplaySection {
     pub window: Option<String>,
     pub range: Option<DurationValue>,
     pub max_fps: Option<u32>,
+    pub clipboard: Option<bool>,
 }
 
 /// `[history]`

@@ -72,6 +72,9 @@ pub(crate) fn resolve(file: ConfigFile, cx: &ResolveContext<'_>) -> Result<Confi
     if let Some(max_fps) = display.max_fps {
         config.max_fps = max_fps;
     }
+    if let Some(clipboard) = display.clipboard {
+        config.clipboard = clipboard;
+    }
 
     let history = file.history;
     if let Some(full) = history.full_resolution {

@@ -37,6 +37,8 @@ pub struct Config {
     pub range: Duration,
     /// Upper bound on redraws per second.
     pub max_fps: u32,
+    /// Copies (`y`) go to the terminal's clipboard with OSC 52 (`[display] clipboard`).
+    pub clipboard: bool,
     pub history: HistorySettings,
     /// `tracing` filter: a level (`info`) or directives (`kvtop=debug,reqwest=warn`).
     pub log_level: String,
@@ -100,6 +102,7 @@ impl Default for Config {
             window: QuantileWindow::M1,
             range: Duration::from_secs(300),
             max_fps: 10,
+            clipboard: true,
             history: HistorySettings::default(),
             log_level: "info".to_owned(),
             log_file: super::paths::state_dir().map(|dir| dir.join(LOG_FILE_NAME)),

@@ -50,6 +50,7 @@ theme = "light"
 window = "15s"
 range = "2m"
 max_fps = 30
+clipboard = false
 
 [history]
 full_resolution = "5m"
@@ -81,6 +82,7 @@ file = "rules/site.toml"
     assert_eq!(config.window, kvtop_core::fleet::QuantileWindow::S15);
     assert_eq!(config.range, Duration::from_secs(120));
     assert_eq!(config.max_fps, 30);
+    assert!(!config.clipboard);
     assert_eq!(
         config.history,
         HistorySettings {

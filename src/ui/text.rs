@@ -245,7 +245,8 @@ pub fn notice(kind: &NoticeKind) -> String {
         NoticeKind::Unfrozen => "view live again".into(),
         NoticeKind::Problem(message)
         | NoticeKind::Action(message)
-        | NoticeKind::ActionFailed(message) => message.clone(),
+        | NoticeKind::ActionFailed(message)
+        | NoticeKind::Copied(message) => message.clone(),
     }
 }
 

@@ -113,11 +113,11 @@ fn default_config_file_resolves_to_the_defaults() {
 #[test]
 fn default_config_file_uncommented_still_resolves_to_the_defaults() {
     let (text, uncommented) = uncommented_default();
-    // scrape: interval, timeout, body_limit; display: theme, window, range, max_fps;
+    // scrape: interval, timeout, body_limit; display: theme, window, range, max_fps, clipboard;
     // history: full_resolution, retention, coarse_step; log: level; kubernetes: enabled,
     // all_namespaces, selectors, metrics_path, scrape_via, poll_interval, api_timeout,
     // log_lines, event_lines, min_ready (routing_label has no default: routing is derived).
-    assert_eq!(uncommented, 21, "setting lines uncommented:\n{text}");
+    assert_eq!(uncommented, 22, "setting lines uncommented:\n{text}");
     let (_dir, _path, result) = load_text(&text);
     let config = result.expect("the uncommented file loads");
     assert_eq!(without_source(config), Config::default());
@@ -138,6 +138,7 @@ fn default_config_file_documents_every_setting() {
         "window",
         "range",
         "max_fps",
+        "clipboard",
         "full_resolution",
         "retention",
         "coarse_step",
@@ -543,7 +544,7 @@ fn check_file_reports_what_it_found() {
         "llama-0  http://10.0.0.5:8000/metrics",
         "10.0.0.6:8000  http://10.0.0.6:8000/metrics",
         "interval 500ms, timeout 400ms, body limit 8MiB",
-        "theme light, window 1m, range 5m, max 10 fps",
+        "theme light, window 1m, range 5m, max 10 fps, clipboard on (OSC 52)",
         "full resolution 10m, retention 1h, coarse step 10s",
     ] {
         assert!(text.contains(expected), "missing {expected:?} in:\n{text}");

@@ -9,6 +9,7 @@ mod common;
 
 mod exit_paths;
 mod tmux_demo;
+mod tmux_story;
 mod ui_diagnostics;
 mod ui_gpu;
 mod ui_prometheus;
