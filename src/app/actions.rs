@@ -151,6 +151,9 @@ pub struct ActionRun {
     pub in_flight_last: Option<f64>,
     /// How many readings arrived (0: the wait has not read the engine yet).
     pub readings: usize,
+    /// Each waited-on pod's first and latest reading (`namespace/name`), in the order their
+    /// waits began: a node drain waits on several side by side.
+    pub pod_readings: Vec<(String, Option<f64>, Option<f64>)>,
     /// Retries, timeouts and other things worth telling.
     pub notes: Vec<String>,
     pub outcome: Option<RunOutcome>,
@@ -192,12 +195,16 @@ impl ActionRun {
                 self.step = Some(index);
                 self.step_started = now;
             }
-            Progress::InFlight { in_flight, .. } => {
+            Progress::InFlight { pod, in_flight } => {
                 if self.readings == 0 {
                     self.in_flight_first = in_flight;
                 }
                 self.readings += 1;
                 self.in_flight_last = in_flight;
+                match self.pod_readings.iter_mut().find(|(p, _, _)| *p == pod) {
+                    Some((_, _, last)) => *last = in_flight,
+                    None => self.pod_readings.push((pod, in_flight, in_flight)),
+                }
             }
             Progress::Note(text) => self.notes.push(text),
         }

@@ -62,7 +62,17 @@ pub fn lines(app: &App, run: &ActionRun, width: usize, now: Ts) -> Vec<Line<'sta
             ),
         ]));
     }
-    if run.readings > 0 || run.wait_timeout().is_some() {
+    let node_drain = !run.plan.units.is_empty();
+    if node_drain {
+        // Several engines wait side by side: one line each, never one figure mixing them.
+        for (pod, first, last) in &run.pod_readings {
+            let text = format!("{IN_FLIGHT} {} → {} · {pod}", count(*first), count(*last));
+            lines.push(Line::styled(
+                truncate(&text, width),
+                theme.base.add_modifier(Modifier::BOLD),
+            ));
+        }
+    } else if run.readings > 0 || run.wait_timeout().is_some() {
         let mut text = format!(
             "{IN_FLIGHT} {} → {}",
             count(run.in_flight_first),
@@ -74,7 +84,7 @@ pub fn lines(app: &App, run: &ActionRun, width: usize, now: Ts) -> Vec<Line<'sta
         }
         lines.push(Line::styled(text, theme.base.add_modifier(Modifier::BOLD)));
     }
-    if let Some(row) = run.row {
+    if let Some(row) = run.row.filter(|_| !node_drain) {
         let engines = app.fleet.engines();
         let mine: Vec<_> = engines.iter().filter(|e| e.target == row).collect();
         if !mine.is_empty() {

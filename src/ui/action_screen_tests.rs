@@ -596,3 +596,65 @@ fn engines_without_a_pod_have_no_actions() {
     assert_eq!(commands, vec![Command::FollowLogs(None)]);
     assert!(app.actions.menu.is_none());
 }
+
+#[test]
+fn a_node_drain_shows_each_waiting_pod_on_its_own_line() {
+    use kvtop_core::actions::node_drain::{EnginePod, NodePods, plan_drain_node};
+    let mut app = app();
+    ch(&mut app, 'D');
+    let engines: Vec<EnginePod> = [pod("vllm-a"), pod("vllm-b")]
+        .into_iter()
+        .map(|pod| EnginePod {
+            pod,
+            grace_s: Some(30.0),
+        })
+        .collect();
+    let all = [pod("vllm-a"), pod("vllm-b"), pod("vllm-c")];
+    let policy = Policy {
+        routing_label: Some("kvtop.dev/serving".into()),
+        ..Policy::default()
+    };
+    let pods = NodePods {
+        engines: &engines,
+        others: &[],
+        all: &all,
+        budgets: &[],
+        unreadable_budgets: &[],
+    };
+    planned(
+        &mut app,
+        Box::new(plan_drain_node("prod", "gpu-node-00", pods, &policy)),
+    );
+    press(&mut app, KeyCode::Tab);
+    let commands = press(&mut app, KeyCode::Enter);
+    let [Command::RunAction { id, .. }] = commands.as_slice() else {
+        panic!("{commands:?}");
+    };
+    let id = *id;
+    for (pod, n, at) in [
+        ("llm/vllm-a", 12.0, 1.0),
+        ("llm/vllm-b", 40.0, 1.0),
+        ("llm/vllm-a", 0.0, 2.0),
+        ("llm/vllm-b", 31.0, 2.0),
+    ] {
+        let progress = Progress::InFlight {
+            pod: pod.into(),
+            in_flight: Some(n),
+        };
+        update(
+            &mut app,
+            Event::Action(ActionUpdate::Progress { id, progress }),
+            T0 + at,
+        );
+    }
+    let text = screen_text(&app, 80, 24);
+    assert!(
+        text.contains("running + waiting: 12 → 0 · llm/vllm-a"),
+        "{text}"
+    );
+    assert!(
+        text.contains("running + waiting: 40 → 31 · llm/vllm-b"),
+        "{text}"
+    );
+    assert!(!text.contains("fleet row:"), "{text}");
+}
