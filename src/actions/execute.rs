@@ -303,9 +303,30 @@ pub async fn execute(
         return super::node_drain::execute_units(cluster, plan, settings, in_flight, progress)
             .await;
     }
+    let all: Vec<usize> = (0..plan.steps.len()).collect();
+    let failed = match run_steps(cluster, plan, &all, settings, in_flight, progress).await {
+        Ok(done) => return Ok(done),
+        Err(failed) => failed,
+    };
+    let rollback = restore_routing(cluster, plan, failed.step, settings.api_timeout, progress)
+        .await
+        .map(Box::new);
+    Err(ExecError { rollback, ..failed })
+}
+
+/// Run the steps `indices` of `plan` in order, stopping at the first that fails: the lines of
+/// those done, or the failure (with no rollback: the caller decides what to put back).
+pub(super) async fn run_steps(
+    cluster: &ClusterClient,
+    plan: &Plan,
+    indices: &[usize],
+    settings: &ExecSettings,
+    in_flight: &impl InFlight,
+    progress: &mut (dyn FnMut(Progress) + Send),
+) -> Result<Vec<String>, ExecError> {
     let mut done = Vec::new();
     let mut removed = Removed::default();
-    for index in 0..plan.steps.len() {
+    for &index in indices {
         let outcome = run_step(
             cluster,
             plan,
@@ -319,15 +340,11 @@ pub async fn execute(
         match outcome {
             Ok(line) => done.push(line),
             Err(error) => {
-                let rollback =
-                    restore_routing(cluster, plan, index, settings.api_timeout, progress)
-                        .await
-                        .map(Box::new);
                 return Err(ExecError {
                     step: index,
                     error,
                     done,
-                    rollback,
+                    rollback: None,
                 });
             }
         }
@@ -336,12 +353,12 @@ pub async fn execute(
 }
 
 /// What each pod's drain removed so far, written on the pod with each removal.
-pub(super) type Removed =
+type Removed =
     std::collections::BTreeMap<(String, String), serde_json::Map<String, serde_json::Value>>;
 
 /// Run step `index` of `plan`, telling `progress` it starts; the line to log when it is done
 /// (`(dry run)` added for a dry run).
-pub(super) async fn run_step(
+async fn run_step(
     cluster: &ClusterClient,
     plan: &Plan,
     index: usize,

@@ -15,8 +15,7 @@ use kube::api::{Api, ListParams};
 use super::audit::Rollback;
 use super::error::Explained;
 use super::execute::{
-    ExecError, ExecSettings, InFlight, Progress, Removed, StepError, convert, restore_removed,
-    run_step,
+    ExecError, ExecSettings, InFlight, Progress, StepError, convert, restore_removed, run_steps,
 };
 use crate::sources::kube::routing;
 use crate::sources::kube::{ApiCall, ClusterClient, KubeError};
@@ -159,36 +158,13 @@ pub(super) async fn execute_units(
     in_flight: &impl InFlight,
     progress: &mut (dyn FnMut(Progress) + Send),
 ) -> Result<Vec<String>, ExecError> {
-    let mut done = Vec::new();
-    let mut removed = Removed::default();
     // Indices, not iterators over the plan: nothing borrowed by a closure lives across an
     // await (the run's future must be Send for every lifetime).
     let node_steps: Vec<usize> = (0..plan.steps.len())
         .filter(|&i| plan.steps[i].unit.is_none())
         .collect();
-    for index in node_steps {
-        match run_step(
-            cluster,
-            plan,
-            index,
-            settings,
-            in_flight,
-            &mut removed,
-            progress,
-        )
-        .await
-        {
-            Ok(line) => done.push(line),
-            Err(error) => {
-                return Err(ExecError {
-                    step: index,
-                    error,
-                    done,
-                    rollback: None,
-                });
-            }
-        }
-    }
+    // The cordon removes no routing: a failure there has nothing to put back.
+    let mut done = run_steps(cluster, plan, &node_steps, settings, in_flight, progress).await?;
     let shared = Mutex::new(progress);
     let runnable: Vec<usize> = (0..plan.units.len())
         .filter(|&u| !matches!(plan.units[u].how, UnitHow::Skip { .. }))
@@ -260,39 +236,23 @@ async fn run_unit(
             .unwrap_or_else(|poisoned| poisoned.into_inner());
         (*progress)(update);
     };
-    let mut removed = Removed::default();
-    let mut done = Vec::new();
     let mine: Vec<usize> = (0..plan.steps.len())
         .filter(|&i| plan.steps[i].unit == Some(unit))
         .collect();
-    for index in mine {
-        let outcome = run_step(
-            cluster,
-            plan,
-            index,
-            settings,
-            in_flight,
-            &mut removed,
-            &mut report,
-        )
-        .await;
-        match outcome {
-            Ok(line) => done.push(line),
-            Err(error) => {
-                let back = plan.unit_routing_to_restore(unit, index);
-                let rollback =
-                    restore_removed(cluster, back, settings.api_timeout, &mut report).await;
-                return UnitEnd {
-                    unit,
-                    done,
-                    failed: Some((index, error, rollback)),
-                };
+    match run_steps(cluster, plan, &mine, settings, in_flight, &mut report).await {
+        Ok(done) => UnitEnd {
+            unit,
+            done,
+            failed: None,
+        },
+        Err(failed) => {
+            let back = plan.unit_routing_to_restore(unit, failed.step);
+            let rollback = restore_removed(cluster, back, settings.api_timeout, &mut report).await;
+            UnitEnd {
+                unit,
+                done: failed.done,
+                failed: Some((failed.step, failed.error, rollback)),
             }
         }
-    }
-    UnitEnd {
-        unit,
-        done,
-        failed: None,
     }
 }

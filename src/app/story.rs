@@ -189,7 +189,7 @@ fn jump(view: &mut StoryView, lines: &[StoryLine], from: usize, forward: bool) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::app::{Event, update};
     use crate::theme::Theme;
@@ -199,9 +199,9 @@ mod tests {
     use kvtop_core::kube_model::{LineRing, PodInfo};
     use std::time::Duration;
 
-    const T0: Ts = 1_000.0;
+    pub(crate) const T0: Ts = 1_000.0;
 
-    fn press(app: &mut App, code: KeyCode) {
+    pub(crate) fn press(app: &mut App, code: KeyCode) {
         update(app, Event::Key(KeyEvent::new(code, KeyModifiers::NONE)), T0);
     }
 
@@ -212,7 +212,7 @@ mod tests {
     }
 
     /// A console with one engine, scraped once, whose pod's log has `lines` lines.
-    fn app_with_log(lines: usize) -> App {
+    pub(crate) fn app_with_log(lines: usize) -> App {
         let mut fleet = Fleet::new(FleetSettings::default());
         let id = fleet.add_target(TargetSpec {
             name: "vllm-0".into(),
@@ -268,37 +268,6 @@ mod tests {
         assert_eq!(app.story.as_ref().map(|s| s.top), Some(None));
         press(&mut app, KeyCode::Esc);
         assert!(app.story.is_none() && !app.modes.is_open(Mode::Story));
-    }
-
-    #[test]
-    fn the_pager_covers_the_body_and_wraps_long_lines_at_80_columns() {
-        let mut app = app_with_log(3);
-        if let Some(pod) = app.fleet.pod_info_mut(app.fleet.engines()[0].target) {
-            pod.logs.push(format!("ERROR {} finale", "x".repeat(150)));
-        }
-        press(&mut app, KeyCode::Char('l'));
-        let area = ratatui::layout::Rect::new(0, 0, 80, 24);
-        let mut buf = ratatui::buffer::Buffer::empty(area);
-        crate::ui::draw_into(&mut buf, area, &app, T0);
-        let rows: Vec<String> = (0..24)
-            .map(|y| (0..80).map(|x| buf[(x, y)].symbol()).collect::<String>())
-            .collect();
-        let screen = rows.join("\n");
-        assert!(screen.contains("story · vllm-0"), "{screen}");
-        assert!(
-            screen.contains("finale"),
-            "the long line is wrapped, not cut:\n{screen}"
-        );
-        assert!(screen.contains("end of "), "{screen}");
-        press(&mut app, KeyCode::Char('g'));
-        let mut buf = ratatui::buffer::Buffer::empty(area);
-        crate::ui::draw_into(&mut buf, area, &app, T0);
-        let top: String = (0..24)
-            .map(|y| (0..80).map(|x| buf[(x, y)].symbol()).collect::<String>())
-            .collect::<Vec<_>>()
-            .join("\n");
-        assert!(top.contains("--max-num-seqs 256"), "{top}");
-        assert!(top.contains("line 1 of"), "{top}");
     }
 
     #[test]

@@ -135,3 +135,40 @@ fn status_line(app: &App, view: &StoryView, first: usize, total: usize) -> Line<
     }
     Line::from(spans)
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::app::story::tests::{T0, app_with_log, press};
+    use crossterm::event::KeyCode;
+
+    #[test]
+    fn the_pager_covers_the_body_and_wraps_long_lines_at_80_columns() {
+        let mut app = app_with_log(3);
+        if let Some(pod) = app.fleet.pod_info_mut(app.fleet.engines()[0].target) {
+            pod.logs.push(format!("ERROR {} finale", "x".repeat(150)));
+        }
+        press(&mut app, KeyCode::Char('l'));
+        let area = ratatui::layout::Rect::new(0, 0, 80, 24);
+        let mut buf = ratatui::buffer::Buffer::empty(area);
+        super::super::draw_into(&mut buf, area, &app, T0);
+        let rows: Vec<String> = (0..24)
+            .map(|y| (0..80).map(|x| buf[(x, y)].symbol()).collect::<String>())
+            .collect();
+        let screen = rows.join("\n");
+        assert!(screen.contains("story · vllm-0"), "{screen}");
+        assert!(
+            screen.contains("finale"),
+            "the long line is wrapped, not cut:\n{screen}"
+        );
+        assert!(screen.contains("end of "), "{screen}");
+        press(&mut app, KeyCode::Char('g'));
+        let mut buf = ratatui::buffer::Buffer::empty(area);
+        super::super::draw_into(&mut buf, area, &app, T0);
+        let top: String = (0..24)
+            .map(|y| (0..80).map(|x| buf[(x, y)].symbol()).collect::<String>())
+            .collect::<Vec<_>>()
+            .join("\n");
+        assert!(top.contains("--max-num-seqs 256"), "{top}");
+        assert!(top.contains("line 1 of"), "{top}");
+    }
+}
