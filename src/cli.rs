@@ -186,6 +186,10 @@ pub struct SimArgs {
     /// Random seed of the traffic model.
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
+    /// GPUs per simulated node: engine i runs on node i / N (with --kube, fewer per node
+    /// gives several nodes to cordon and drain).
+    #[arg(long, value_name = "N", default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..=64))]
+    pub gpus_per_node: u16,
     /// Simulated seconds per wall-clock second.
     #[arg(long, default_value_t = 1.0)]
     pub time_scale: f64,

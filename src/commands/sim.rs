@@ -47,6 +47,7 @@ pub fn run(args: SimArgs, global: &GlobalArgs) -> ExitCode {
             port_base: args.port_base,
             version: args.vllm_version.into(),
             seed: args.seed,
+            gpus_per_node: usize::from(args.gpus_per_node),
             time_scale: args.time_scale,
             // With --scenario, only the named engines misbehave.
             baseline: if args.scenarios.is_empty() {

@@ -23,7 +23,7 @@ pub fn budget_read_access(namespace: &str) -> Access {
     }
 }
 
-fn selects(pdb: &PodDisruptionBudget, labels: &BTreeMap<String, String>) -> bool {
+pub(crate) fn selects(pdb: &PodDisruptionBudget, labels: &BTreeMap<String, String>) -> bool {
     pdb.spec
         .as_ref()
         .and_then(|s| s.selector.as_ref())

@@ -6,7 +6,9 @@
 
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 
-use super::guards::{budget_read_access, disruption_budget_guard, unreadable_budget_guard};
+use super::guards::{
+    budget_read_access, disruption_budget_guard, selects, unreadable_budget_guard,
+};
 use super::plan::{
     ActionKind, Guard, Plan, PodUnit, Policy, UnitHow, evict_step, pod_drain_steps, replica_guards,
     unschedulable_step,
@@ -96,6 +98,7 @@ pub fn plan_drain_node(context: &str, node: &str, pods: NodePods<'_>, policy: &P
         });
     }
     plan.guards.push(summary(&plan, &staying));
+    plan.guards.extend(budget_queues(&leaving, pods.budgets));
     let bare: Vec<&str> = leaving
         .iter()
         .filter(|p| p.owner.is_none())
@@ -120,6 +123,33 @@ pub fn plan_drain_node(context: &str, node: &str, pods: NodePods<'_>, policy: &P
     plan.guards
         .extend(replica_guards(&leaving, pods.all, policy));
     plan.finish(policy)
+}
+
+/// Budgets that cover more of the leaving ready pods than they allow at once: the evictions
+/// past the allowance are refused (429) until replacements elsewhere are ready, and are retried
+/// meanwhile. Said up front, so a slow or partial drain is no surprise.
+fn budget_queues(leaving: &[&PodInfo], budgets: &[PodDisruptionBudget]) -> Vec<Guard> {
+    let mut out = Vec::new();
+    for pdb in budgets {
+        let ns = pdb.metadata.namespace.as_deref().unwrap_or_default();
+        let covered = leaving
+            .iter()
+            .filter(|p| p.ready && p.key.namespace == ns)
+            .filter(|p| selects(pdb, &p.labels.iter().cloned().collect()))
+            .count();
+        let allowed = pdb.status.as_ref().map_or(0, |s| s.disruptions_allowed);
+        let allowed = usize::try_from(allowed).unwrap_or(0);
+        if covered > allowed && allowed > 0 {
+            let name = pdb.metadata.name.as_deref().unwrap_or_default();
+            out.push(Guard::pass(
+                "disruption-budget",
+                format!(
+                    "PodDisruptionBudget {ns}/{name} allows {allowed} disruption(s) at a time and covers {covered} of these pods: the other evictions are refused until replacements are ready elsewhere, and are retried for --evict-timeout"
+                ),
+            ));
+        }
+    }
+    out
 }
 
 fn with_unit(mut step: super::plan::ApiStep, unit: usize) -> super::plan::ApiStep {

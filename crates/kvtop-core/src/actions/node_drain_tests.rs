@@ -171,3 +171,28 @@ fn parallelism_is_at_least_one() {
     };
     assert_eq!(plan_of(&on_node, &on_node, &policy).parallelism, 1);
 }
+
+#[test]
+fn a_budget_covering_more_pods_than_it_allows_is_said_up_front() {
+    let on_node = vec![
+        labelled_app(pod("a", "rs:vllm", true, true), "llama"),
+        labelled_app(pod("b", "rs:vllm", true, true), "llama"),
+    ];
+    let engines = engines(&on_node);
+    let mut all = on_node.clone();
+    all.push(labelled_app(pod("c", "rs:vllm", true, true), "llama"));
+    let pods = NodePods {
+        engines: &engines,
+        others: &[],
+        all: &all,
+        budgets: &[budget("llama", 1)],
+        unreadable_budgets: &[],
+    };
+    let plan = plan_drain_node("prod", "node-a", pods, &labelled());
+    assert!(failed(&plan).is_empty(), "{}", plan.render());
+    let note = plan.guards.iter().find(|g| {
+        g.reason
+            .contains("allows 1 disruption(s) at a time and covers 2")
+    });
+    assert!(note.is_some_and(|g| g.passed), "{}", plan.render());
+}
