@@ -61,6 +61,10 @@ pub struct GlobalArgs {
     /// Read the fleet (and GPUs) through this Prometheus server, e.g. http://prometheus:9090.
     #[arg(long, global = true, value_name = "URL")]
     pub prometheus: Option<String>,
+    /// Console: start with the rows filtered to TEXT (a pod or engine name, as typed after
+    /// `/`) and the detail pane enlarged, e.g. one pod's detail from k9s.
+    #[arg(long, global = true, value_name = "TEXT")]
+    pub focus: Option<String>,
     #[command(flatten)]
     pub kube: KubeArgs,
 }
