@@ -30,10 +30,9 @@ fn commit_from_git() -> Option<String> {
             println!("cargo:rerun-if-changed={}", absolute(path).display());
         }
     }
-    if let Some(reference) = git(&["symbolic-ref", "-q", "HEAD"]) {
-        if let Some(path) = git(&["rev-parse", "--git-path", &reference]) {
-            println!("cargo:rerun-if-changed={}", absolute(path).display());
-        }
+    let reference = git(&["symbolic-ref", "-q", "HEAD"]);
+    if let Some(path) = reference.and_then(|r| git(&["rev-parse", "--git-path", &r])) {
+        println!("cargo:rerun-if-changed={}", absolute(path).display());
     }
     let dirty = git(&["status", "--porcelain", "--untracked-files=no"])
         .is_some_and(|changes| !changes.is_empty());
