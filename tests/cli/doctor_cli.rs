@@ -338,3 +338,81 @@ async fn outside_text_is_printed_harmless() {
         "{stdout:?}"
     );
 }
+
+/// A real Prometheus scraping a simulated fleet and its dcgm-exporter: the doctor reads its
+/// version, finds the vLLM and DCGM series and measures how old the newest sample is.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prometheus_is_checked_for_version_series_and_lag() {
+    if !crate::common::have_program("prometheus") {
+        return;
+    }
+    let sim = kvtop_sim::start(kvtop_sim::SimConfig {
+        engines: 2,
+        seed: 3,
+        ..kvtop_sim::SimConfig::default()
+    })
+    .await
+    .unwrap();
+    let host = |url: &str| {
+        url.trim_start_matches("http://")
+            .trim_end_matches("/metrics")
+            .to_owned()
+    };
+    let engines: Vec<String> = sim
+        .engines
+        .iter()
+        .map(|e| format!("\"{}\"", host(&e.url)))
+        .collect();
+    let exporters: Vec<String> = sim
+        .dcgm
+        .iter()
+        .map(|d| format!("\"{}\"", host(&d.url)))
+        .collect();
+    let config = format!(
+        "global:\n  scrape_interval: 1s\n  scrape_timeout: 900ms\nscrape_configs:\n  \
+         - job_name: vllm\n    static_configs:\n      - targets: [{}]\n  \
+         - job_name: dcgm\n    static_configs:\n      - targets: [{}]\n",
+        engines.join(", "),
+        exporters.join(", ")
+    );
+    let prom = crate::common::prometheus::PromServer::start(&config, |_| {});
+    let home = tempfile::tempdir().unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(40);
+    let report = loop {
+        let out = doctor(home.path(), &["--prometheus", &prom.url, "-o", "json"]).await;
+        let report = json(&out);
+        if out.status.code() == Some(0) && check(&report, "DCGM series")["verdict"] == "ok" {
+            break report;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{report:#}\n{}",
+            prom.log()
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    };
+    let server = check(&report, "server")["detail"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let version = server
+        .strip_prefix(&format!("{}: reachable, ", prom.url))
+        .unwrap_or_else(|| panic!("{server}"));
+    assert!(
+        version.split('.').count() >= 3 && version.starts_with(|c: char| c.is_ascii_digit()),
+        "{server}"
+    );
+    assert_eq!(
+        check(&report, "vLLM series")["detail"],
+        "2 engine(s) export vllm:num_requests_running"
+    );
+    let lag = check(&report, "lag");
+    assert_eq!(lag["verdict"], "ok", "{lag}");
+    assert!(
+        lag["detail"]
+            .as_str()
+            .unwrap()
+            .starts_with("newest vLLM sample "),
+        "{lag}"
+    );
+}
