@@ -1,15 +1,29 @@
-//! Command-line interface: `kvtop [console] | demo | sim | check | rules | config`.
+//! Command-line interface: `kvtop [console] | demo | sim | check | doctor | rules | config |
+//! completions | man` and the actions. The same definition serves `kubectl kvtop` (the binary
+//! installed or linked as `kubectl-kvtop`), shell completions and the man page.
 
+use std::ffi::{OsStr, OsString};
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 
 #[cfg(feature = "demo")]
 use kvtop_sim::TimedScenario;
 
+/// `kvtop --version`: the package version and the commit it was built from (see build.rs).
+pub const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (",
+    env!("KVTOP_BUILD_COMMIT"),
+    ")"
+);
+
+/// The executable name kubectl looks for on PATH to run `kubectl kvtop`.
+pub const KUBECTL_PLUGIN: &str = "kubectl-kvtop";
+
 /// A terminal operations console for vLLM inference fleets.
 #[derive(Debug, Parser)]
-#[command(name = "kvtop", version, about, long_about = None, propagate_version = true)]
+#[command(name = "kvtop", version = VERSION, about, long_about = None, propagate_version = true)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<CliCommand>,
@@ -47,6 +61,10 @@ pub struct GlobalArgs {
     /// Read the fleet (and GPUs) through this Prometheus server, e.g. http://prometheus:9090.
     #[arg(long, global = true, value_name = "URL")]
     pub prometheus: Option<String>,
+    /// Console: start with the rows filtered to TEXT (a pod or engine name, as typed after
+    /// `/`) and the detail pane enlarged, e.g. one pod's detail from k9s.
+    #[arg(long, global = true, value_name = "TEXT")]
+    pub focus: Option<String>,
     #[command(flatten)]
     pub kube: KubeArgs,
 }
@@ -132,6 +150,42 @@ pub enum CliCommand {
         #[command(subcommand)]
         action: ConfigAction,
     },
+    /// Check in one run everything kvtop needs (config, rules, each context and its RBAC,
+    /// discovery, every engine's metrics, Prometheus) and print a verdict and a fix for each.
+    /// Exit code 0 when everything needed is there, 1 when something is missing.
+    Doctor(DoctorArgs),
+    /// Print the shell completion script (e.g. `source <(kvtop completions bash)`).
+    Completions {
+        /// The shell: bash, zsh, fish (also elvish, powershell).
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff), or write one page per command into a directory.
+    Man {
+        /// Write kvtop.1 and kvtop-COMMAND.1 for every command into this directory.
+        #[arg(long, value_name = "DIR")]
+        out_dir: Option<PathBuf>,
+    },
+}
+
+/// Output format of `kvtop doctor`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DoctorOutput {
+    /// A table: verdict, check, what was found and the fix.
+    Text,
+    /// `{"ok": …, "checks": [{"area", "check", "verdict", "detail", "fix"}]}`.
+    Json,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct DoctorArgs {
+    /// Output format.
+    #[arg(short = 'o', long, value_enum, default_value_t = DoctorOutput::Text)]
+    pub output: DoctorOutput,
+    /// Rules file merged over the built-in rules (default: rules.toml beside the config
+    /// file, if it exists).
+    #[arg(long, value_name = "FILE")]
+    pub rules: Option<PathBuf>,
 }
 
 /// vLLM exposition dialect the simulator speaks.
@@ -380,4 +434,42 @@ fn kubeconfig_name(name: &str) -> Result<String, String> {
     } else {
         Err("use 1 to 253 letters, digits or -._@:".to_owned())
     }
+}
+
+/// Whether kvtop was started as kubectl's plugin: its executable (argv[0]) is named
+/// `kubectl-kvtop`, as kubectl runs it for `kubectl kvtop`.
+pub fn invoked_as_kubectl_plugin(argv0: Option<&OsStr>) -> bool {
+    let Some(argv0) = argv0 else {
+        return false;
+    };
+    let name = std::path::Path::new(argv0)
+        .file_stem()
+        .unwrap_or_default()
+        .to_string_lossy();
+    name == KUBECTL_PLUGIN
+}
+
+/// The command definition as kubectl's plugin: named `kubectl kvtop` in help and errors.
+pub fn kubectl_plugin_command() -> clap::Command {
+    Cli::command()
+        .name(KUBECTL_PLUGIN)
+        .bin_name("kubectl kvtop")
+        .about(
+            "kvtop as a kubectl plugin: the console (or any kvtop command) on the current \
+             context with Kubernetes discovery on",
+        )
+}
+
+/// Parse the command line. As kubectl's plugin (see [`invoked_as_kubectl_plugin`]) discovery
+/// is on, as if `--kube` were given: `kubectl kvtop -n llm` watches that namespace's pods on
+/// the current context, and kubectl's `--kubeconfig`, `--context`, `-n`, `-A` and `-l` mean
+/// what they mean to kubectl. Exits with clap's message on a bad command line.
+pub fn parse_command_line(args: Vec<OsString>) -> Cli {
+    if !invoked_as_kubectl_plugin(args.first().map(OsString::as_os_str)) {
+        return Cli::parse_from(args);
+    }
+    let matches = kubectl_plugin_command().get_matches_from(args);
+    let mut cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    cli.global.kube.kube = true;
+    cli
 }

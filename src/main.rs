@@ -2,13 +2,12 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
 use kvtop::actions::ActionKind;
-use kvtop::cli::{Cli, CliCommand};
+use kvtop::cli::{self, CliCommand};
 use kvtop::commands;
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = cli::parse_command_line(std::env::args_os().collect());
     match cli.command.unwrap_or(CliCommand::Console) {
         CliCommand::Console => commands::console_cmd::run(&cli.global),
         #[cfg(feature = "demo")]
@@ -41,5 +40,8 @@ fn main() -> ExitCode {
         CliCommand::Config { action } => {
             commands::config_cmd::run(action, cli.global.config.as_deref())
         }
+        CliCommand::Doctor(args) => commands::doctor::run(args, &cli.global),
+        CliCommand::Completions { shell } => commands::shell_docs::completions(shell),
+        CliCommand::Man { out_dir } => commands::shell_docs::man(out_dir.as_deref()),
     }
 }

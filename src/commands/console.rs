@@ -43,6 +43,8 @@ pub struct Sources<'a> {
     pub sim: Option<&'a SimHandle>,
     /// A line for the end of the help overlay (the demo's kubectl command).
     pub help_note: Option<String>,
+    /// `--focus`: the row filter the console starts with, detail pane enlarged.
+    pub focus: Option<String>,
 }
 
 /// Run the console on `targets` until the user quits. `notices` are shown in the footer
@@ -122,6 +124,7 @@ pub async fn run_console_with(
         #[cfg(feature = "demo")]
         sim,
         help_note,
+        focus,
     } = sources;
     let settings = ScrapeSettings {
         interval: config.interval,
@@ -149,6 +152,11 @@ pub async fn run_console_with(
     app.help_note = help_note;
     app.clipboard =
         crate::clipboard::allowed(config.clipboard, std::env::var("TERM").ok().as_deref());
+    if let Some(focus) = focus.filter(|f| !f.trim().is_empty()) {
+        // As if typed after `/` and kept with Enter: the first matching row is selected.
+        app.filter = focus;
+        app.detail_expanded = true;
+    }
     let now = kvtop_core::clock::unix_now();
     for notice in notices {
         app.warn(notice, now);

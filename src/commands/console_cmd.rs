@@ -58,6 +58,7 @@ pub fn run(global: &GlobalArgs) -> ExitCode {
             #[cfg(feature = "demo")]
             sim: None,
             help_note: None,
+            focus: global.focus.clone(),
         };
         let console = super::console::run_console_with(&config, theme, sources, source, problems);
         tokio::select! {

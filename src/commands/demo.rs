@@ -94,6 +94,7 @@ async fn run_direct(
         clusters: Vec::new(),
         sim: Some(sim),
         help_note: None,
+        focus: None,
     };
     super::console::run_console_with(config, theme, sources, source, problems).await
 }
@@ -170,6 +171,7 @@ async fn run_with_kube(
         clusters: vec![cluster],
         sim: None,
         help_note,
+        focus: None,
     };
     let code = super::console::run_console_with(&config, theme, sources, source, problems).await;
     let _ = std::fs::remove_file(&kubeconfig);

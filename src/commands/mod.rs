@@ -8,9 +8,11 @@ pub mod console_actions;
 pub mod console_cmd;
 #[cfg(feature = "demo")]
 pub mod demo;
+pub mod doctor;
 pub mod file_limit;
 pub mod rules_cmd;
 pub mod setup;
+pub mod shell_docs;
 #[cfg(feature = "demo")]
 pub mod sim;
 mod simulated;

@@ -1,4 +1,6 @@
-//! The headless commands: `kvtop check`, config files, and what hostile input makes of their output.
+//! The headless commands: `kvtop check`, `kvtop doctor`, config files, and what hostile input
+//! makes of their output; completions, man pages, `kubectl kvtop`, the k9s and krew files; and
+//! the guard that tests never write to the user's home.
 //!
 //! One test binary for the area (each binary links the whole app).
 
@@ -9,4 +11,7 @@ mod common;
 
 mod check_cli;
 mod config_files;
+mod doctor_cli;
+mod home_isolation;
 mod hostile_output;
+mod shell_integration;

@@ -86,3 +86,17 @@ pub fn wait_listening(
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
 }
+
+/// Point every directory kvtop (and what it starts) could write to at `home`: HOME, the XDG
+/// config, state, data and cache directories, and no KVTOP_CONFIG of the caller's. Tests never
+/// write to the user's home; `tests/cli/home_isolation.rs` checks that every kvtop a test starts
+/// goes through this (or through `tmux::Tmux::start`, which sets the same).
+pub fn isolate_home(command: &mut std::process::Command, home: &std::path::Path) {
+    command
+        .env("HOME", home)
+        .env("XDG_CONFIG_HOME", home.join("config"))
+        .env("XDG_STATE_HOME", home.join("state"))
+        .env("XDG_DATA_HOME", home.join("data"))
+        .env("XDG_CACHE_HOME", home.join("cache"))
+        .env_remove("KVTOP_CONFIG");
+}

@@ -39,7 +39,7 @@ impl Tmux {
     }
 
     /// Start `command` (a shell command line) in a `width`×`height` pane with `env` set and
-    /// HOME, XDG_CONFIG_HOME and XDG_STATE_HOME under `home`. After it exits the pane shows
+    /// HOME and the XDG config, state, data and cache directories under `home`. After it exits the pane shows
     /// [`EXIT_LINE`] with its status and the tty modes, and stays open.
     pub fn start(&self, command: &str, width: u16, height: u16, home: &Path, env: &[(&str, &str)]) {
         let script = format!(
@@ -52,6 +52,8 @@ impl Tmux {
             format!("HOME={home}"),
             format!("XDG_CONFIG_HOME={home}/config"),
             format!("XDG_STATE_HOME={home}/state"),
+            format!("XDG_DATA_HOME={home}/data"),
+            format!("XDG_CACHE_HOME={home}/cache"),
             "TERM=xterm-256color".to_owned(),
         ];
         vars.extend(env.iter().map(|(k, v)| format!("{k}={v}")));

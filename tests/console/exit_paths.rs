@@ -195,7 +195,9 @@ async fn sigterm_during_a_drain_wait_exits_and_audits_the_attempt() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_kvtop"))
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_kvtop"));
+    common::isolate_home(&mut command, &dir.path().join("home"));
+    let mut child = command
         .args(["drain", &pod, "-n", "llm", "--confirm", &pod])
         .args(["--drain-timeout", "100s"])
         .arg("--kubeconfig")
@@ -204,7 +206,6 @@ async fn sigterm_during_a_drain_wait_exits_and_audits_the_attempt() {
         .arg(dir.path().join("config.toml"))
         .arg("--audit-log")
         .arg(&audit)
-        .env("XDG_STATE_HOME", dir.path().join("xdg-state"))
         .env("USER", "oncall")
         .stdout(std::process::Stdio::null())
         .stderr(std::fs::File::create(&stderr_path).expect("stderr file"))

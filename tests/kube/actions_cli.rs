@@ -40,8 +40,8 @@ impl Setup {
             .arg(self.dir.path().join("config.toml"))
             .arg("--audit-log")
             .arg(self.audit())
-            .env("XDG_STATE_HOME", self.dir.path().join("xdg-state"))
             .env("USER", "oncall");
+        common::isolate_home(&mut command, &self.dir.path().join("home"));
         let output = tokio::task::spawn_blocking(move || command.output())
             .await
             .unwrap_or_else(|e| panic!("join: {e}"))

@@ -50,7 +50,9 @@ fn evictions(mutations: &[RecordedRequest]) -> usize {
 
 /// `kvtop ARGS` started in the background with the cluster's kubeconfig.
 fn spawn(s: &Setup, args: &[&str]) -> std::process::Child {
-    std::process::Command::new(env!("CARGO_BIN_EXE_kvtop"))
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_kvtop"));
+    crate::common::isolate_home(&mut command, &s.dir.path().join("home"));
+    command
         .args(args)
         .arg("--kubeconfig")
         .arg(s.kubeconfig())
@@ -58,7 +60,6 @@ fn spawn(s: &Setup, args: &[&str]) -> std::process::Child {
         .arg(s.dir.path().join("config.toml"))
         .arg("--audit-log")
         .arg(s.audit())
-        .env("XDG_STATE_HOME", s.dir.path().join("xdg-state"))
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -102,7 +103,9 @@ async fn a_budget_allowing_no_disruption_refuses_before_any_mutation() {
     let budget = "PodDisruptionBudget llm/vllm-qwen-7b allows 0 disruptions";
     let mut refused = String::new();
     eventually("the budget's status is computed", || {
-        let output = std::process::Command::new(env!("CARGO_BIN_EXE_kvtop"))
+        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_kvtop"));
+        crate::common::isolate_home(&mut command, &s.dir.path().join("home"));
+        let output = command
             .args(["drain", &pod, "-n", "llm", "--override", "--confirm", &pod])
             .arg("--kubeconfig")
             .arg(s.kubeconfig())

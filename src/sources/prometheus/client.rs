@@ -144,6 +144,16 @@ impl PromClient {
         self.get(url).await
     }
 
+    /// The server's build information (`/api/v1/status/buildinfo`: version, revision), which
+    /// Prometheus and VictoriaMetrics both serve (`kvtop doctor`).
+    pub async fn build_info(&self) -> Result<RawAnswer, ScrapeError> {
+        let url = self
+            .query_url
+            .join("status/buildinfo")
+            .map_err(|e| ScrapeError::Other(e.to_string()))?;
+        self.get(url).await
+    }
+
     /// Prometheus' own evaluation timeout: the client's, so the server gives up as well.
     fn server_timeout(&self) -> String {
         format!("{}ms", self.settings.timeout.as_millis().max(1))
