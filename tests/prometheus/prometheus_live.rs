@@ -243,11 +243,7 @@ async fn reads_the_simulated_fleet_back(start: impl FnOnce(&str) -> Box<dyn Back
     let _poller = Poller::start(
         client.clone(),
         plan.clone(),
-        PollSettings {
-            interval: Duration::from_millis(500),
-            backfill: Duration::from_secs(10),
-            slow_every: 30,
-        },
+        PollSettings::new(Duration::from_millis(500), Duration::from_secs(10), 30),
         kvtop::sources::Outbox::new(tx),
         window_rx,
     );
