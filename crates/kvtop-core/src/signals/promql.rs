@@ -338,15 +338,17 @@ impl QueryPlan {
         per_engine
     }
 
-    /// The time of each engine's newest `running` sample, per report (job, replica).
+    /// The time of each engine's newest `running` sample, per report (job, replica). Each
+    /// name has its own `timestamp()`: VictoriaMetrics answers nothing for `timestamp(a or b)`.
     fn sampled(&self) -> QuerySpec {
         let by = self.labels.engine_clause();
+        let stamps: Vec<String> = names(MetricId::Running)
+            .iter()
+            .map(|name| format!("timestamp({name})"))
+            .collect();
         QuerySpec {
             signal: "sampled",
-            promql: format!(
-                "max by ({by}) (timestamp({}))",
-                names(MetricId::Running).join(" or ")
-            ),
+            promql: format!("max by ({by}) ({})", stamps.join(" or ")),
             shape: Shape::Sampled,
         }
     }
@@ -631,8 +633,8 @@ mod tests {
         assert_eq!(
             sampled,
             "max by (pod, namespace, instance, model_name, engine, job, prometheus_replica, \
-             replica, __replica__) (timestamp(vllm:num_requests_running or \
-             sglang:num_running_reqs))"
+             replica, __replica__) (timestamp(vllm:num_requests_running) or \
+             timestamp(sglang:num_running_reqs))"
         );
     }
 

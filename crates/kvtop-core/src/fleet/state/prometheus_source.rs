@@ -249,6 +249,10 @@ pub(crate) struct DerivedSource {
     /// Each member's newest sample time, and the step between its last two (its scrape
     /// interval as observed).
     sampled: BTreeMap<TargetId, (Ts, Option<f64>)>,
+    /// Members the source listed as targets at least once: they leave when it stops listing
+    /// them. Members only ever known from series (data without targets: remote-written,
+    /// backfilled, federated) are forgotten after [`FORGET_SECS`] instead.
+    listed: BTreeSet<TargetId>,
 }
 
 impl DerivedSource {
@@ -285,6 +289,7 @@ impl DerivedSource {
         self.targets.remove(&target);
         self.scrape_intervals.remove(&target);
         self.sampled.remove(&target);
+        self.listed.remove(&target);
         self.state.members = self.members.len();
     }
 
@@ -471,6 +476,7 @@ impl Fleet {
             placeholder: None,
             scrape_intervals: BTreeMap::new(),
             sampled: BTreeMap::new(),
+            listed: BTreeSet::new(),
         });
         let index = self.sources.len() - 1;
         self.settle_placeholder(index, url);
@@ -603,8 +609,11 @@ impl Fleet {
                 .fold(None, |max: Option<f64>, i| {
                     Some(max.map_or(i, |m| m.max(i)))
                 });
-            if let (Some(interval), Some(s)) = (told, self.sources.get_mut(source)) {
-                s.scrape_intervals.insert(target, interval);
+            if let Some(s) = self.sources.get_mut(source) {
+                s.listed.insert(target);
+                if let Some(interval) = told {
+                    s.scrape_intervals.insert(target, interval);
+                }
             }
         }
 
@@ -641,19 +650,19 @@ impl Fleet {
             }
         }
 
-        let absent: Vec<(InstanceKey, TargetId)> = self
+        let absent: Vec<(InstanceKey, TargetId, bool)> = self
             .sources
             .get(source)
             .map(|s| {
                 s.members
                     .iter()
                     .filter(|(key, _)| !seen.contains(*key) && !listed.contains_key(*key))
-                    .map(|(key, m)| (key.clone(), m.target))
+                    .map(|(key, m)| (key.clone(), m.target, s.listed.contains(&m.target)))
                     .collect()
             })
             .unwrap_or_default();
-        for (key, target) in absent {
-            if payload.targets.is_some() {
+        for (key, target, was_listed) in absent {
+            if payload.targets.is_some() && was_listed {
                 // The source no longer scrapes it: the row leaves with its target.
                 if let Some(s) = self.sources.get_mut(source) {
                     s.forget(&key, target);
