@@ -343,3 +343,89 @@ async fn a_lagging_backend_shows_its_lag() {
     drop(server);
     sim.shutdown().await;
 }
+
+/// `kvtop check --prometheus URL -o json` lists every engine Prometheus knows, the one it
+/// cannot scrape as DOWN with its error, with signals that agree with Prometheus' answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn check_through_prometheus_lists_every_engine_with_its_signals() {
+    if !common::have_program("prometheus") {
+        return;
+    }
+    let sim = simulator().await;
+    let dead = "      - targets: [\"127.0.0.1:1\"]\n        labels: {pod: \"dead-pod\", namespace: \"llm\"}\n";
+    let server = prometheus(&config(&sim, "1s", &[("vllm", &[])], dead));
+    let backend = server.as_ref();
+    let client = client(backend.url());
+    let plan = QueryPlan::new(LabelMap::default(), QuantileWindow::S15, false);
+    let engines = serving(&sim).len();
+    poll_until(&client, &plan, backend, "the engines", |p| {
+        p.engines.len() == engines
+    })
+    .await;
+    let url = backend.url().to_owned();
+    let output = tokio::task::spawn_blocking(move || {
+        let home = tempfile::tempdir().expect("temp home");
+        std::process::Command::new(env!("CARGO_BIN_EXE_kvtop"))
+            .args([
+                "check",
+                "--prometheus",
+                &url,
+                "--duration",
+                "3s",
+                "-o",
+                "json",
+            ])
+            .env("HOME", home.path())
+            .env("XDG_CONFIG_HOME", home.path().join("config"))
+            .env("XDG_STATE_HOME", home.path().join("state"))
+            .env_remove("KVTOP_CONFIG")
+            .output()
+            .expect("kvtop runs")
+    })
+    .await
+    .expect("check");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let doc: serde_json::Value = serde_json::from_str(&stdout)
+        .unwrap_or_else(|e| panic!("{e}: {stdout}\n{}", String::from_utf8_lossy(&output.stderr)));
+    let listed = doc["engines"].as_array().expect("an engines array");
+    assert_eq!(listed.len(), engines + 1, "{doc:#}");
+    let dead_row = listed
+        .iter()
+        .find(|e| e["pod"] == "dead-pod")
+        .expect("the dead target");
+    assert_eq!(dead_row["status"]["word"], "DOWN");
+    assert_eq!(dead_row["namespace"], "llm");
+    assert!(
+        dead_row["status"]["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("connection refused")),
+        "{dead_row:#}"
+    );
+    assert_eq!(dead_row["signals"]["down"], 1.0);
+
+    // KV usage as Prometheus has it now (a second or two after the check's last cycle).
+    let raw = client
+        .query("vllm:kv_cache_usage_perc", None)
+        .await
+        .expect("kv");
+    let answer = decode_answer(raw.status, &raw.body).expect("kv answer");
+    for engine in serving(&sim) {
+        let row = listed
+            .iter()
+            .find(|e| e["pod"] == engine.name.as_str())
+            .unwrap_or_else(|| panic!("{} listed", engine.name));
+        assert_eq!(row["status"]["word"], "UP", "{row:#}");
+        assert_eq!(row["model"], engine.model.as_str(), "{row:#}");
+        let kv = row["signals"]["kv_usage"].as_f64().expect("kv_usage");
+        let prom = answer
+            .series
+            .iter()
+            .find(|s| s.label("pod") == Some(engine.name.as_str()))
+            .and_then(|s| s.sample())
+            .expect("Prometheus' KV usage");
+        assert!((kv - prom).abs() <= 0.25, "{}: {kv} vs {prom}", engine.name);
+        assert!(row["signals"]["running"].is_number(), "{row:#}");
+    }
+    drop(server);
+    sim.shutdown().await;
+}
