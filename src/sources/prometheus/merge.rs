@@ -521,8 +521,11 @@ fn add_dcgm(
 pub(crate) struct RangeMerge<'l> {
     labels: &'l LabelMap,
     /// Per engine: node, and per report its signals per evaluation time in milliseconds.
-    engines: BTreeMap<EngineKey, (Option<String>, BTreeMap<String, BTreeMap<i64, Signals>>)>,
+    engines: BTreeMap<EngineKey, (Option<String>, ReportPoints)>,
 }
+
+/// Per report (see [`report_of`]), signals per evaluation time in milliseconds.
+type ReportPoints = BTreeMap<String, BTreeMap<i64, Signals>>;
 
 impl<'l> RangeMerge<'l> {
     pub fn new(labels: &'l LabelMap) -> Self {
