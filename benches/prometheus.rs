@@ -92,6 +92,11 @@ fn answer(spec: &QuerySpec) -> Vec<u8> {
                 push(item(&engine_labels(i), (i % 13) as f64 * 1.5));
             }
         }
+        Shape::Sampled => {
+            for i in 0..ENGINES {
+                push(item(&engine_labels(i), T - (i % 3) as f64));
+            }
+        }
         Shape::Process(_) => {
             for i in 0..ENGINES {
                 let labels = format!(
@@ -222,6 +227,8 @@ fn bench_cycle(c: &mut Criterion) {
         queries: plan.every_cycle().len(),
         failures: Vec::new(),
         bytes,
+        targets: None,
+        window_secs: Some(plan.window_secs()),
     };
     let mut fleet = Fleet::new(FleetSettings::default());
     let mut at = T;

@@ -62,6 +62,11 @@ pub fn run(args: CheckArgs, global: &GlobalArgs) -> ExitCode {
         if simulated.is_none() && config.kubernetes.enabled {
             return check_pods(&config, &rules, duration, args.output).await;
         }
+        if simulated.is_none() && config.targets.is_empty() {
+            if let Some(prom) = &config.prometheus {
+                return check_prometheus(&config, prom, &rules, duration, args.output).await;
+            }
+        }
         let (targets, clock, sim) = match simulated {
             Some(Ok(s)) => (s.targets, s.clock, Some(s.sim)),
             Some(Err(message)) => return fail(&message),
@@ -147,6 +152,51 @@ async fn check_pods(
         Ok(obs) => print_report(&obs, output),
         Err(err) => fail(&err.to_string()),
     }
+}
+
+/// `check --prometheus`: the fleet as the Prometheus server reads it, engines it cannot
+/// scrape included, evaluated as the console does.
+async fn check_prometheus(
+    config: &Config,
+    prom: &crate::config::PrometheusConfig,
+    rules: &RuleSet,
+    duration: Option<f64>,
+    output: CheckOutput,
+) -> ExitCode {
+    use crate::sources::prometheus::{ClientSettings, PollSettings, PromClient, QueryPlan};
+    let client = match PromClient::new(
+        prom,
+        ClientSettings {
+            timeout: prom.timeout.unwrap_or(config.timeout),
+            body_limit: prom.body_limit,
+            user_agent: config.user_agent.clone(),
+        },
+    ) {
+        Ok(client) => client,
+        Err(err) => return fail(&err.to_string()),
+    };
+    let mut plan = QueryPlan::new(prom.labels.clone(), config.window, prom.dcgm);
+    if !prom.engines {
+        plan = plan.gpus_only();
+    }
+    // No history: the check judges what Prometheus says now.
+    let poll = PollSettings {
+        backfill_timeout: prom.backfill_timeout,
+        engine_jobs: prom.engine_jobs.clone(),
+        ..PollSettings::new(config.interval, std::time::Duration::ZERO, 30)
+    };
+    let settings = ObserveSettings {
+        scrape: scrape_settings(config),
+        fleet: config.fleet_settings(),
+        duration,
+        auto_cap: AUTO_CAP_SECS,
+    };
+    let mut progress = Announce {
+        subject: format!("the fleet through Prometheus at {}", prom.url),
+    };
+    let obs =
+        observe::observe_prometheus(client, plan, poll, rules, &settings, &mut progress).await;
+    print_report(&obs, output)
 }
 
 /// The built-in rules merged with the user's rules file (`--rules`, else `rules.toml` beside

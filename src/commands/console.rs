@@ -294,9 +294,13 @@ fn start_prometheus(
         plan = plan.gpus_only();
     }
     let settings = PollSettings {
-        interval: config.interval,
-        backfill: prom.backfill.unwrap_or(config.range),
-        slow_every: SLOW_QUERY_EVERY,
+        backfill_timeout: prom.backfill_timeout,
+        engine_jobs: prom.engine_jobs.clone(),
+        ..PollSettings::new(
+            config.interval,
+            prom.backfill.unwrap_or(config.range),
+            SLOW_QUERY_EVERY,
+        )
     };
     Ok(Poller::start(
         client,

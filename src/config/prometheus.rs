@@ -43,6 +43,9 @@ pub(crate) struct PrometheusSection {
     pub engine_label: Option<String>,
     pub instance_label: Option<String>,
     pub node_label: Option<String>,
+    pub replica_labels: Option<Vec<String>>,
+    pub engine_jobs: Option<Vec<String>>,
+    pub backfill_timeout: Option<DurationValue>,
 }
 
 /// A key of `[prometheus]`, for messages.
@@ -59,6 +62,8 @@ pub(crate) enum PromKey {
     BodyLimit,
     Backfill,
     Engines,
+    EngineJobs,
+    BackfillTimeout,
     Label(&'static str),
 }
 
@@ -76,6 +81,8 @@ impl PromKey {
             PromKey::BodyLimit => "body_limit",
             PromKey::Backfill => "backfill",
             PromKey::Engines => "engines",
+            PromKey::EngineJobs => "engine_jobs",
+            PromKey::BackfillTimeout => "backfill_timeout",
             PromKey::Label(key) => key,
         }
     }
@@ -122,7 +129,15 @@ pub struct PrometheusConfig {
     /// Read engines through Prometheus (off: GPUs only, engines scraped directly).
     pub engines: bool,
     pub labels: LabelMap,
+    /// Scrape jobs whose targets are engines even before any of their series is seen (a job
+    /// whose every target is down from the start).
+    pub engine_jobs: Vec<String>,
+    /// Bound on each start-up history query (they read far more than a cycle's).
+    pub backfill_timeout: Duration,
 }
+
+/// Default bound on one start-up history query.
+pub const DEFAULT_BACKFILL_TIMEOUT: Duration = Duration::from_secs(30);
 
 impl PrometheusConfig {
     /// A server at `url` with every other setting at its default.
@@ -137,6 +152,8 @@ impl PrometheusConfig {
             dcgm: true,
             engines: true,
             labels: LabelMap::default(),
+            engine_jobs: Vec::new(),
+            backfill_timeout: DEFAULT_BACKFILL_TIMEOUT,
         }
     }
 }
@@ -280,6 +297,31 @@ pub(crate) fn resolve_prometheus(
     }
     if let Some(node) = section.node_label {
         labels.node = Some(label_name(&node).map_err(|m| (PromKey::Label("node_label"), m))?);
+    }
+    if let Some(replicas) = section.replica_labels {
+        labels.replicas = replicas
+            .iter()
+            .map(|r| label_name(r))
+            .collect::<Result<_, _>>()
+            .map_err(|m| (PromKey::Label("replica_labels"), m))?;
+    }
+    if let Some(jobs) = section.engine_jobs {
+        if jobs.iter().any(|j| j.trim().is_empty()) {
+            return Err((
+                PromKey::EngineJobs,
+                "job names must not be empty".to_owned(),
+            ));
+        }
+        config.engine_jobs = jobs.into_iter().map(|j| j.trim().to_owned()).collect();
+    }
+    if let Some(timeout) = section.backfill_timeout {
+        if timeout.0.is_zero() {
+            return Err((
+                PromKey::BackfillTimeout,
+                "must be longer than 0s".to_owned(),
+            ));
+        }
+        config.backfill_timeout = timeout.0;
     }
     let names = config.labels.names();
     let repeated = names

@@ -17,4 +17,6 @@ pub mod report;
 #[cfg(feature = "demo")]
 pub use feed::{FreshLogLines, SimLogFeed, SimLogPoller};
 pub use logs::{LogRing, TargetLogs};
-pub use observe::{Clock, Observation, ObserveSettings, ObserveTarget, observe, observe_pods};
+pub use observe::{
+    Clock, Observation, ObserveSettings, ObserveTarget, observe, observe_pods, observe_prometheus,
+};

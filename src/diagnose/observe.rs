@@ -27,9 +27,12 @@ use super::plan::{self, DurationPlan};
 use crate::config::KubernetesConfig;
 use crate::sources::kube::discovery::TEXT_POLL;
 use crate::sources::kube::{ClusterClient, KubeUpdate};
+use crate::sources::prometheus::{PollSettings, Poller, PromClient, QueryPlan};
 use crate::sources::{Outbox, ScrapeSettings, ScrapeTarget, Scrapers, build_client};
 use kvtop_core::clock::unix_now;
-use kvtop_core::fleet::{Fleet, FleetSettings, ScrapeReport, TargetId, TargetSpec, Ts};
+use kvtop_core::fleet::{
+    Fleet, FleetSettings, ScrapeReport, SourceReport, TargetId, TargetSpec, Ts,
+};
 use kvtop_core::rules::{Finding, RuleEngine, RuleSet};
 #[cfg(feature = "demo")]
 use kvtop_sim::SimControl;
@@ -195,6 +198,7 @@ pub async fn observe(
         kube: None,
         sim_streams,
         hold_secs: 0.0,
+        derived: None,
     };
     let observation = run(fleet, sources, rules, settings, clock, progress).await;
     drop(scrapers);
@@ -238,6 +242,7 @@ pub async fn observe_pods(
         sim_streams: Vec::new(),
         // Events and logs are read every few seconds: wait for one reading at least.
         hold_secs: (TEXT_POLL + kube.api_timeout).as_secs_f64(),
+        derived: None,
     };
     Ok(run(fleet, sources, rules, settings, Clock::Wall, progress).await)
 }
@@ -254,6 +259,48 @@ struct Sources {
     sim_streams: Vec<(usize, TargetId)>,
     /// The observation lasts at least this long, seconds on the observation clock.
     hold_secs: f64,
+    /// What a Prometheus source's worker reports.
+    derived: Option<mpsc::Receiver<SourceReport>>,
+}
+
+/// The next report of a Prometheus source; never, without one.
+async fn next_derived(derived: &mut Option<mpsc::Receiver<SourceReport>>) -> Option<SourceReport> {
+    match derived {
+        Some(rx) => rx.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Observe the fleet as a Prometheus server reads it (`client`, `plan`), with `rules`: the
+/// engines it scrapes or fails to scrape, as the console shows them.
+pub async fn observe_prometheus(
+    client: PromClient,
+    plan: QueryPlan,
+    poll: PollSettings,
+    rules: &RuleSet,
+    settings: &ObserveSettings,
+    progress: &mut dyn Progress,
+) -> Observation {
+    let mut fleet = Fleet::new(FleetSettings {
+        interval: settings.scrape.interval.as_secs_f64(),
+        ..settings.fleet
+    });
+    fleet.add_source(client.url(), client.url());
+    let (scrape_tx, scrapes) = mpsc::channel::<ScrapeReport>(1);
+    drop(scrape_tx);
+    let (tx, rx) = mpsc::channel::<SourceReport>(SCRAPE_QUEUE);
+    let (_window_tx, window) = tokio::sync::watch::channel(plan.window());
+    let poller = Poller::start(client, plan, poll, Outbox::new(tx), window);
+    let sources = Sources {
+        scrapes,
+        kube: None,
+        sim_streams: Vec::new(),
+        hold_secs: 0.0,
+        derived: Some(rx),
+    };
+    let observation = run(fleet, sources, rules, settings, Clock::Wall, progress).await;
+    drop(poller);
+    observation
 }
 
 /// The next Kubernetes update; never, without Kubernetes.
@@ -279,6 +326,7 @@ async fn run(
         mut kube,
         sim_streams,
         hold_secs,
+        mut derived,
     } = sources;
     let scale = clock.scale();
     let interval = settings.scrape.interval.as_secs_f64() * scale;
@@ -308,6 +356,10 @@ async fn run(
             Some(mut report) = rx.recv() => {
                 report.at = clock.restamp(report.at);
                 fleet.ingest(report);
+                continue;
+            }
+            Some(report) = next_derived(&mut derived) => {
+                fleet.ingest_source(report);
                 continue;
             }
             Some(update) = next_update(&mut kube) => {

@@ -534,6 +534,9 @@ fn facts<'a>(
             text::source_cost(s.queries, s.failures.len(), s.last_took, s.last_bytes),
             style,
         ));
+        if let Some(error) = &s.backfill_error {
+            lines.push(fact(text::FACT_BACKFILL, error.clone(), theme.warn));
+        }
     } else if let Some(t) = target {
         lines.push(fact(
             text::FACT_SCRAPE,

@@ -66,7 +66,7 @@ pub fn render(buf: &mut Buffer, area: Rect, app: &App, now: Ts) {
     let window = Segment::left(
         2,
         vec![Span::styled(
-            text::window(fleet.window().label()),
+            text::window(&fleet.window_label()),
             theme.base,
         )],
     );

@@ -118,6 +118,7 @@ pub(crate) const FACT_ERRORS: &str = "req errors";
 pub(crate) const FACT_CPU: &str = "CPU";
 pub(crate) const FACT_SCRAPE: &str = "scrape";
 pub(crate) const FACT_SOURCE: &str = "prometheus";
+pub(crate) const FACT_BACKFILL: &str = "history";
 pub(crate) const FACT_MALFORMED: &str = "malformed";
 pub(crate) const FACT_LAST_ERROR: &str = "last error";
 pub(crate) const FACT_RESTARTED: &str = "restarted";

@@ -33,6 +33,7 @@ fn engine(pod: &str, kv: f64) -> DerivedEngine {
     DerivedEngine {
         instance: InstanceKey::new("llm", pod, ""),
         node: None,
+        sampled_at: None,
         sample: EngineSample {
             id,
             flavor: EngineFlavor::VllmV1,
@@ -89,6 +90,8 @@ fn engines_read_through_prometheus_show_the_cycle_and_a_partial_answer() {
                 },
             }],
             bytes: 7 * 1024 * 1024,
+            targets: None,
+            window_secs: None,
         }),
     }));
     let screen = render(&app(fleet), 160, 48);

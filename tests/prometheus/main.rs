@@ -9,4 +9,5 @@ mod common;
 
 mod prometheus_live;
 mod prometheus_query;
+mod prometheus_targets;
 mod prometheus_tls_auth;

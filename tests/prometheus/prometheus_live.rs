@@ -28,7 +28,7 @@ use kvtop_core::fleet::{
 use kvtop_sim::{SimConfig, SimVersion};
 
 /// A server speaking Prometheus' HTTP API: a real Prometheus or a real VictoriaMetrics.
-trait Backend: Send + Sync {
+pub(crate) trait Backend: Send + Sync {
     fn url(&self) -> &str;
     fn log(&self) -> String;
 }
@@ -52,19 +52,19 @@ impl Backend for VmServer {
 }
 
 /// A real Prometheus scraping per `config`.
-fn prometheus(config: &str) -> Box<dyn Backend> {
+pub(crate) fn prometheus(config: &str) -> Box<dyn Backend> {
     Box::new(PromServer::start(config, |_| {}))
 }
 
 /// A real VictoriaMetrics scraping per `config`, its queries seeing samples 1 s after they are
 /// scraped (not the default 30 s).
-fn victoria_metrics(config: &str) -> Box<dyn Backend> {
+pub(crate) fn victoria_metrics(config: &str) -> Box<dyn Backend> {
     Box::new(VmServer::start(config, Duration::from_secs(1)))
 }
 
 /// kvtop's own cycle of queries, every 500 ms until its answer is `ready`; fails after 40 s,
 /// naming `what` it waited for, with the server's log.
-async fn poll_until(
+pub(crate) async fn poll_until(
     client: &PromClient,
     plan: &QueryPlan,
     prom: &dyn Backend,
@@ -89,7 +89,7 @@ async fn poll_until(
     }
 }
 
-fn host_port(url: &str) -> &str {
+pub(crate) fn host_port(url: &str) -> &str {
     url.trim_start_matches("http://")
         .trim_end_matches("/metrics")
 }
@@ -219,7 +219,8 @@ async fn reads_the_simulated_fleet_back(start: impl FnOnce(&str) -> Box<dyn Back
     }
 
     // Into the fleet: each serving engine is Up and joined to its GPU through the exporter's
-    // pod mapping; vLLM preallocates 90 % of the framebuffer.
+    // pod mapping; vLLM preallocates 90 % of the framebuffer. The engine that is down has a
+    // Down row of its own (Prometheus lists its target).
     let mut fleet = Fleet::new(FleetSettings::default());
     fleet.ingest_source(SourceReport::Cycle(DerivedReport {
         source: prom.url().to_owned(),
@@ -228,7 +229,17 @@ async fn reads_the_simulated_fleet_back(start: impl FnOnce(&str) -> Box<dyn Back
         outcome: Ok(payload),
     }));
     assert_eq!(fleet.gpu_count(), 8);
+    let down: Vec<&str> = sim
+        .engines
+        .iter()
+        .filter(|e| e.down)
+        .map(|e| e.name.as_str())
+        .collect();
     for row in fleet.engines() {
+        if down.contains(&row.name.as_str()) {
+            assert_eq!(row.status, EngineStatus::Down, "{}", row.name);
+            continue;
+        }
         assert_eq!(row.status, EngineStatus::Up, "{}", row.name);
         assert_eq!(fleet.gpus_of(row.target).count(), 1, "{}", row.name);
         let mem = row.signals.gpu_mem.expect("GPU memory");
@@ -243,11 +254,7 @@ async fn reads_the_simulated_fleet_back(start: impl FnOnce(&str) -> Box<dyn Back
     let _poller = Poller::start(
         client.clone(),
         plan.clone(),
-        PollSettings {
-            interval: Duration::from_millis(500),
-            backfill: Duration::from_secs(10),
-            slow_every: 30,
-        },
+        PollSettings::new(Duration::from_millis(500), Duration::from_secs(10), 30),
         kvtop::sources::Outbox::new(tx),
         window_rx,
     );
@@ -287,10 +294,12 @@ async fn reads_the_simulated_fleet_back(start: impl FnOnce(&str) -> Box<dyn Back
     assert!(backfilled);
     let fleet = &app.fleet;
     assert_eq!(fleet.counts().up, serving.len());
+    assert_eq!(fleet.counts().down, down.len());
     assert!(
         fleet
             .engines()
             .iter()
+            .filter(|r| !down.contains(&r.name.as_str()))
             .all(|r| r.history.len() > 1 && r.signals.gpu_util.is_some()),
         "{:#?}",
         fleet.engines()

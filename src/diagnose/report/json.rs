@@ -3,13 +3,16 @@
 //! critical findings), and `results`, one per firing finding (info included) with `kind`,
 //! `name`, `error: [{ text }]` and `details` as k8sgpt has them, plus kvtop's own fields:
 //! `severity`, `rule`, `evidence`, `cause`, `action`, `source`, `since`, `firing_since`.
-//! `pending` lists findings whose condition holds but not yet for long enough, and `observed`
-//! describes the observation.
+//! `pending` lists findings whose condition holds but not yet for long enough, `observed`
+//! describes the observation, and `engines` lists every engine at its end: name, namespace
+//! and pod, model, status with its reason, and its current value of every rule signal
+//! (keyed by the rules' signal names, `null` when unknown).
 
 use serde_json::{Value, json};
 
 use super::super::observe::Observation;
 use super::{Verdict, evidence, firing, fleet_rows, kind, pending};
+use kvtop_core::fleet::EngineStatus;
 use kvtop_core::rules::{Finding, Severity, Subject};
 
 /// The report as pretty-printed JSON.
@@ -36,6 +39,7 @@ pub fn render_json(obs: &Observation) -> String {
         })
         .collect();
     let rows = fleet_rows(obs);
+    let engines = engines(obs);
     let doc = json!({
         "provider": "kvtop",
         "errors": if errors.is_empty() { Value::Null } else { json!(errors) },
@@ -54,11 +58,43 @@ pub fn render_json(obs: &Observation) -> String {
             "verdict": verdict.word(),
             "exit_code": verdict.exit_code(),
         },
+        "engines": engines,
     });
     let text = serde_json::to_string_pretty(&doc).unwrap_or_else(|_| "{}".to_owned());
     // C1 controls, bidi and zero-width characters as \u escapes: the same document, safe to
     // print.
     kvtop_core::safe_text::json(&text).into_owned()
+}
+
+/// Every engine at the end of the observation, with its signals as the rules read them.
+fn engines(obs: &Observation) -> Vec<Value> {
+    let mut gpus = Vec::new();
+    crate::diagnose::inputs::gpu_signals(&obs.fleet, &mut gpus);
+    let inputs = crate::diagnose::inputs::engine_inputs(&obs.fleet, &gpus, &obs.logs);
+    inputs
+        .iter()
+        .map(|input| {
+            let placement = obs.fleet.placement(input.target);
+            let target = obs.fleet.target(input.target);
+            let reason = target
+                .filter(|t| t.failing || input.status != EngineStatus::Up)
+                .and_then(|t| t.last_error.as_ref())
+                .map(|(_, e)| e.to_string());
+            let signals: serde_json::Map<String, Value> = kvtop_core::rules::signals::SIGNALS
+                .iter()
+                .map(|def| (def.name.to_owned(), json!(def.read(input))))
+                .collect();
+            json!({
+                "name": input.name,
+                "namespace": placement.namespace,
+                "pod": placement.pod,
+                "model": input.id.model,
+                "engine": input.id.engine,
+                "status": { "word": input.status.word(), "reason": reason },
+                "signals": signals,
+            })
+        })
+        .collect()
 }
 
 fn result(f: &Finding) -> Value {

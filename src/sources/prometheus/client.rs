@@ -42,6 +42,7 @@ pub struct PromClient {
     http: reqwest::Client,
     query_url: reqwest::Url,
     range_url: reqwest::Url,
+    targets_url: reqwest::Url,
     /// The server's URL, for messages and as the source's name.
     url: String,
     auth: Option<PrometheusAuth>,
@@ -71,6 +72,8 @@ impl PromClient {
         }
         let query_url = base.join("api/v1/query").map_err(|_| bad_url())?;
         let range_url = base.join("api/v1/query_range").map_err(|_| bad_url())?;
+        let mut targets_url = base.join("api/v1/targets").map_err(|_| bad_url())?;
+        targets_url.query_pairs_mut().append_pair("state", "active");
 
         let mut builder = reqwest::Client::builder()
             .user_agent(settings.user_agent.clone())
@@ -101,6 +104,7 @@ impl PromClient {
             http,
             query_url,
             range_url,
+            targets_url,
             url: config.url.clone(),
             auth: config.auth.clone(),
             settings,
@@ -152,6 +156,19 @@ impl PromClient {
             .join("status/buildinfo")
             .map_err(|e| ScrapeError::Other(e.to_string()))?;
         self.get(url).await
+    }
+
+    /// The scrape targets and their health (`/api/v1/targets?state=active`).
+    pub async fn targets(&self) -> Result<RawAnswer, ScrapeError> {
+        self.get(self.targets_url.clone()).await
+    }
+
+    /// The same client bounding each request by `timeout` instead (the start-up backfill
+    /// reads far more than a cycle).
+    pub fn with_timeout(&self, timeout: Duration) -> Self {
+        let mut client = self.clone();
+        client.settings.timeout = timeout;
+        client
     }
 
     /// Prometheus' own evaluation timeout: the client's, so the server gives up as well.

@@ -113,6 +113,11 @@ pub fn decode_answer(status: u16, body: &[u8]) -> Result<Answer<'_>, ScrapeError
     })
 }
 
+/// What a body that failed to decode as an API answer was (for the other API endpoints).
+pub(crate) fn decode_error(status: u16, body: &[u8], err: &serde_json::Error) -> ScrapeError {
+    not_an_answer(status, body, err)
+}
+
 /// What a body that failed to decode was.
 fn not_an_answer(status: u16, body: &[u8], err: &serde_json::Error) -> ScrapeError {
     if !(200..300).contains(&status) {

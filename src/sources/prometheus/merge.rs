@@ -7,13 +7,13 @@
 //! process; `cache_config_info` (which has `engine` but no `model_name`) to every engine of its
 //! process with the same `engine` label, or all of them when it has none.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use super::decode::Answer;
 use super::query::{LabelMap, QUANTILE_LABEL, QuerySpec, Shape};
 use kvtop_core::engine::{CacheConfig, EngineId, EngineSample, GpuSample};
 use kvtop_core::fleet::{DerivedEngine, DerivedSeries, InstanceKey, Signals, Ts};
-use kvtop_core::signals::{FlavorEvidence, Signal, routes, signal};
+use kvtop_core::signals::{FlavorEvidence, SIGNALS, Signal, routes, signal};
 
 /// Write one value into its field.
 pub(crate) fn set_slot(signals: &mut Signals, slot: Signal, value: f64) {
@@ -100,6 +100,20 @@ fn identity<'s>(labels: &LabelMap, item: &'s super::decode::Item<'_>) -> Identit
     }
 }
 
+/// Which report of an engine a series is: its scrape (instance, job) and the replica that
+/// stored it. Two jobs scraping one pod, or the two halves of an HA pair, are two reports of
+/// one engine: one is taken, never their sum.
+fn report_of(labels: &LabelMap, item: &super::decode::Item<'_>) -> String {
+    let mut report = String::new();
+    for (i, name) in labels.report_labels().into_iter().enumerate() {
+        if i > 0 {
+            report.push('\u{1f}');
+        }
+        report.push_str(item.label(name).unwrap_or(""));
+    }
+    report
+}
+
 fn hash_of(parts: &[&str]) -> u64 {
     use std::hash::{Hash, Hasher};
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
@@ -107,15 +121,75 @@ fn hash_of(parts: &[&str]) -> u64 {
     hasher.finish()
 }
 
-/// One engine while the answers of a cycle come in.
+/// One report of an engine while the answers of a cycle come in.
 #[derive(Debug, Default)]
-struct EngineAcc {
+struct ReportAcc {
     present: bool,
-    node: Option<String>,
-    /// What the names of its KV-usage series said.
+    /// Whether a KV-usage series named it (its names tell the flavor).
+    kv_named: bool,
     flavor: FlavorEvidence,
     signals: Signals,
+    /// Time of its newest sample.
+    sampled_at: Option<f64>,
 }
+
+/// One engine while the answers of a cycle come in: its reports, by report key.
+#[derive(Debug, Default)]
+struct EngineAcc {
+    node: Option<String>,
+    reports: BTreeMap<String, ReportAcc>,
+}
+
+impl EngineAcc {
+    /// The report taken for the engine: of those naming it in the KV-usage or `running`
+    /// answer, the one with the newest sample (the first by key on a tie). Signals it lacks
+    /// are taken from the other reports, in key order; nothing is ever summed.
+    fn settle(self) -> Option<Settled> {
+        let EngineAcc { node, mut reports } = self;
+        let chosen = reports
+            .iter()
+            .filter(|(_, r)| r.present)
+            .max_by(|a, b| {
+                let t = |r: &ReportAcc| r.sampled_at.unwrap_or(f64::NEG_INFINITY);
+                t(a.1).total_cmp(&t(b.1)).then_with(|| b.0.cmp(a.0))
+            })
+            .map(|(report, _)| report.clone())?;
+        let first = reports.remove(&chosen)?;
+        let mut signals = first.signals;
+        let mut flavor = first.kv_named.then_some(first.flavor);
+        for other in reports.values() {
+            for def in &SIGNALS {
+                if (def.get)(&signals).is_none() {
+                    if let Some(value) = (def.get)(&other.signals) {
+                        def.set(&mut signals, value);
+                    }
+                }
+            }
+            if flavor.is_none() && other.kv_named {
+                flavor = Some(other.flavor);
+            }
+        }
+        Some(Settled {
+            report: chosen,
+            node,
+            flavor: flavor.unwrap_or(first.flavor),
+            signals,
+            sampled_at: first.sampled_at,
+        })
+    }
+}
+
+/// An engine's values once its report is chosen.
+struct Settled {
+    report: String,
+    node: Option<String>,
+    flavor: FlavorEvidence,
+    signals: Signals,
+    sampled_at: Option<f64>,
+}
+
+/// Per-process values of one report.
+type ProcessValues = Vec<(String, Signal, f64)>;
 
 /// The answers of one cycle, merged per engine.
 #[derive(Debug)]
@@ -124,11 +198,13 @@ pub struct CycleMerge<'l> {
     engines: Vec<(EngineKey, EngineAcc)>,
     /// Identity hash → positions in `engines`.
     engine_index: HashMap<u64, Vec<usize>>,
-    process: HashMap<InstanceKey, Vec<(Signal, f64)>>,
+    process: HashMap<InstanceKey, ProcessValues>,
     caches: HashMap<InstanceKey, Vec<(String, CacheConfig)>>,
     gpus: Option<Vec<GpuSample>>,
     /// Identity hash of a GPU → positions in `gpus`.
     gpu_index: HashMap<u64, Vec<usize>>,
+    /// The jobs whose series name engines.
+    jobs: BTreeSet<String>,
 }
 
 impl<'l> CycleMerge<'l> {
@@ -141,6 +217,20 @@ impl<'l> CycleMerge<'l> {
             caches: HashMap::new(),
             gpus: None,
             gpu_index: HashMap::new(),
+            jobs: BTreeSet::new(),
+        }
+    }
+
+    /// The scrape jobs whose series named engines so far.
+    pub fn engine_jobs(&self) -> &BTreeSet<String> {
+        &self.jobs
+    }
+
+    fn note_job(&mut self, item: &super::decode::Item<'_>) {
+        if let Some(job) = item.label(&self.labels.job) {
+            if !self.jobs.contains(job) {
+                self.jobs.insert(job.to_owned());
+            }
         }
     }
 
@@ -163,17 +253,20 @@ impl<'l> CycleMerge<'l> {
                 Shape::Process(slot) => {
                     if let Some(value) = item.sample() {
                         let id = identity(self.labels, item);
+                        let report = report_of(self.labels, item);
                         self.process
                             .entry(id.instance_key())
                             .or_default()
-                            .push((*slot, value));
+                            .push((report, *slot, value));
                     }
                 }
                 Shape::KvRaw => {
+                    self.note_job(item);
                     let Some(acc) = self.entry(item) else {
                         continue;
                     };
                     acc.present = true;
+                    acc.kv_named = true;
                     add_flavor_evidence(item, &mut acc.flavor);
                     if let Some(value) = item.sample() {
                         let max = acc.signals.kv_usage.map_or(value, |v| v.max(value));
@@ -181,6 +274,9 @@ impl<'l> CycleMerge<'l> {
                     }
                 }
                 Shape::Engine(slot) => {
+                    if *slot == Signal::Running {
+                        self.note_job(item);
+                    }
                     let value = item.sample();
                     let Some(acc) = self.entry(item) else {
                         continue;
@@ -203,6 +299,13 @@ impl<'l> CycleMerge<'l> {
                         }
                     }
                 }
+                Shape::Sampled => {
+                    if let Some(value) = item.sample().filter(|v| v.is_finite()) {
+                        if let Some(acc) = self.entry(item) {
+                            acc.sampled_at = Some(acc.sampled_at.map_or(value, |t| t.max(value)));
+                        }
+                    }
+                }
             }
         }
     }
@@ -219,10 +322,20 @@ impl<'l> CycleMerge<'l> {
         engines.sort_by(|a, b| a.0.cmp(&b.0));
         let derived = engines
             .into_iter()
-            .filter(|(_, acc)| acc.present)
-            .map(|(key, mut acc)| {
-                for (slot, value) in process.get(&key.instance).into_iter().flatten() {
-                    set_slot(&mut acc.signals, *slot, *value);
+            .filter_map(|(key, acc)| {
+                let Settled {
+                    report: chosen,
+                    node,
+                    flavor,
+                    mut signals,
+                    sampled_at,
+                } = acc.settle()?;
+                let values = process.get(&key.instance).into_iter().flatten();
+                let (mine, others): (Vec<_>, Vec<_>) =
+                    values.partition(|(report, _, _)| *report == chosen);
+                for (_, slot, value) in others.into_iter().chain(mine) {
+                    // The chosen report's own values come last, so they win.
+                    set_slot(&mut signals, *slot, *value);
                 }
                 let cache_config = agreed_cache_config(
                     caches
@@ -232,37 +345,37 @@ impl<'l> CycleMerge<'l> {
                         .filter(|(engine, _)| engine.is_empty() || *engine == key.engine)
                         .map(|(_, config)| config),
                 );
-                acc.signals.kv_capacity_tokens = cache_config
+                signals.kv_capacity_tokens = cache_config
                     .as_ref()
                     .and_then(CacheConfig::kv_capacity_tokens)
                     .map(|tokens| tokens as f64);
-                let s = &acc.signals;
                 let sample = EngineSample {
                     id: EngineId {
                         model: key.model,
                         engine: key.engine,
                     },
-                    flavor: acc.flavor.flavor(),
-                    kv_usage: s.kv_usage,
-                    running: s.running,
-                    waiting: s.waiting,
-                    swapped: s.swapped,
+                    flavor: flavor.flavor(),
+                    kv_usage: signals.kv_usage,
+                    running: signals.running,
+                    waiting: signals.waiting,
+                    swapped: signals.swapped,
                     cache_config,
                     ..EngineSample::default()
                 };
-                DerivedEngine {
+                Some(DerivedEngine {
                     instance: key.instance,
-                    node: acc.node,
+                    node,
+                    sampled_at,
                     sample,
-                    signals: acc.signals,
-                }
+                    signals,
+                })
             })
             .collect();
         (derived, gpus)
     }
 
-    /// The engine a series belongs to, created on first sight.
-    fn entry(&mut self, item: &super::decode::Item<'_>) -> Option<&mut EngineAcc> {
+    /// The report a series belongs to, its engine created on first sight.
+    fn entry(&mut self, item: &super::decode::Item<'_>) -> Option<&mut ReportAcc> {
         let id = identity(self.labels, item);
         let positions = self.engine_index.entry(id.engine_hash()).or_default();
         let found = positions
@@ -278,11 +391,12 @@ impl<'l> CycleMerge<'l> {
                 index
             }
         };
+        let report = report_of(self.labels, item);
         let (_, acc) = self.engines.get_mut(index)?;
         if acc.node.is_none() {
             acc.node = id.node.map(str::to_owned);
         }
-        Some(acc)
+        Some(acc.reports.entry(report).or_default())
     }
 }
 
@@ -406,9 +520,12 @@ fn add_dcgm(
 #[derive(Debug)]
 pub(crate) struct RangeMerge<'l> {
     labels: &'l LabelMap,
-    /// Per engine: node, and signals per evaluation time in milliseconds.
-    engines: BTreeMap<EngineKey, (Option<String>, BTreeMap<i64, Signals>)>,
+    /// Per engine: node, and per report its signals per evaluation time in milliseconds.
+    engines: BTreeMap<EngineKey, (Option<String>, ReportPoints)>,
 }
+
+/// Per report (see [`report_of`]), signals per evaluation time in milliseconds.
+type ReportPoints = BTreeMap<String, BTreeMap<i64, Signals>>;
 
 impl<'l> RangeMerge<'l> {
     pub fn new(labels: &'l LabelMap) -> Self {
@@ -428,17 +545,18 @@ impl<'l> RangeMerge<'l> {
                     .label(QUANTILE_LABEL)
                     .and_then(|q| slots.iter().find(|(name, _)| *name == q))
                     .map(|(_, slot)| *slot),
-                Shape::Process(_) | Shape::CacheConfig | Shape::Dcgm => None,
+                Shape::Process(_) | Shape::CacheConfig | Shape::Dcgm | Shape::Sampled => None,
             };
             let Some(slot) = slot else {
                 continue;
             };
             let id = identity(self.labels, item);
             let node = id.node.map(str::to_owned);
-            let (known_node, points) = self.engines.entry(id.engine_key()).or_default();
+            let (known_node, reports) = self.engines.entry(id.engine_key()).or_default();
             if known_node.is_none() {
                 *known_node = node;
             }
+            let points = reports.entry(report_of(self.labels, item)).or_default();
             for (t, value) in item.points() {
                 let Some(value) = value else {
                     continue;
@@ -454,21 +572,29 @@ impl<'l> RangeMerge<'l> {
         }
     }
 
-    /// One series per engine, points oldest first.
+    /// One series per engine, points oldest first: of several reports of one engine, the
+    /// one with the most points (the first by key on a tie).
     pub fn finish(self) -> Vec<DerivedSeries> {
         self.engines
             .into_iter()
-            .map(|(key, (node, points))| DerivedSeries {
-                instance: key.instance,
-                node,
-                id: EngineId {
-                    model: key.model,
-                    engine: key.engine,
-                },
-                points: points
+            .filter_map(|(key, (node, reports))| {
+                let points = reports
                     .into_iter()
-                    .map(|(ms, signals)| (ms as Ts / 1000.0, signals))
-                    .collect(),
+                    .rev()
+                    .max_by_key(|(_, points)| points.len())
+                    .map(|(_, points)| points)?;
+                Some(DerivedSeries {
+                    instance: key.instance,
+                    node,
+                    id: EngineId {
+                        model: key.model,
+                        engine: key.engine,
+                    },
+                    points: points
+                        .into_iter()
+                        .map(|(ms, signals)| (ms as Ts / 1000.0, signals))
+                        .collect(),
+                })
             })
             .collect()
     }

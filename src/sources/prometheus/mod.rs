@@ -5,6 +5,7 @@
 //! - `decode` (PURE): JSON answers, errors in Prometheus' own words;
 //! - `merge` (PURE): answers into one [`kvtop_core::fleet::DerivedEngine`] per engine, or one
 //!   [`kvtop_core::fleet::DerivedSeries`] per engine for the start-up backfill;
+//! - `targets` (PURE): `/api/v1/targets`, and which targets serve engines;
 //! - `client`: HTTP with timeouts, auth, a custom CA;
 //! - `poller`: the worker that sends [`kvtop_core::fleet::SourceReport`]s to the app loop.
 
@@ -13,6 +14,7 @@ pub mod decode;
 pub mod merge;
 pub mod poller;
 pub mod query;
+pub mod targets;
 
 pub use client::{ClientError, ClientSettings, PromClient, RawAnswer};
 pub use poller::{PollSettings, Poller, SlowAnswers, backfill_once, backfill_step, poll_once};

@@ -15,11 +15,13 @@ use super::client::{PromClient, RawAnswer};
 use super::decode::decode_answer;
 use super::merge::{CycleMerge, RangeMerge};
 use super::query::{QueryPlan, QuerySpec};
+use super::targets::{decode_targets, engine_targets, longest_interval};
 use kvtop_core::clock::unix_now;
 use kvtop_core::fleet::{
     BackfillReport, DerivedPayload, DerivedReport, QuantileWindow, QueryFailure, ScrapeError,
     SourceReport,
 };
+use std::collections::BTreeSet;
 
 /// Most points one backfill series is read with: a chart is at most a few hundred cells wide.
 pub(crate) const BACKFILL_POINTS: f64 = 300.0;
@@ -32,13 +34,55 @@ pub struct PollSettings {
     pub backfill: Duration,
     /// Slow queries (`cache_config_info`) are sent every this many cycles.
     pub slow_every: u32,
+    /// Bound on each backfill query, and how many times the backfill is tried.
+    pub backfill_timeout: Duration,
+    pub backfill_attempts: u32,
+    /// Jobs whose targets are engines from the first cycle.
+    pub engine_jobs: Vec<String>,
 }
 
-/// The last answer to the slow queries, reused between their cycles.
+impl PollSettings {
+    /// Polling every `interval`, reading `backfill` of history at start-up, with the other
+    /// settings at their defaults.
+    pub fn new(interval: Duration, backfill: Duration, slow_every: u32) -> Self {
+        PollSettings {
+            interval,
+            backfill,
+            slow_every,
+            backfill_timeout: Duration::from_secs(30),
+            backfill_attempts: 3,
+            engine_jobs: Vec::new(),
+        }
+    }
+}
+
+/// What a worker keeps between cycles: the last answer to the slow queries (reused between
+/// their cycles), the jobs known to serve engines, and the longest scrape interval of their
+/// targets.
 #[derive(Debug, Default)]
 pub struct SlowAnswers {
     answers: Vec<(QuerySpec, RawAnswer)>,
     cycles_since: Option<u32>,
+    engine_jobs: BTreeSet<String>,
+    scrape_interval: Option<f64>,
+    /// Whether the targets were asked for yet.
+    targets_asked: bool,
+}
+
+impl SlowAnswers {
+    /// A worker's memory that counts the targets of `jobs` as engines from the first cycle,
+    /// before any of their series is seen.
+    pub fn with_engine_jobs(jobs: impl IntoIterator<Item = String>) -> Self {
+        SlowAnswers {
+            engine_jobs: jobs.into_iter().collect(),
+            ..SlowAnswers::default()
+        }
+    }
+
+    /// The longest scrape interval of the engine targets, seconds, when the server said.
+    pub fn scrape_interval(&self) -> Option<f64> {
+        self.scrape_interval
+    }
 }
 
 /// One cycle: every query of `plan` at once (and the slow ones when due), evaluated at `time`
@@ -53,6 +97,16 @@ pub async fn poll_once(
     slow: &mut SlowAnswers,
     slow_every: u32,
 ) -> Result<DerivedPayload, ScrapeError> {
+    // The first cycle learns the scrape intervals before choosing its window.
+    let early_targets = if slow.targets_asked {
+        None
+    } else {
+        slow.targets_asked = true;
+        let targets = client.targets().await;
+        learn_interval(plan, slow, &targets);
+        Some(targets)
+    };
+    let plan = &plan.with_scrape_interval(slow.scrape_interval.or(plan.scrape_interval()));
     let mut queries = plan.every_cycle();
     let slow_due = slow
         .cycles_since
@@ -60,7 +114,18 @@ pub async fn poll_once(
     let fresh_slow = if slow_due { plan.slow() } else { Vec::new() };
     let fresh_count = fresh_slow.len();
     queries.extend(fresh_slow);
-    let answers = join_all(queries.iter().map(|q| client.query(&q.promql, time))).await;
+    let (answers, targets) = match early_targets {
+        Some(targets) => (
+            join_all(queries.iter().map(|q| client.query(&q.promql, time))).await,
+            targets,
+        ),
+        None => {
+            futures_util::join!(
+                join_all(queries.iter().map(|q| client.query(&q.promql, time))),
+                client.targets()
+            )
+        }
+    };
 
     let mut results: Vec<(QuerySpec, Result<RawAnswer, ScrapeError>)> =
         queries.into_iter().zip(answers).collect();
@@ -87,13 +152,59 @@ pub async fn poll_once(
         results.extend(slow.answers.iter().map(|(q, a)| (q.clone(), Ok(a.clone()))));
     }
     let sent = plan.every_cycle().len() + fresh_count;
-    merge_cycle(plan, results, sent)
+    let mut payload = merge_cycle(plan, results, sent, &mut slow.engine_jobs)?;
+    payload.targets = match targets.and_then(|raw| decode_targets(raw.status, &raw.body)) {
+        Ok(all) => Some(engine_targets(plan.labels(), &all, &slow.engine_jobs)),
+        Err(error) => {
+            // Through a front end without the targets API (Thanos, a VictoriaMetrics
+            // cluster), engines are known from their series alone.
+            tracing::debug!(%error, "no scrape targets from the source");
+            None
+        }
+    };
+    if let Some(targets) = &payload.targets {
+        if let Some(longest) = longest_interval(targets) {
+            slow.scrape_interval = Some(longest);
+        }
+    }
+    Ok(payload)
+}
+
+/// The longest scrape interval of the engine targets in a targets answer, remembered.
+fn learn_interval(
+    plan: &QueryPlan,
+    slow: &mut SlowAnswers,
+    targets: &Result<RawAnswer, ScrapeError>,
+) {
+    let Ok(raw) = targets else {
+        return;
+    };
+    let Ok(all) = decode_targets(raw.status, &raw.body) else {
+        return;
+    };
+    let jobs = &slow.engine_jobs;
+    let known = engine_targets(plan.labels(), &all, jobs);
+    // Before any series names a job, every target's interval counts: the window must not
+    // start too short.
+    let interval = if known.is_empty() {
+        all.iter()
+            .filter_map(|t| t.scrape_interval)
+            .fold(None, |max: Option<f64>, i| {
+                Some(max.map_or(i, |m| m.max(i)))
+            })
+    } else {
+        longest_interval(&known)
+    };
+    if interval.is_some() {
+        slow.scrape_interval = interval;
+    }
 }
 
 fn merge_cycle(
     plan: &QueryPlan,
     results: Vec<(QuerySpec, Result<RawAnswer, ScrapeError>)>,
     sent: usize,
+    engine_jobs: &mut BTreeSet<String>,
 ) -> Result<DerivedPayload, ScrapeError> {
     let mut merge = CycleMerge::new(plan.labels());
     let mut failures = Vec::new();
@@ -121,6 +232,7 @@ fn merge_cycle(
             .next()
             .map_or(ScrapeError::Empty, |f| f.error));
     }
+    engine_jobs.extend(merge.engine_jobs().iter().cloned());
     let (engines, gpus) = merge.finish();
     Ok(DerivedPayload {
         engines,
@@ -128,6 +240,8 @@ fn merge_cycle(
         queries: sent,
         failures,
         bytes,
+        targets: None,
+        window_secs: Some(plan.window_secs()),
     })
 }
 
@@ -149,6 +263,7 @@ pub async fn backfill_once(
     .await;
     let mut merge = RangeMerge::new(plan.labels());
     let mut first_error = None;
+    let mut failed = Vec::new();
     let mut answered = 0;
     for (spec, result) in queries.iter().zip(&answers) {
         let decoded = result
@@ -162,6 +277,7 @@ pub async fn backfill_once(
             }
             Err(error) => {
                 tracing::warn!(signal = spec.signal, %error, "Prometheus backfill query failed");
+                failed.push(spec.signal);
                 first_error.get_or_insert(error);
             }
         }
@@ -169,10 +285,46 @@ pub async fn backfill_once(
     if answered == 0 {
         return Err(first_error.unwrap_or(ScrapeError::Empty));
     }
+    let failure =
+        first_error.map(|error| format!("history of {} not read: {error}", failed.join(", ")));
     Ok(BackfillReport {
         source: client.url().to_owned(),
         series: merge.finish(),
+        failure,
     })
+}
+
+/// The backfill of the worker: each query bounded by its own timeout, the whole tried again a
+/// few times; a failure is reported so it shows with the source.
+async fn backfill(
+    client: &PromClient,
+    plan: &QueryPlan,
+    settings: &PollSettings,
+) -> BackfillReport {
+    let client = client.with_timeout(settings.backfill_timeout);
+    let step = backfill_step(settings.interval, settings.backfill);
+    let attempts = settings.backfill_attempts.max(1);
+    let mut last_error = ScrapeError::Empty;
+    for attempt in 1..=attempts {
+        let end = unix_now();
+        match backfill_once(&client, plan, end, settings.backfill.as_secs_f64(), step).await {
+            Ok(report) => return report,
+            Err(error) => {
+                tracing::warn!(%error, attempt, "Prometheus backfill failed");
+                last_error = error;
+            }
+        }
+        if attempt < attempts {
+            tokio::time::sleep(Duration::from_secs(u64::from(attempt))).await;
+        }
+    }
+    BackfillReport {
+        source: client.url().to_owned(),
+        series: Vec::new(),
+        failure: Some(format!(
+            "history not read ({attempts} attempts): {last_error}"
+        )),
+    }
 }
 
 /// The step of a backfill: the interval, or coarser so a series has at most
@@ -202,21 +354,17 @@ impl Poller {
         let handle = tokio::spawn(async move {
             let source = client.url().to_owned();
             let mut plan = plan;
+            let mut slow = SlowAnswers::with_engine_jobs(settings.engine_jobs.clone());
             if !settings.backfill.is_zero() && !plan.backfill().is_empty() {
-                let step = backfill_step(settings.interval, settings.backfill);
-                let end = unix_now();
-                match backfill_once(&client, &plan, end, settings.backfill.as_secs_f64(), step)
-                    .await
-                {
-                    Ok(report) => {
-                        if !events.send(SourceReport::Backfill(report)).await {
-                            return;
-                        }
-                    }
-                    Err(error) => tracing::warn!(%error, "Prometheus backfill failed"),
+                // The history's rates over the window the first cycle will use.
+                let targets = client.targets().await;
+                learn_interval(&plan, &mut slow, &targets);
+                let windowed = plan.with_scrape_interval(slow.scrape_interval);
+                let report = backfill(&client, &windowed, &settings).await;
+                if !events.send(SourceReport::Backfill(report)).await {
+                    return;
                 }
             }
-            let mut slow = SlowAnswers::default();
             let mut ticker = tokio::time::interval(settings.interval);
             ticker.set_missed_tick_behavior(MissedTickBehavior::Delay);
             loop {
@@ -282,7 +430,10 @@ mod tests {
             .into_iter()
             .map(|q| (q, Err(ScrapeError::Refused)))
             .collect();
-        assert_eq!(merge_cycle(&plan, results, 16), Err(ScrapeError::Refused));
+        assert_eq!(
+            merge_cycle(&plan, results, 16, &mut BTreeSet::new()),
+            Err(ScrapeError::Refused)
+        );
     }
 
     #[test]
@@ -315,7 +466,8 @@ mod tests {
                 (q, Ok(answer))
             })
             .collect();
-        let payload = merge_cycle(&plan, results, 16).expect("partial answer");
+        let payload =
+            merge_cycle(&plan, results, 16, &mut BTreeSet::new()).expect("partial answer");
         assert_eq!(payload.engines.len(), 1);
         assert_eq!(payload.engines[0].signals.running, Some(2.0));
         assert_eq!(

@@ -18,7 +18,8 @@ pub use history::{History, Series};
 pub use state::{
     BackfillReport, DerivedEngine, DerivedPayload, DerivedReport, DerivedSeries,
     DerivedSourceState, EngineState, EngineStatus, Fleet, FleetSettings, InstanceKey, QueryFailure,
-    ScrapePayload, ScrapeReport, SourceReport, StatusCounts, TargetId, TargetSpec, TargetState,
+    ScrapePayload, ScrapeReport, SourceReport, SourceTarget, StatusCounts, TargetHealth, TargetId,
+    TargetSpec, TargetState,
 };
 pub use status::RowStatus;
 

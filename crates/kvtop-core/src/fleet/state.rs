@@ -335,10 +335,38 @@ impl Fleet {
     pub fn window(&self) -> super::QuantileWindow {
         self.settings.window
     }
+    /// The window rates and quantiles are computed over, seconds: the chosen one, or longer
+    /// when samples are too sparse for it (four scrape intervals, see
+    /// [`crate::signals::promql::window_for_interval`]), the longest of every source's.
+    pub fn window_secs(&self) -> f64 {
+        self.sources()
+            .filter_map(|s| s.window_secs)
+            .filter(|w| w.is_finite())
+            .fold(self.direct_window_secs(), f64::max)
+    }
+    /// The window in effect as the header names it: `1m`, or `2m` when stretched to four
+    /// scrape intervals.
+    pub fn window_label(&self) -> String {
+        let secs = self.window_secs();
+        if secs <= self.settings.window.secs() {
+            self.settings.window.label().to_owned()
+        } else if secs % 60.0 == 0.0 {
+            format!("{}m", (secs / 60.0) as u64)
+        } else {
+            format!("{}s", secs.ceil() as u64)
+        }
+    }
+    /// The window of directly scraped engines at the scrape interval.
+    fn direct_window_secs(&self) -> f64 {
+        crate::signals::promql::window_for_interval(
+            self.settings.window,
+            Some(self.settings.interval),
+        )
+    }
     /// Change the quantile window and recompute current signals.
     pub fn set_window(&mut self, window: super::QuantileWindow) {
         self.settings.window = window;
-        let secs = window.secs();
+        let secs = self.direct_window_secs();
         for row in &mut self.engines {
             // Rows of a Prometheus source are derived by Prometheus over the new window from
             // its next answer on.
@@ -455,7 +483,7 @@ impl Fleet {
         }
         let range = rows.start..rows.start + samples.len();
 
-        let secs = self.settings.window.secs();
+        let secs = self.direct_window_secs();
         let gpu = self.gpus.signals_of(id);
         let Some(rows) = self.engines.get_mut(range) else {
             return;
@@ -576,7 +604,7 @@ mod prometheus_source;
 use prometheus_source::DerivedSource;
 pub use prometheus_source::{
     BackfillReport, DerivedEngine, DerivedPayload, DerivedReport, DerivedSeries,
-    DerivedSourceState, InstanceKey, QueryFailure, SourceReport,
+    DerivedSourceState, InstanceKey, QueryFailure, SourceReport, SourceTarget, TargetHealth,
 };
 
 #[cfg(test)]

@@ -28,7 +28,16 @@ pub struct LabelMap {
     pub instance: String,
     /// The node a pod runs on (for joining GPUs by host), when relabelling adds one.
     pub node: Option<String>,
+    /// The scrape job: two jobs scraping one engine report it twice, told apart by this.
+    pub job: String,
+    /// Labels that tell the replicas of an HA pair apart (external labels seen through a
+    /// federating or deduplicating front end); kept apart in answers so one replica is taken,
+    /// never their sum.
+    pub replicas: Vec<String>,
 }
+
+/// Replica labels of common HA setups (Prometheus Operator, Thanos, Cortex/Mimir, VictoriaMetrics).
+pub const DEFAULT_REPLICA_LABELS: [&str; 3] = ["prometheus_replica", "replica", "__replica__"];
 
 impl Default for LabelMap {
     fn default() -> Self {
@@ -39,6 +48,8 @@ impl Default for LabelMap {
             engine: "engine".into(),
             instance: "instance".into(),
             node: None,
+            job: "job".into(),
+            replicas: DEFAULT_REPLICA_LABELS.map(str::to_owned).to_vec(),
         }
     }
 }
@@ -57,17 +68,46 @@ impl LabelMap {
         labels
     }
 
-    /// `pod, namespace, instance[, node]`.
-    pub(crate) fn process_clause(&self) -> String {
-        self.process_labels().join(", ")
+    /// The labels that tell apart several reports of one engine (job, replica), not already
+    /// among `taken`.
+    fn source_labels<'s>(&'s self, taken: &[&str]) -> Vec<&'s str> {
+        let mut labels: Vec<&str> = Vec::new();
+        for name in std::iter::once(&self.job).chain(&self.replicas) {
+            if !name.is_empty()
+                && !taken.contains(&name.as_str())
+                && !labels.contains(&name.as_str())
+            {
+                labels.push(name);
+            }
+        }
+        labels
     }
 
-    /// `pod, namespace, instance[, node], model_name, engine`.
+    /// `pod, namespace, instance[, node], job, <replica labels>`.
+    pub(crate) fn process_clause(&self) -> String {
+        let mut labels = self.process_labels();
+        let sources = self.source_labels(&labels);
+        labels.extend(sources);
+        labels.join(", ")
+    }
+
+    /// `pod, namespace, instance[, node], model_name, engine, job, <replica labels>`.
     pub(crate) fn engine_clause(&self) -> String {
         let mut labels = self.process_labels();
         labels.push(&self.model);
         labels.push(&self.engine);
+        let sources = self.source_labels(&labels);
+        labels.extend(sources);
         labels.join(", ")
+    }
+
+    /// The labels of a series that say which scrape (job, instance when the pod identifies the
+    /// engine, replica) reported it, in a fixed order.
+    pub fn report_labels(&self) -> Vec<&str> {
+        let mut labels = vec![self.instance.as_str()];
+        let sources = self.source_labels(&labels);
+        labels.extend(sources);
+        labels
     }
 
     /// Every configured label name, for validation.
@@ -75,6 +115,8 @@ impl LabelMap {
         let mut names = self.process_labels();
         names.push(&self.model);
         names.push(&self.engine);
+        let sources = self.source_labels(&names);
+        names.extend(sources);
         names
     }
 }
@@ -94,6 +136,9 @@ pub enum Shape {
     Quantiles(Vec<(&'static str, Signal)>),
     /// `cache_config_info` series: configuration in the labels.
     CacheConfig,
+    /// The time of each engine's newest sample (`timestamp()` of its `running` gauge): how
+    /// fresh what the server answers is, lag included.
+    Sampled,
     /// dcgm-exporter series of every GPU.
     Dcgm,
 }
@@ -121,6 +166,25 @@ pub fn range_selector(window: QuantileWindow) -> &'static str {
         QuantileWindow::M1 => "1m",
         QuantileWindow::M5 => "5m",
     }
+}
+
+/// A window of `secs` seconds for a range selector: as the console names it when it is one of
+/// its windows, else in whole seconds.
+fn selector_secs(window: QuantileWindow, secs: f64) -> String {
+    if secs <= window.secs() {
+        range_selector(window).to_owned()
+    } else {
+        format!("{}s", secs.ceil() as u64)
+    }
+}
+
+/// The window rates and quantiles need at a scrape interval of `interval` seconds: four
+/// intervals (as Grafana's `$__rate_interval`), so a window always holds several samples.
+pub fn window_for_interval(window: QuantileWindow, interval: Option<f64>) -> f64 {
+    let floor = interval
+        .filter(|i| i.is_finite() && *i > 0.0)
+        .map_or(0.0, |i| 4.0 * i);
+    window.secs().max(floor)
 }
 
 /// Vendors in the order their names are joined with `or`.
@@ -158,6 +222,8 @@ fn selected(name: &str, selector: &Selector) -> String {
 pub struct QueryPlan {
     labels: LabelMap,
     window: QuantileWindow,
+    /// The longest scrape interval of the engines read, seconds, when known.
+    scrape_interval: Option<f64>,
     dcgm: bool,
     engines: bool,
 }
@@ -168,6 +234,7 @@ impl QueryPlan {
         QueryPlan {
             labels,
             window,
+            scrape_interval: None,
             dcgm,
             engines: true,
         }
@@ -196,6 +263,30 @@ impl QueryPlan {
             window,
             ..self.clone()
         }
+    }
+
+    /// The same plan for engines scraped every `interval` seconds (the longest of them).
+    pub fn with_scrape_interval(&self, interval: Option<f64>) -> Self {
+        QueryPlan {
+            scrape_interval: interval,
+            ..self.clone()
+        }
+    }
+
+    /// The longest scrape interval the plan was told of.
+    pub fn scrape_interval(&self) -> Option<f64> {
+        self.scrape_interval
+    }
+
+    /// The window rates and quantiles are computed over, seconds: the console's, or four
+    /// scrape intervals when that is longer.
+    pub fn window_secs(&self) -> f64 {
+        window_for_interval(self.window, self.scrape_interval)
+    }
+
+    /// The range selector of the window in effect.
+    fn selector(&self) -> String {
+        selector_secs(self.window, self.window_secs())
     }
 
     /// The queries sent every interval. With DCGM, one more query reads every GPU.
@@ -243,14 +334,30 @@ impl QueryPlan {
             }
         }
         per_engine.extend(per_process);
+        per_engine.push(self.sampled());
         per_engine
+    }
+
+    /// The time of each engine's newest `running` sample, per report (job, replica). Each
+    /// name has its own `timestamp()`: VictoriaMetrics answers nothing for `timestamp(a or b)`.
+    fn sampled(&self) -> QuerySpec {
+        let by = self.labels.engine_clause();
+        let stamps: Vec<String> = names(MetricId::Running)
+            .iter()
+            .map(|name| format!("timestamp({name})"))
+            .collect();
+        QuerySpec {
+            signal: "sampled",
+            promql: format!("max by ({by}) ({})", stamps.join(" or ")),
+            shape: Shape::Sampled,
+        }
     }
 
     /// The PromQL of one per-engine signal; quantiles and the capacity have queries of their
     /// own.
     fn engine_expr(&self, derivation: Derivation) -> Option<String> {
         let by = self.labels.engine_clause();
-        let w = range_selector(self.window);
+        let w = self.selector();
         let rate = |name: &str| format!("sum by ({by}) (rate({name}[{w}]))");
         Some(match derivation {
             Derivation::RawByName(id) => names(id).join(" or "),
@@ -312,7 +419,7 @@ impl QueryPlan {
                 Shape::KvRaw => kept(Signal::KvUsage),
                 Shape::Engine(signal) => kept(*signal),
                 Shape::Quantiles(quantiles) => quantiles.iter().any(|(_, s)| kept(*s)),
-                Shape::Process(_) | Shape::CacheConfig | Shape::Dcgm => false,
+                Shape::Process(_) | Shape::CacheConfig | Shape::Dcgm | Shape::Sampled => false,
             })
             .collect()
     }
@@ -328,7 +435,7 @@ impl QueryPlan {
             })
             .collect();
         let by = self.labels.engine_clause();
-        let w = range_selector(self.window);
+        let w = self.selector();
         let rates: Vec<String> = names(histogram)
             .iter()
             .map(|name| format!("rate({name}[{w}])"))
@@ -354,7 +461,7 @@ impl QueryPlan {
     /// `running` gauge.
     fn cpu(&self, signal: Signal) -> QuerySpec {
         let by = self.labels.process_clause();
-        let w = range_selector(self.window);
+        let w = self.selector();
         let cpu = names(MetricId::ProcessCpu).join(" or ");
         let engines = names(MetricId::Running).join(" or ");
         QuerySpec {
@@ -402,11 +509,12 @@ mod tests {
                 "spec_acceptance",
                 "error_ratio",
                 "cpu",
+                "sampled",
                 "dcgm"
             ]
         );
         let without_gpus = QueryPlan::new(LabelMap::default(), QuantileWindow::M1, false);
-        assert_eq!(without_gpus.every_cycle().len(), 16);
+        assert_eq!(without_gpus.every_cycle().len(), 17);
     }
 
     #[test]
@@ -419,10 +527,10 @@ mod tests {
         assert_eq!(
             gen_tps,
             Some(
-                "sum by (pod, namespace, instance, model_name, engine) \
-                 (rate(vllm:generation_tokens_total[5m])) or \
-                 sum by (pod, namespace, instance, model_name, engine) \
-                 (rate(sglang:generation_tokens_total[5m]))"
+                "sum by (pod, namespace, instance, model_name, engine, job, prometheus_replica, \
+                 replica, __replica__) (rate(vllm:generation_tokens_total[5m])) or \
+                 sum by (pod, namespace, instance, model_name, engine, job, prometheus_replica, \
+                 replica, __replica__) (rate(sglang:generation_tokens_total[5m]))"
             )
         );
     }
@@ -435,7 +543,8 @@ mod tests {
             queue.map(|q| q.promql.as_str()),
             Some(
                 "label_replace(histogram_quantile(0.95, sum by (le, pod, namespace, instance, \
-                 model_name, engine) (rate(vllm:request_queue_time_seconds_bucket[1m]))), \
+                 model_name, engine, job, prometheus_replica, replica, __replica__) \
+                 (rate(vllm:request_queue_time_seconds_bucket[1m]))), \
                  \"kvtop_q\", \"0.95\", \"\", \"\")"
             )
         );
@@ -473,19 +582,59 @@ mod tests {
         let labels = LabelMap {
             pod: "kubernetes_pod_name".into(),
             node: Some("node".into()),
+            replicas: vec!["replica".into()],
             ..LabelMap::default()
         };
         assert_eq!(
             labels.engine_clause(),
-            "kubernetes_pod_name, namespace, instance, node, model_name, engine"
+            "kubernetes_pod_name, namespace, instance, node, model_name, engine, job, replica"
         );
         let cpu = QueryPlan::new(labels, QuantileWindow::S15, false).cpu(Signal::CpuCores);
         assert_eq!(
             cpu.promql,
-            "sum by (kubernetes_pod_name, namespace, instance, node) \
+            "sum by (kubernetes_pod_name, namespace, instance, node, job, replica) \
              (rate(process_cpu_seconds_total[15s])) and on (kubernetes_pod_name, namespace, \
-             instance, node) group by (kubernetes_pod_name, namespace, instance, node) \
-             (vllm:num_requests_running or sglang:num_running_reqs)"
+             instance, node, job, replica) group by (kubernetes_pod_name, namespace, instance, \
+             node, job, replica) (vllm:num_requests_running or sglang:num_running_reqs)"
+        );
+    }
+
+    #[test]
+    fn the_window_stretches_to_four_scrape_intervals() {
+        let plan = plan().with_window(QuantileWindow::S15);
+        assert_eq!(plan.window_secs(), 15.0);
+        let sparse = plan.with_scrape_interval(Some(15.0));
+        assert_eq!(sparse.window_secs(), 60.0);
+        let gen_tps = sparse
+            .every_cycle()
+            .into_iter()
+            .find(|q| q.signal == "gen_tps")
+            .map(|q| q.promql)
+            .unwrap_or_default();
+        assert!(gen_tps.contains("[60s]"), "{gen_tps}");
+        // A window already long enough is kept as named.
+        let m5 = sparse.with_window(QuantileWindow::M5);
+        assert_eq!(m5.window_secs(), 300.0);
+        assert!(m5.every_cycle().iter().any(|q| q.promql.contains("[5m]")));
+        assert_eq!(
+            window_for_interval(QuantileWindow::M1, Some(f64::NAN)),
+            60.0
+        );
+    }
+
+    #[test]
+    fn freshness_is_the_timestamp_of_each_reports_running_sample() {
+        let sampled = plan()
+            .every_cycle()
+            .into_iter()
+            .find(|q| q.shape == Shape::Sampled)
+            .map(|q| q.promql)
+            .unwrap_or_default();
+        assert_eq!(
+            sampled,
+            "max by (pod, namespace, instance, model_name, engine, job, prometheus_replica, \
+             replica, __replica__) (timestamp(vllm:num_requests_running) or \
+             timestamp(sglang:num_running_reqs))"
         );
     }
 

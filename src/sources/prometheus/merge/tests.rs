@@ -288,3 +288,106 @@ fn disputed_cache_config_keeps_only_the_agreed_fields_as_a_direct_scrape_does() 
     assert_eq!(config.num_gpu_blocks, None);
     assert_eq!(engines[0].signals.kv_capacity_tokens, None);
 }
+
+/// One engine as reported by a scrape (`job`) and a replica.
+fn reported(job: &str, replica: &str) -> String {
+    let replica = if replica.is_empty() {
+        String::new()
+    } else {
+        format!(r#","prometheus_replica":"{replica}""#)
+    };
+    format!(r#"{A0},"job":"{job}"{replica}"#)
+}
+
+#[test]
+fn an_engine_reported_by_two_jobs_is_one_engine_with_one_reports_values() {
+    let labels = LabelMap::default();
+    let mut merge = CycleMerge::new(&labels);
+    let (pods, monitor) = (
+        reported("kubernetes-pods", ""),
+        reported("vllm-monitor", ""),
+    );
+    add(
+        &mut merge,
+        "running",
+        &vector(&format!(
+            r#"{{"metric":{{{pods}}},"value":[1,"3"]}},{{"metric":{{{monitor}}},"value":[1,"3"]}}"#
+        )),
+    );
+    add(
+        &mut merge,
+        "gen_tps",
+        &vector(&format!(
+            r#"{{"metric":{{{pods}}},"value":[1,"4020"]}},{{"metric":{{{monitor}}},"value":[1,"4030"]}}"#
+        )),
+    );
+    add(
+        &mut merge,
+        "sampled",
+        &vector(&format!(
+            r#"{{"metric":{{{pods}}},"value":[1,"99.5"]}},{{"metric":{{{monitor}}},"value":[1,"100.5"]}}"#
+        )),
+    );
+    assert_eq!(
+        merge.engine_jobs().iter().collect::<Vec<_>>(),
+        ["kubernetes-pods", "vllm-monitor"]
+    );
+    let (engines, _) = merge.finish();
+    assert_eq!(engines.len(), 1);
+    // The freshest report is taken, never the sum (8050).
+    assert_eq!(engines[0].signals.running, Some(3.0));
+    assert_eq!(engines[0].signals.gen_tps, Some(4030.0));
+    assert_eq!(engines[0].sampled_at, Some(100.5));
+}
+
+#[test]
+fn an_ha_pair_is_one_engine_and_a_signal_one_replica_lacks_comes_from_the_other() {
+    let labels = LabelMap::default();
+    let mut merge = CycleMerge::new(&labels);
+    let (a, b) = (reported("vllm", "prom-0"), reported("vllm", "prom-1"));
+    add(
+        &mut merge,
+        "running",
+        &vector(&format!(
+            r#"{{"metric":{{{a}}},"value":[1,"7"]}},{{"metric":{{{b}}},"value":[1,"7"]}}"#
+        )),
+    );
+    add(
+        &mut merge,
+        "waiting",
+        &vector(&format!(r#"{{"metric":{{{b}}},"value":[1,"2"]}}"#)),
+    );
+    add(
+        &mut merge,
+        "gen_tps",
+        &vector(&format!(
+            r#"{{"metric":{{{a}}},"value":[1,"100"]}},{{"metric":{{{b}}},"value":[1,"101"]}}"#
+        )),
+    );
+    let (engines, _) = merge.finish();
+    assert_eq!(engines.len(), 1);
+    assert_eq!(engines[0].signals.running, Some(7.0));
+    // Same sample time: the first replica by name, prom-0.
+    assert_eq!(engines[0].signals.gen_tps, Some(100.0));
+    assert_eq!(engines[0].signals.waiting, Some(2.0));
+}
+
+#[test]
+fn configured_replica_labels_are_the_ones_told_apart() {
+    let labels = LabelMap {
+        replicas: vec!["cluster_replica".into()],
+        ..LabelMap::default()
+    };
+    let mut merge = CycleMerge::new(&labels);
+    add(
+        &mut merge,
+        "running",
+        &vector(&format!(
+            r#"{{"metric":{{{A0},"cluster_replica":"x"}},"value":[1,"1"]}},
+               {{"metric":{{{A0},"cluster_replica":"y"}},"value":[1,"2"]}}"#
+        )),
+    );
+    let (engines, _) = merge.finish();
+    assert_eq!(engines.len(), 1);
+    assert_eq!(engines[0].signals.running, Some(1.0));
+}

@@ -32,7 +32,7 @@ impl Fleet {
     }
 
     /// Where a target runs: as set, else the pod named like the target.
-    pub(crate) fn placement(&self, target: TargetId) -> Placement {
+    pub fn placement(&self, target: TargetId) -> Placement {
         self.placements
             .get(&target)
             .cloned()

@@ -17,7 +17,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::{EngineStatus, Fleet, ScrapePayload, TargetId, TargetSpec};
+use super::{Fleet, ScrapePayload, TargetId, TargetSpec};
 use crate::engine::{EngineId, EngineSample, GpuSample};
 use crate::fleet::gpus::{GpuOrigin, Placement};
 use crate::fleet::{ScrapeError, Signals, Ts};
@@ -83,10 +83,34 @@ pub struct DerivedEngine {
     pub instance: InstanceKey,
     /// The node the pod runs on, when the source knows it (for the GPU join).
     pub node: Option<String>,
+    /// When its newest sample was scraped (the source's own timestamp): its age is the age of
+    /// the row's values, a lagging source's lag included. `None`: the time of the answer.
+    pub sampled_at: Option<Ts>,
     /// Identity, flavor, gauges and cache config; counters and histograms stay `None` (the
     /// source derived them).
     pub sample: EngineSample,
     pub signals: Signals,
+}
+
+/// A scrape target's health as the source reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TargetHealth {
+    Up,
+    Down,
+    /// Not scraped yet.
+    Unknown,
+}
+
+/// One of the source's scrape targets that exports (or should export) engine metrics.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SourceTarget {
+    pub instance: InstanceKey,
+    pub node: Option<String>,
+    pub health: TargetHealth,
+    /// The source's own error for its last scrape of the target.
+    pub last_error: Option<String>,
+    /// Its scrape interval, seconds, when the source says.
+    pub scrape_interval: Option<f64>,
 }
 
 /// A query of a cycle that failed while others answered.
@@ -109,6 +133,11 @@ pub struct DerivedPayload {
     pub failures: Vec<QueryFailure>,
     /// Response bytes of the cycle.
     pub bytes: usize,
+    /// The source's engine targets, when it lists them (`/api/v1/targets`): each has a row
+    /// from the first answer on, and a row leaves only when its target does.
+    pub targets: Option<Vec<SourceTarget>>,
+    /// The window the source computed rates and quantiles over, seconds.
+    pub window_secs: Option<f64>,
 }
 
 /// One cycle's result, sent from the source's worker to the app loop.
@@ -137,6 +166,8 @@ pub struct DerivedSeries {
 pub struct BackfillReport {
     pub source: String,
     pub series: Vec<DerivedSeries>,
+    /// Why some or all of the history could not be read (shown with the source).
+    pub failure: Option<String>,
 }
 
 /// What a source's worker sends to the app loop.
@@ -169,6 +200,10 @@ pub struct DerivedSourceState {
     pub members: usize,
     /// History points read at start-up.
     pub backfilled_points: usize,
+    /// Why the start-up history could not be read, when it could not.
+    pub backfill_error: Option<String>,
+    /// The window of its last answer's rates and quantiles, seconds.
+    pub window_secs: Option<f64>,
 }
 
 impl DerivedSourceState {
@@ -185,6 +220,8 @@ impl DerivedSourceState {
             last_bytes: None,
             members: 0,
             backfilled_points: 0,
+            backfill_error: None,
+            window_secs: None,
         }
     }
 }
@@ -207,6 +244,15 @@ pub(crate) struct DerivedSource {
     /// Every target of the source (members and placeholder).
     targets: BTreeSet<TargetId>,
     placeholder: Option<TargetId>,
+    /// How often each member is scraped, as the source says, seconds.
+    scrape_intervals: BTreeMap<TargetId, f64>,
+    /// Each member's newest sample time, and the step between its last two (its scrape
+    /// interval as observed).
+    sampled: BTreeMap<TargetId, (Ts, Option<f64>)>,
+    /// Members the source listed as targets at least once: they leave when it stops listing
+    /// them. Members only ever known from series (data without targets: remote-written,
+    /// backfilled, federated) are forgotten after [`FORGET_SECS`] instead.
+    listed: BTreeSet<TargetId>,
 }
 
 impl DerivedSource {
@@ -215,13 +261,74 @@ impl DerivedSource {
         self.targets.contains(&target)
     }
 
-    /// The interval its rows are judged by: `interval`, or the last cycle's duration if longer.
-    fn interval(&self, interval: f64) -> f64 {
-        self.state
+    /// The interval the rows of `target` are judged by: `interval`, or the last cycle's
+    /// duration if longer, plus the target's scrape interval when known (a sample is up to one
+    /// scrape interval old before the next one arrives).
+    fn interval(&self, interval: f64, target: TargetId) -> f64 {
+        let polled = self
+            .state
             .last_took
             .filter(|took| took.is_finite())
-            .map_or(interval, |took| interval.max(took))
+            .map_or(interval, |took| interval.max(took));
+        polled + self.scrape_interval(target).unwrap_or(0.0)
     }
+
+    /// How often `target` is scraped: as the source says, else as its samples show.
+    fn scrape_interval(&self, target: TargetId) -> Option<f64> {
+        self.scrape_intervals
+            .get(&target)
+            .copied()
+            .or_else(|| self.sampled.get(&target).and_then(|(_, step)| *step))
+    }
+}
+
+impl DerivedSource {
+    /// Drop a member's bookkeeping (not its target).
+    fn forget(&mut self, key: &InstanceKey, target: TargetId) {
+        self.members.remove(key);
+        self.targets.remove(&target);
+        self.scrape_intervals.remove(&target);
+        self.sampled.remove(&target);
+        self.listed.remove(&target);
+        self.state.members = self.members.len();
+    }
+
+    /// Note a member's newest sample time; two different ones tell its scrape interval.
+    fn observe_sample(&mut self, target: TargetId, sampled_at: Ts) {
+        let entry = self.sampled.entry(target).or_insert((sampled_at, None));
+        let step = sampled_at - entry.0;
+        if step > 0.0 && step.is_finite() {
+            *entry = (sampled_at, Some(step));
+        }
+    }
+}
+
+/// Prometheus' error for a target, kept readable: one line, bounded in length.
+fn target_error(text: &str) -> String {
+    const MAX_CHARS: usize = 300;
+    let one_line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if one_line.chars().count() > MAX_CHARS {
+        let cut: String = one_line.chars().take(MAX_CHARS).collect();
+        format!("{cut}…")
+    } else {
+        one_line
+    }
+}
+
+/// What a target of the source that has no engine in the answer is marked with.
+fn target_failure(targets: &[&SourceTarget]) -> ScrapeError {
+    let down = targets.iter().find(|t| t.health == TargetHealth::Down);
+    let text = match down {
+        Some(t) => match t.last_error.as_deref().filter(|e| !e.trim().is_empty()) {
+            Some(error) => format!("Prometheus cannot scrape it: {}", target_error(error)),
+            None => "Prometheus cannot scrape it (up == 0)".to_owned(),
+        },
+        None if targets.iter().all(|t| t.health == TargetHealth::Unknown) => {
+            "not scraped by Prometheus yet".to_owned()
+        }
+        None => "scraped by Prometheus, but no engine series in its answer".to_owned(),
+    };
+    ScrapeError::Other(text)
 }
 
 impl Fleet {
@@ -310,6 +417,7 @@ impl Fleet {
         self.settle_placeholder(source, &report.source);
         if let Some(s) = self.sources.get_mut(source) {
             s.state.backfilled_points += points;
+            s.state.backfill_error = report.failure;
         }
     }
 
@@ -330,8 +438,7 @@ impl Fleet {
                 continue;
             }
             for (key, target) in &old {
-                s.members.remove(key);
-                s.targets.remove(target);
+                s.forget(key, *target);
             }
             s.state.members = s.members.len();
             let url = s.state.url.clone();
@@ -352,7 +459,7 @@ impl Fleet {
             .iter()
             .find(|s| s.owns(target))
             .map_or(self.settings.interval, |s| {
-                s.interval(self.settings.interval)
+                s.interval(self.settings.interval, target)
             })
     }
 
@@ -367,6 +474,9 @@ impl Fleet {
             members: BTreeMap::new(),
             targets: BTreeSet::new(),
             placeholder: None,
+            scrape_intervals: BTreeMap::new(),
+            sampled: BTreeMap::new(),
+            listed: BTreeSet::new(),
         });
         let index = self.sources.len() - 1;
         self.settle_placeholder(index, url);
@@ -457,6 +567,7 @@ impl Fleet {
         if let Some(s) = self.sources.get_mut(source) {
             s.state.last_ok = Some(at);
             s.state.failing = false;
+            s.state.window_secs = payload.window_secs.or(s.state.window_secs);
             s.state.queries = payload.queries;
             s.state.failures = payload.failures.clone();
             s.state.last_bytes = Some(payload.bytes);
@@ -479,6 +590,33 @@ impl Fleet {
             ScrapeError::Other(format!("{} query: {}{more}", f.signal, f.error))
         });
 
+        // Every listed target is a member (created on first sight) scraped as often as the
+        // source says.
+        let mut listed: BTreeMap<InstanceKey, Vec<&SourceTarget>> = BTreeMap::new();
+        for target in payload.targets.iter().flatten() {
+            listed
+                .entry(target.instance.clone())
+                .or_default()
+                .push(target);
+        }
+        for (key, targets) in &listed {
+            let node = targets.iter().find_map(|t| t.node.clone());
+            let target = self.member(source, url, key, node, at);
+            let told = targets
+                .iter()
+                .filter_map(|t| t.scrape_interval)
+                .filter(|i| i.is_finite() && *i > 0.0)
+                .fold(None, |max: Option<f64>, i| {
+                    Some(max.map_or(i, |m| m.max(i)))
+                });
+            if let Some(s) = self.sources.get_mut(source) {
+                s.listed.insert(target);
+                if let Some(interval) = told {
+                    s.scrape_intervals.insert(target, interval);
+                }
+            }
+        }
+
         let mut seen = BTreeSet::new();
         let mut iter = engines.into_iter().peekable();
         while let Some(first) = iter.next() {
@@ -489,23 +627,48 @@ impl Fleet {
             }
             let node = group.iter().find_map(|e| e.node.clone());
             let target = self.member(source, url, &key, node, at);
-            self.ingest_member(target, at, took, group, partial.clone());
+            self.ingest_member(source, target, at, took, group, partial.clone());
             seen.insert(key);
         }
 
-        let absent: Vec<TargetId> = self
+        // Targets the source lists but whose engines are not in the answer: down, not scraped
+        // yet, or scraped without engine series. Each has a row, with the source's words.
+        for (key, targets) in &listed {
+            if seen.contains(key) {
+                continue;
+            }
+            let Some(target) = self
+                .sources
+                .get(source)
+                .and_then(|s| s.members.get(key))
+                .map(|m| m.target)
+            else {
+                continue;
+            };
+            if let Some(index) = self.target_index(target) {
+                self.ingest_failure(index, at, took, target_failure(targets));
+            }
+        }
+
+        let absent: Vec<(InstanceKey, TargetId, bool)> = self
             .sources
             .get(source)
             .map(|s| {
                 s.members
                     .iter()
-                    .filter(|(key, _)| !seen.contains(*key))
-                    .map(|(_, m)| m.target)
+                    .filter(|(key, _)| !seen.contains(*key) && !listed.contains_key(*key))
+                    .map(|(key, m)| (key.clone(), m.target, s.listed.contains(&m.target)))
                     .collect()
             })
             .unwrap_or_default();
-        for target in absent {
-            if let Some(index) = self.target_index(target) {
+        for (key, target, was_listed) in absent {
+            if payload.targets.is_some() && was_listed {
+                // The source no longer scrapes it: the row leaves with its target.
+                if let Some(s) = self.sources.get_mut(source) {
+                    s.forget(&key, target);
+                }
+                self.remove_target(target);
+            } else if let Some(index) = self.target_index(target) {
                 self.ingest_failure(index, at, took, ScrapeError::Other(ABSENT.to_owned()));
             }
         }
@@ -535,6 +698,7 @@ impl Fleet {
     /// Rows of one member from one answer: like a good scrape, with the signals as derived.
     fn ingest_member(
         &mut self,
+        source: usize,
         target: TargetId,
         at: Ts,
         took: f64,
@@ -544,9 +708,21 @@ impl Fleet {
         let Some(index) = self.target_index(target) else {
             return;
         };
+        // The age of what the source answered: its newest sample's, never in the future.
+        let sampled_at = engines
+            .iter()
+            .filter_map(|e| e.sampled_at)
+            .filter(|t| t.is_finite())
+            .fold(None, |max: Option<Ts>, t| Some(max.map_or(t, |m| m.max(t))))
+            .map(|t| t.min(at));
+        if let (Some(sampled), Some(s)) = (sampled_at, self.sources.get_mut(source)) {
+            s.observe_sample(target, sampled);
+        }
+        let last_ok = sampled_at.unwrap_or(at);
+        let interval = self.row_interval(target);
         if let Some(t) = self.targets.get_mut(index) {
             t.last_attempt = Some(at);
-            t.last_ok = Some(at);
+            t.last_ok = Some(last_ok);
             t.failing = false;
             t.last_took = Some(took);
             t.last_bytes = None;
@@ -576,8 +752,8 @@ impl Fleet {
             row.signals = engine.signals;
             gpu.apply_to(&mut row.signals);
             row.latest = Some(engine.sample);
-            row.last_ok = Some(at);
-            row.status = EngineStatus::Up;
+            row.last_ok = Some(last_ok);
+            row.status = super::status_at(Some(last_ok), at, interval);
             row.history.push(at, &row.signals);
         }
     }

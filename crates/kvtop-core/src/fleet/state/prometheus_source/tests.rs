@@ -1,7 +1,9 @@
 //! Derived ingestion and the GPU join, with hand-built reports.
 
 use super::*;
-use crate::fleet::{FleetSettings, QuantileWindow, ScrapeReport, Series, StatusCounts};
+use crate::fleet::{
+    EngineStatus, FleetSettings, QuantileWindow, ScrapeReport, Series, StatusCounts,
+};
 
 const PROM: &str = "http://prom:9090";
 
@@ -20,6 +22,7 @@ fn derived(pod: &str, engine: &str, kv: f64) -> DerivedEngine {
     DerivedEngine {
         instance: InstanceKey::new("llm", pod, "10.0.0.1:8000"),
         node: None,
+        sampled_at: None,
         sample: EngineSample {
             id,
             kv_usage: Some(kv),
@@ -209,6 +212,7 @@ fn backfill_fills_history_before_the_first_answer() {
             },
             points: vec![point(10.0, 0.1), point(20.0, 0.2), point(30.0, 0.3)],
         }],
+        failure: None,
     });
     assert_eq!(names(&fleet), ["a"]);
     let row = &fleet.engines()[0];
@@ -384,4 +388,191 @@ fn engines_scraped_directly_take_gpus_read_through_prometheus() {
     assert_eq!(fleet.counts().up, 1);
     let source_row = fleet.engines().iter().find(|r| r.target != engine).cloned();
     assert!(source_row.is_some_and(|r| fleet.is_gpu_exporter(r.target)));
+}
+
+fn listed(pod: &str, health: TargetHealth, error: Option<&str>) -> SourceTarget {
+    SourceTarget {
+        instance: InstanceKey::new("llm", pod, ""),
+        node: None,
+        health,
+        last_error: error.map(str::to_owned),
+        scrape_interval: Some(1.0),
+    }
+}
+
+fn with_targets(at: Ts, engines: Vec<DerivedEngine>, targets: Vec<SourceTarget>) -> DerivedReport {
+    let mut report = answer(at, engines);
+    if let Ok(payload) = &mut report.outcome {
+        payload.targets = Some(targets);
+    }
+    report
+}
+
+fn error_of<'f>(fleet: &'f Fleet, name: &str) -> Option<&'f ScrapeError> {
+    let row = fleet.engines().iter().find(|r| r.name == name)?;
+    fleet
+        .target(row.target)?
+        .last_error
+        .as_ref()
+        .map(|(_, e)| e)
+}
+
+#[test]
+fn a_target_prometheus_cannot_scrape_is_a_down_row_with_its_error_from_the_first_answer() {
+    let mut fleet = fleet();
+    fleet.add_source(PROM, "prometheus");
+    let refused = "Get \"http://10.0.0.9:8000/metrics\": dial tcp: connection refused";
+    fleet.ingest_derived(with_targets(
+        100.0,
+        vec![derived("a", "0", 0.5)],
+        vec![
+            listed("a", TargetHealth::Up, None),
+            listed("dead", TargetHealth::Down, Some(refused)),
+            listed("new", TargetHealth::Unknown, None),
+        ],
+    ));
+    assert_eq!(names(&fleet), ["a", "dead", "new"]);
+    let status = |name: &str| {
+        fleet
+            .engines()
+            .iter()
+            .find(|r| r.name == name)
+            .map(|r| r.status)
+    };
+    assert_eq!(status("a"), Some(EngineStatus::Up));
+    assert_eq!(status("dead"), Some(EngineStatus::Down));
+    assert_eq!(
+        error_of(&fleet, "dead"),
+        Some(&ScrapeError::Other(format!(
+            "Prometheus cannot scrape it: {refused}"
+        )))
+    );
+    assert_eq!(
+        error_of(&fleet, "new"),
+        Some(&ScrapeError::Other("not scraped by Prometheus yet".into()))
+    );
+    assert_eq!(
+        fleet.counts(),
+        StatusCounts {
+            up: 1,
+            stale: 0,
+            down: 2
+        }
+    );
+}
+
+#[test]
+fn an_engine_whose_target_stays_listed_is_kept_and_leaves_when_the_target_does() {
+    let mut fleet = fleet();
+    fleet.ingest_derived(with_targets(
+        100.0,
+        vec![derived("a", "0", 0.5), derived("b", "0", 0.5)],
+        vec![
+            listed("a", TargetHealth::Up, None),
+            listed("b", TargetHealth::Up, None),
+        ],
+    ));
+    // b dies; Prometheus keeps listing it as down, far beyond the ten minutes an unlisted
+    // member is kept.
+    let mut at = 100.0;
+    while at < 100.0 + 2.0 * FORGET_SECS {
+        at += 30.0;
+        fleet.ingest_derived(with_targets(
+            at,
+            vec![derived("a", "0", 0.5)],
+            vec![
+                listed("a", TargetHealth::Up, None),
+                listed("b", TargetHealth::Down, Some("context deadline exceeded")),
+            ],
+        ));
+        fleet.tick(at);
+    }
+    assert_eq!(names(&fleet), ["a", "b"]);
+    let b = fleet
+        .engines()
+        .iter()
+        .find(|r| r.name == "b")
+        .map(|r| r.status);
+    assert_eq!(b, Some(EngineStatus::Down));
+    // Prometheus drops the target: so does kvtop.
+    fleet.ingest_derived(with_targets(
+        at + 1.0,
+        vec![derived("a", "0", 0.5)],
+        vec![listed("a", TargetHealth::Up, None)],
+    ));
+    assert_eq!(names(&fleet), ["a"]);
+}
+
+#[test]
+fn a_rows_age_is_its_samples_age_so_a_lagging_source_shows_its_lag() {
+    let mut fleet = fleet();
+    let mut lagging = derived("a", "0", 0.5);
+    lagging.sampled_at = Some(70.0);
+    fleet.ingest_derived(with_targets(
+        100.0,
+        vec![lagging],
+        vec![listed("a", TargetHealth::Up, None)],
+    ));
+    let row = &fleet.engines()[0];
+    assert_eq!(row.last_ok, Some(70.0));
+    // 30 s behind at a 1 s scrape interval and a 1 s poll: not fresh.
+    assert_eq!(row.status, EngineStatus::Stale);
+
+    // A fresh sample within one scrape interval plus the poll interval is Up.
+    let mut fresh = derived("a", "0", 0.5);
+    fresh.sampled_at = Some(100.5);
+    fleet.ingest_derived(with_targets(
+        101.0,
+        vec![fresh],
+        vec![listed("a", TargetHealth::Up, None)],
+    ));
+    assert_eq!(fleet.engines()[0].status, EngineStatus::Up);
+    assert_eq!(fleet.engines()[0].last_ok, Some(100.5));
+}
+
+#[test]
+fn a_long_scrape_interval_keeps_rows_up_between_scrapes() {
+    let mut fleet = fleet();
+    let mut target = listed("a", TargetHealth::Up, None);
+    target.scrape_interval = Some(15.0);
+    let mut engine = derived("a", "0", 0.5);
+    engine.sampled_at = Some(100.0);
+    fleet.ingest_derived(with_targets(114.0, vec![engine], vec![target]));
+    assert_eq!(fleet.engines()[0].status, EngineStatus::Up);
+    fleet.tick(120.0);
+    assert_eq!(fleet.engines()[0].status, EngineStatus::Up);
+    // Two scrape intervals and more without a new sample: Stale.
+    fleet.tick(133.0);
+    assert_eq!(fleet.engines()[0].status, EngineStatus::Stale);
+}
+
+#[test]
+fn the_window_in_effect_is_the_longest_a_source_used() {
+    let mut fleet = fleet();
+    assert_eq!(fleet.window_label(), "1m");
+    let mut report = answer(100.0, vec![derived("a", "0", 0.5)]);
+    if let Ok(payload) = &mut report.outcome {
+        payload.window_secs = Some(120.0);
+    }
+    fleet.ingest_derived(report);
+    assert_eq!(fleet.window_secs(), 120.0);
+    assert_eq!(fleet.window_label(), "2m");
+}
+
+#[test]
+fn a_failed_backfill_is_kept_with_the_source() {
+    let mut fleet = fleet();
+    fleet.add_source(PROM, "prometheus");
+    fleet.backfill(BackfillReport {
+        source: PROM.into(),
+        series: Vec::new(),
+        failure: Some("history not read (3 attempts): timed out after 30000 ms".into()),
+    });
+    let source = fleet.sources().next().map(|s| s.backfill_error.clone());
+    assert_eq!(
+        source,
+        Some(Some(
+            "history not read (3 attempts): timed out after 30000 ms".into()
+        ))
+    );
 }
