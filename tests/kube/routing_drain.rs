@@ -125,6 +125,7 @@ async fn a_service_beside_its_replica_set_loses_the_label_only_it_needs_and_the_
         timeout: LIMIT,
         body_limit: 8 << 20,
         user_agent: "kvtop-test".into(),
+        limits: Default::default(),
     };
     let probe = InFlightProbe::via_proxy(&s.cluster, info, &scrape, LIMIT);
     let settings = ExecSettings {
