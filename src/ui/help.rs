@@ -177,9 +177,9 @@ mod tests {
         assert_eq!(tall.len(), 1);
         // Over the plan screen: the menu (6) and the plan screen (13, with Ctrl-O override and
         // Ctrl-E on timeout) with a blank line between them take 20 of the 22 rows; progress
-        // (3) and Anywhere (2) start a second column.
+        // (4, with q quit) and Anywhere (2) start a second column.
         let modal = columns(sections(&theme, &Context::ACTION_HELP_ORDER), 22);
         let heights: Vec<usize> = modal.iter().map(Vec::len).collect();
-        assert_eq!(heights, [20, 6]);
+        assert_eq!(heights, [20, 7]);
     }
 }
