@@ -12,8 +12,8 @@ use tokio::task::JoinHandle;
 use tokio::time::{Instant, MissedTickBehavior};
 
 use super::decode::decode_payload_within;
-use kvtop_core::engine::PayloadLimits;
 use kvtop_core::clock::unix_now;
+use kvtop_core::engine::PayloadLimits;
 use kvtop_core::fleet::{ScrapeError, ScrapePayload, ScrapeReport, TargetId};
 
 /// What the Accept header asks for: the plain text format, which every exporter serves.
@@ -135,9 +135,9 @@ pub(crate) async fn read_capped(
     if claimed > limit as u64 && response.headers().get(CONTENT_ENCODING).is_none() {
         return Err(ScrapeError::TooLarge { limit });
     }
-    let mut body = Vec::with_capacity(usize::try_from(claimed).map_or(MAX_RESERVE, |n| {
-        n.min(limit).min(MAX_RESERVE)
-    }));
+    let mut body = Vec::with_capacity(
+        usize::try_from(claimed).map_or(MAX_RESERVE, |n| n.min(limit).min(MAX_RESERVE)),
+    );
     while let Some(chunk) = response.chunk().await.map_err(classify)? {
         if body.len() + chunk.len() > limit {
             return Err(ScrapeError::TooLarge { limit });

@@ -169,8 +169,12 @@ pub fn render(buf: &mut Buffer, area: Rect, app: &App, run: &ActionRun, now: Ts)
         inner.width.saturating_sub(2),
         inner.height,
     );
-    Paragraph::new(fit(body, run.plan.step_texts().len(), usize::from(inner.height)))
-        .render(inner, buf);
+    Paragraph::new(fit(
+        body,
+        run.plan.step_texts().len(),
+        usize::from(inner.height),
+    ))
+    .render(inner, buf);
 }
 
 /// The lines that fit `height`: the steps first (where the action stands), then the newest of
@@ -204,7 +208,8 @@ mod tests {
 
     #[test]
     fn many_notes_give_way_to_the_steps_and_the_result() {
-        let mut body: Vec<Line<'static>> = (1..=4).map(|i| Line::from(format!("step {i}"))).collect();
+        let mut body: Vec<Line<'static>> =
+            (1..=4).map(|i| Line::from(format!("step {i}"))).collect();
         body.extend((1..=30).map(|i| Line::from(format!("PDB refused, retry {i}"))));
         body.push(Line::from("under way for 31s"));
         let shown = texts(&fit(body.clone(), 4, 8));

@@ -223,7 +223,10 @@ async fn names_that_are_not_kubernetes_names_are_refused_before_anything_is_sent
     assert!(sent.is_empty(), "{sent:?}");
     assert!(s.audit_lines().is_empty());
     assert!(
-        s.kube.requests().iter().all(|r| !r.path.contains("/nodes/gpu-node-00")),
+        s.kube
+            .requests()
+            .iter()
+            .all(|r| !r.path.contains("/nodes/gpu-node-00")),
         "the node was read"
     );
 }
