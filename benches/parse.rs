@@ -7,6 +7,9 @@
 //!   routine (`iter_batched`), and dropping its result is not timed either; only
 //!   `Scrape::parse` is measured, which favours the baseline.
 //! - `parse+extract/kvtop`: parse plus `engine::extract_engines` (the per-scrape hot path).
+//! - `parse+extract/one_signal_120000_series`: a hostile payload, 120,000 series of one gauge and
+//!   one histogram bucket bound for one engine (distinct `pid` labels, ~8 MB): the cost must grow
+//!   linearly with the series, not with their square.
 
 use std::hint::black_box;
 use std::io;
@@ -41,6 +44,34 @@ fn bench_parse(c: &mut Criterion) {
         b.iter(|| extract_engines(&parse(black_box(PAYLOAD))))
     });
     group.finish();
+
+    let hostile = one_signal_many_series(120_000);
+    let mut group = c.benchmark_group("parse+extract");
+    group.throughput(Throughput::Bytes(hostile.len() as u64));
+    group.sample_size(10);
+    group.bench_function("one_signal_120000_series", |b| {
+        b.iter(|| extract_engines(&parse(black_box(&hostile))))
+    });
+    group.finish();
+}
+
+/// `series` readings of the KV usage gauge and of one TTFT bucket bound, each under its own
+/// `pid`, all for one engine.
+fn one_signal_many_series(series: usize) -> String {
+    let mut text = String::with_capacity(series * 160);
+    text.push_str("# TYPE vllm:kv_cache_usage_perc gauge\n");
+    for pid in 0..series {
+        text.push_str(&format!(
+            "vllm:kv_cache_usage_perc{{engine=\"0\",model_name=\"m\",pid=\"{pid}\"}} 0.5\n"
+        ));
+    }
+    text.push_str("# TYPE vllm:time_to_first_token_seconds histogram\n");
+    for pid in 0..series {
+        text.push_str(&format!(
+            "vllm:time_to_first_token_seconds_bucket{{engine=\"0\",le=\"0.5\",model_name=\"m\",pid=\"{pid}\"}} 1.0\n"
+        ));
+    }
+    text
 }
 
 criterion_group!(benches, bench_parse);

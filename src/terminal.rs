@@ -6,7 +6,7 @@
 use std::io::{self, BufWriter, Stdout, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crossterm::{cursor, execute, terminal};
+use crossterm::{cursor, event, execute, terminal};
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 
@@ -21,7 +21,14 @@ pub(crate) fn enter() -> io::Result<ConsoleTerminal> {
     terminal::enable_raw_mode()?;
     ACTIVE.store(true, Ordering::SeqCst);
     let mut stdout = io::stdout();
-    if let Err(err) = execute!(stdout, terminal::EnterAlternateScreen, cursor::Hide) {
+    // Bracketed paste: a paste arrives as one text event, never as keys that could quit the
+    // console or confirm a plan.
+    if let Err(err) = execute!(
+        stdout,
+        terminal::EnterAlternateScreen,
+        cursor::Hide,
+        event::EnableBracketedPaste
+    ) {
         restore();
         return Err(err);
     }
@@ -41,7 +48,12 @@ pub(crate) fn restore() {
         return;
     }
     let mut stdout = io::stdout();
-    let _ = execute!(stdout, terminal::LeaveAlternateScreen, cursor::Show);
+    let _ = execute!(
+        stdout,
+        event::DisableBracketedPaste,
+        terminal::LeaveAlternateScreen,
+        cursor::Show
+    );
     let _ = stdout.flush();
     let _ = terminal::disable_raw_mode();
 }

@@ -11,6 +11,30 @@ use super::view_model::engine_rows;
 use super::{Command, action_update, story, views};
 use kvtop_core::fleet::Ts;
 
+/// Longest filter kept, in characters: matching runs over every row at each keystroke, so an
+/// unbounded filter (a 92 KB paste) would make typing quadratic.
+pub(crate) const MAX_FILTER_CHARS: usize = 256;
+
+/// Pasted text: typed into the filter prompt when it is open (line breaks and other control
+/// characters become spaces, the whole paste costs one match of the rows), ignored otherwise.
+/// Never read as keys: a pasted `q` or newline does not quit or confirm anything.
+pub(super) fn on_paste(app: &mut App, text: &str, now: Ts) {
+    if app.modes.top() != Some(Mode::Filter) {
+        return;
+    }
+    let room = MAX_FILTER_CHARS.saturating_sub(app.filter.chars().count());
+    let before = app.filter.len();
+    app.filter.extend(
+        text.chars()
+            .map(|c| if c.is_control() { ' ' } else { c })
+            .take(room),
+    );
+    if app.filter.len() != before {
+        filter_notice(app, now);
+        app.dirty = true;
+    }
+}
+
 /// Apply one key at `now`.
 pub(super) fn on_key(app: &mut App, key: &KeyEvent, now: Ts) -> Vec<Command> {
     let Some(action) = lookup_with(app.context(), key, app.pod_actions_offered()) else {
@@ -129,7 +153,7 @@ fn display_key(app: &mut App, action: Action, now: Ts) -> bool {
 fn filter_key(app: &mut App, action: Action, key: &KeyEvent, now: Ts) -> bool {
     match action {
         Action::FilterInput => match key.code {
-            KeyCode::Char(c) => {
+            KeyCode::Char(c) if app.filter.chars().count() < MAX_FILTER_CHARS => {
                 app.filter.push(c);
                 filter_notice(app, now);
                 true

@@ -603,7 +603,9 @@ pub const KEYMAP: &[Binding] = &[
         Action::PlanInput,
         "type the target's name",
     ),
-    // Progress panel.
+    // Progress panel. `q` quits as the footer under it says (as Ctrl-C does; a running action
+    // is interrupted and audited).
+    bind(&[plain('q')], Context::ActionProgress, Action::Quit, "quit"),
     bind(
         &[Key::Plain(KeyCode::Esc), Key::Plain(KeyCode::Enter)],
         Context::ActionProgress,
@@ -715,6 +717,14 @@ mod tests {
 
     fn press(code: KeyCode) -> KeyEvent {
         KeyEvent::new(code, KeyModifiers::NONE)
+    }
+
+    #[test]
+    fn q_quits_with_the_progress_panel_up() {
+        assert_eq!(
+            lookup(Context::ActionProgress, &press(KeyCode::Char('q'))),
+            Some(Action::Quit)
+        );
     }
 
     #[test]

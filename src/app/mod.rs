@@ -46,6 +46,8 @@ pub enum Event {
     Source(SourceReport),
     /// A key was pressed.
     Key(crossterm::event::KeyEvent),
+    /// Text was pasted (bracketed paste): text for the filter prompt, never keys.
+    Paste(String),
     /// New log lines `(written at, text)` per target, for the rules that match text.
     Logs(Vec<(kvtop_core::fleet::TargetId, Vec<(Ts, String)>)>),
     /// The terminal was resized.

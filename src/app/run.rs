@@ -192,7 +192,8 @@ fn handle_terminal_event(
     let event = match ev {
         TermEvent::Key(key) if key.kind != KeyEventKind::Release => Event::Key(key),
         TermEvent::Resize(width, height) => Event::Resize { width, height },
-        // Focus changes and pastes do not change what is shown.
+        TermEvent::Paste(text) => Event::Paste(text),
+        // Focus changes do not change what is shown.
         _ => return None,
     };
     apply(app, event, workers).then_some(ExitReason::User)

@@ -51,6 +51,10 @@ pub fn step(app: &mut App, event: Event, now: Ts) -> Vec<Command> {
             Vec::new()
         }
         Event::Key(key) => input::on_key(app, &key, now),
+        Event::Paste(text) => {
+            input::on_paste(app, &text, now);
+            Vec::new()
+        }
         Event::Shutdown => {
             app.should_quit = true;
             vec![Command::Quit]
@@ -104,6 +108,7 @@ mod tests {
     use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
     use super::*;
+    use crate::app::mode::Mode;
     use crate::app::rows::SortColumn;
     use crate::app::state::NoticeKind;
     use crate::theme::Theme;
@@ -180,6 +185,37 @@ mod tests {
             .filter_map(|&i| engines.get(i))
             .map(|e| e.name.clone())
             .collect()
+    }
+
+    #[test]
+    fn a_paste_is_text_for_the_filter_never_keys() {
+        let (mut app, _) = app_with(&[("alpha", 0.2), ("beta", 0.4)]);
+        // Outside the filter prompt a paste does nothing: its `q` and newline are not keys.
+        assert!(update(&mut app, Event::Paste("q\n/x".into()), T0).is_empty());
+        assert!(!app.should_quit);
+        assert_eq!(app.modes.top(), None);
+        ch(&mut app, '/');
+        assert!(update(&mut app, Event::Paste("alp\nq".into()), T0).is_empty());
+        assert!(!app.should_quit);
+        assert_eq!(app.filter, "alp q");
+        assert_eq!(app.modes.top(), Some(Mode::Filter));
+    }
+
+    #[test]
+    fn the_filter_is_bounded_so_typing_and_pasting_stay_linear() {
+        use crate::app::input::MAX_FILTER_CHARS;
+        let (mut app, _) = app_with(&[("alpha", 0.2)]);
+        ch(&mut app, '/');
+        for _ in 0..1_000 {
+            ch(&mut app, 'a');
+        }
+        assert_eq!(app.filter.chars().count(), MAX_FILTER_CHARS);
+        key(&mut app, KeyCode::Esc);
+        ch(&mut app, '/');
+        let started = std::time::Instant::now();
+        update(&mut app, Event::Paste("é".repeat(46 * 1024)), T0);
+        assert_eq!(app.filter.chars().count(), MAX_FILTER_CHARS);
+        assert!(started.elapsed() < Duration::from_secs(1));
     }
 
     #[test]

@@ -22,6 +22,7 @@ use crate::cli::{ActionArgs, GlobalArgs};
 use crate::sources::ScrapeSettings;
 use crate::sources::kube::{ClusterClient, connect};
 use kvtop_core::actions::plan::{ActionKind, Plan, Policy};
+use kvtop_core::kube_model::naming::{self, NameError};
 use kvtop_core::units::{UnitError, parse_duration};
 
 use super::check::scrape_settings;
@@ -69,7 +70,22 @@ fn duration(
     }
 }
 
+/// The target's name checked against Kubernetes naming rules, before anything is read or sent:
+/// the name becomes a request path, and the audit must record the object acted on.
+fn check_target_name(kind: ActionKind, name: &str) -> Result<(), NameError> {
+    let what = match kind {
+        ActionKind::DrainPod | ActionKind::RestartPod | ActionKind::Undrain => "pod",
+        ActionKind::RolloutRestart => "Deployment",
+        ActionKind::Cordon | ActionKind::Uncordon | ActionKind::DrainNode => "node",
+    };
+    naming::check_subdomain(what, name)
+}
+
 async fn run_async(kind: ActionKind, args: ActionArgs, global: &GlobalArgs) -> u8 {
+    if let Err(e) = check_target_name(kind, &args.target) {
+        super::err(&format!("kvtop: {e}"));
+        return EXIT_REFUSED;
+    }
     let mut loaded = load_config(global);
     let mut kube = loaded.config.kubernetes.clone();
     if let Err(e) = kube.apply(&global.kube.overrides()) {
@@ -77,6 +93,14 @@ async fn run_async(kind: ActionKind, args: ActionArgs, global: &GlobalArgs) -> u
     }
     for problem in &loaded.problems {
         super::err(&format!("kvtop: {problem}"));
+    }
+    if let Some(Err(e)) = kube
+        .namespace
+        .as_deref()
+        .map(|ns| naming::check_label("namespace", ns))
+    {
+        super::err(&format!("kvtop: {e}"));
+        return EXIT_REFUSED;
     }
     if kube.contexts.len() > 1 {
         super::err("kvtop: an action acts on one context; name one with --context");
@@ -129,6 +153,10 @@ async fn run_async(kind: ActionKind, args: ActionArgs, global: &GlobalArgs) -> u
         .namespace
         .clone()
         .unwrap_or_else(|| cluster.default_namespace.clone());
+    if let Err(e) = naming::check_label("namespace", &namespace) {
+        super::err(&format!("kvtop: {e}"));
+        return EXIT_REFUSED;
+    }
     // Without a state directory (and no --audit-log) the action runs unaudited.
     let audit = match &args.audit_log {
         Some(path) => AuditLog::open(path).map(Some),

@@ -221,6 +221,7 @@ pub(crate) fn scrape_settings(config: &Config) -> ScrapeSettings {
         timeout: config.timeout,
         body_limit: config.body_limit,
         user_agent: config.user_agent.clone(),
+        limits: config.payload_limits,
     }
 }
 

@@ -131,6 +131,7 @@ pub async fn run_console_with(
         timeout: config.timeout,
         body_limit: config.body_limit,
         user_agent: config.user_agent.clone(),
+        limits: config.payload_limits,
     };
     let client = match build_client(&settings) {
         Ok(client) => client,

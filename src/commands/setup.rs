@@ -76,9 +76,13 @@ pub(crate) fn start_logging(config: &Config, problems: &mut Vec<String>) {
 }
 
 /// The runtime every command uses: two worker threads are plenty for scraping and drawing.
+/// Payload decoding and name resolution run on the blocking pool; a few threads keep up with
+/// 2,000 targets, where tokio's default (512) would let a burst of slow bodies spawn hundreds
+/// of threads, each with its own stack.
 pub fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
+        .max_blocking_threads(8)
         .thread_name("kvtop")
         .enable_all()
         .build()

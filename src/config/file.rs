@@ -41,6 +41,10 @@ pub(crate) struct ScrapeSection {
     pub timeout: Option<DurationValue>,
     pub body_limit: Option<SizeValue>,
     pub user_agent: Option<String>,
+    /// Most engines one target's payload may name.
+    pub max_engines: Option<std::num::NonZeroUsize>,
+    /// Most sample lines one target's payload may hold.
+    pub max_series: Option<std::num::NonZeroUsize>,
 }
 
 /// One `[[targets]]` entry.

@@ -51,6 +51,12 @@ pub(crate) fn resolve(file: ConfigFile, cx: &ResolveContext<'_>) -> Result<Confi
     if let Some(user_agent) = scrape.user_agent {
         config.user_agent = user_agent;
     }
+    if let Some(max) = scrape.max_engines {
+        config.payload_limits.max_engines = max;
+    }
+    if let Some(max) = scrape.max_series {
+        config.payload_limits.max_series = max;
+    }
 
     config.targets = file
         .targets

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use super::kubernetes::KubernetesConfig;
 use super::targets::TargetConfig;
+use kvtop_core::engine::PayloadLimits;
 use kvtop_core::fleet::{FleetSettings, QuantileWindow};
 
 /// Shortest scrape interval accepted.
@@ -26,6 +27,8 @@ pub struct Config {
     pub timeout: Duration,
     /// Largest accepted `/metrics` body after decompression, bytes.
     pub body_limit: usize,
+    /// Bounds on what one target's payload may hold (`scrape.max_engines`, `scrape.max_series`).
+    pub payload_limits: PayloadLimits,
     /// `User-Agent` header sent with each scrape.
     pub user_agent: String,
     pub targets: Vec<TargetConfig>,
@@ -96,6 +99,7 @@ impl Default for Config {
             interval: DEFAULT_INTERVAL,
             timeout: default_timeout(DEFAULT_INTERVAL),
             body_limit: DEFAULT_BODY_LIMIT,
+            payload_limits: PayloadLimits::default(),
             user_agent: default_user_agent(),
             targets: Vec::new(),
             theme: "default".to_owned(),

@@ -111,6 +111,9 @@ pub(crate) const MAX_HISTORY_POINTS: u128 = 20_000;
 pub(crate) const MAX_FPS: u32 = 60;
 /// Smallest accepted body limit.
 pub(crate) const MIN_BODY_LIMIT: usize = 1024;
+/// Largest body limit accepted: far above any real `/metrics` page (a few MiB), and small
+/// enough that the body, the parsed samples and the engines read from them fit in memory.
+pub(crate) const MAX_BODY_LIMIT: usize = 1 << 30;
 
 /// Checks every cross-setting rule. `name` renders a setting for messages that mention a
 /// second setting (file key or flag, depending on where it came from).
@@ -147,6 +150,16 @@ pub(crate) fn validate(config: &Config, name: &dyn Fn(Setting) -> String) -> Res
                 "{} is below the minimum of {}",
                 format_size(config.body_limit as u64),
                 format_size(MIN_BODY_LIMIT as u64)
+            ),
+        ));
+    }
+    if config.body_limit > MAX_BODY_LIMIT {
+        return Err(Problem::new(
+            Setting::BodyLimit,
+            format!(
+                "{} is above the maximum of {}",
+                format_size(config.body_limit as u64),
+                format_size(MAX_BODY_LIMIT as u64)
             ),
         ));
     }
@@ -469,6 +482,18 @@ mod tests {
         assert_eq!(
             check(&config).map_err(|p| p.setting),
             Err(Setting::BodyLimit)
+        );
+        // 200 GiB would be believed, and a Content-Length that large allocated.
+        let config = Config {
+            body_limit: 200 << 30,
+            ..Config::default()
+        };
+        let problem = check(&config).expect_err("200 GiB is refused");
+        assert_eq!(problem.setting, Setting::BodyLimit);
+        assert!(
+            problem.message.contains("above the maximum of 1GiB"),
+            "{}",
+            problem.message
         );
     }
 

@@ -3,6 +3,7 @@
 //! console, pod state, events and log lines on each pod for the rules).
 
 use std::collections::{BTreeMap, HashMap};
+use std::io::Write as _;
 use std::time::Duration;
 
 use tokio::sync::mpsc;
@@ -138,7 +139,13 @@ impl KubeFeed {
                 Some(error) => {
                     let text = error.to_string();
                     if self.problems.get(&(context.clone(), task)) != Some(&text) {
-                        eprintln!("kvtop check: {}", kvtop_core::format::printable(&text));
+                        // A closed stderr (the SSH session dropped) is no reason to panic,
+                        // which `eprintln!` would.
+                        let _ = writeln!(
+                            std::io::stderr().lock(),
+                            "kvtop check: {}",
+                            kvtop_core::safe_text::line(&text)
+                        );
                         self.problems.insert((context, task), text);
                     }
                 }

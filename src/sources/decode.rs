@@ -2,13 +2,22 @@
 
 use std::borrow::Cow;
 
-use kvtop_core::engine::{extract_engines, extract_gpus};
+use kvtop_core::engine::{PayloadLimits, extract_engines_within, extract_gpus};
 use kvtop_core::fleet::{ScrapeError, ScrapePayload};
 use kvtop_core::metrics::parse;
 
 /// Parse a body and map it. A body that holds no sample at all but does hold malformed lines
 /// (an HTML error page, a JSON document, random bytes) is not a metrics payload.
 pub fn decode_payload(body: &[u8]) -> Result<ScrapePayload, ScrapeError> {
+    decode_payload_within(body, PayloadLimits::default())
+}
+
+/// [`decode_payload`] within a target's limits: a payload with more series or engines than
+/// `limits` allow is refused as a whole ([`ScrapeError::TooManySeries`]).
+pub fn decode_payload_within(
+    body: &[u8],
+    limits: PayloadLimits,
+) -> Result<ScrapePayload, ScrapeError> {
     if body.iter().all(u8::is_ascii_whitespace) {
         return Err(ScrapeError::Empty);
     }
@@ -22,8 +31,21 @@ pub fn decode_payload(body: &[u8]) -> Result<ScrapePayload, ScrapeError> {
         };
         return Err(ScrapeError::NotMetrics(what));
     }
+    let max_series = limits.max_series.get();
+    if expo.samples.len() > max_series {
+        return Err(ScrapeError::TooManySeries {
+            what: "series",
+            limit: max_series,
+        });
+    }
+    let engines = extract_engines_within(&expo, limits.max_engines.get()).map_err(|e| {
+        ScrapeError::TooManySeries {
+            what: "engines",
+            limit: e.limit,
+        }
+    })?;
     Ok(ScrapePayload {
-        engines: extract_engines(&expo),
+        engines,
         gpus: extract_gpus(&expo),
         samples: expo.samples.len(),
         malformed: expo.malformed,

@@ -7,6 +7,6 @@ mod outbox;
 pub mod prometheus;
 pub mod scrape;
 
-pub use decode::decode_payload;
+pub use decode::{decode_payload, decode_payload_within};
 pub use outbox::Outbox;
 pub use scrape::{ScrapeSettings, ScrapeTarget, Scrapers, build_client, scrape_once};

@@ -7,12 +7,13 @@
 use std::time::Duration;
 
 use crate::sources::Outbox;
-use reqwest::header::{ACCEPT, AUTHORIZATION, HeaderValue};
+use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_ENCODING, HeaderValue};
 use tokio::task::JoinHandle;
 use tokio::time::{Instant, MissedTickBehavior};
 
-use super::decode::decode_payload;
+use super::decode::decode_payload_within;
 use kvtop_core::clock::unix_now;
+use kvtop_core::engine::PayloadLimits;
 use kvtop_core::fleet::{ScrapeError, ScrapePayload, ScrapeReport, TargetId};
 
 /// What the Accept header asks for: the plain text format, which every exporter serves.
@@ -48,6 +49,8 @@ pub struct ScrapeSettings {
     /// Bound on the decompressed body.
     pub body_limit: usize,
     pub user_agent: String,
+    /// Bound on what one payload may hold.
+    pub limits: PayloadLimits,
 }
 
 /// The HTTP client shared by every worker.
@@ -79,7 +82,19 @@ pub async fn scrape_once(
         Ok(Err(ScrapeError::Timeout { .. })) | Err(_) => return Err(timed_out),
         Ok(result) => result?,
     };
-    decode_payload(&body)
+    decode_off_runtime(body, settings.limits).await
+}
+
+/// Parse and map a body on the blocking pool: an 8 MB payload takes tens of milliseconds to
+/// decode (more when hostile), and on a runtime worker that time would delay every other
+/// target's scrape and the console's events.
+pub(crate) async fn decode_off_runtime(
+    body: impl AsRef<[u8]> + Send + 'static,
+    limits: PayloadLimits,
+) -> Result<ScrapePayload, ScrapeError> {
+    tokio::task::spawn_blocking(move || decode_payload_within(body.as_ref(), limits))
+        .await
+        .unwrap_or_else(|e| Err(ScrapeError::Other(format!("decoding stopped: {e}"))))
 }
 
 async fn fetch_body(
@@ -106,17 +121,22 @@ async fn fetch_body(
     read_capped(&mut response, limit).await
 }
 
+/// Most bytes reserved ahead of the data: `Content-Length` is the endpoint's claim, so a body
+/// grows as its bytes arrive past this.
+const MAX_RESERVE: usize = 1 << 20;
+
 /// Read a response body, decompressed, up to `limit` bytes: past it the read stops with
 /// [`ScrapeError::TooLarge`] (so a gzip bomb costs at most `limit` bytes of memory).
 pub(crate) async fn read_capped(
     response: &mut reqwest::Response,
     limit: usize,
 ) -> Result<Vec<u8>, ScrapeError> {
+    let claimed = response.content_length().unwrap_or(64 * 1024);
+    if claimed > limit as u64 && response.headers().get(CONTENT_ENCODING).is_none() {
+        return Err(ScrapeError::TooLarge { limit });
+    }
     let mut body = Vec::with_capacity(
-        response
-            .content_length()
-            .map_or(64 * 1024, |n| n as usize)
-            .min(limit),
+        usize::try_from(claimed).map_or(MAX_RESERVE, |n| n.min(limit).min(MAX_RESERVE)),
     );
     while let Some(chunk) = response.chunk().await.map_err(classify)? {
         if body.len() + chunk.len() > limit {
@@ -134,6 +154,11 @@ pub(crate) fn classify(err: reqwest::Error) -> ScrapeError {
     }
     if err.is_redirect() {
         return ScrapeError::TooManyRedirects;
+    }
+    // Decompression failures carry an I/O error too; they are the endpoint's bytes, not the
+    // connection. Only gzip is accepted (`build_client`).
+    if err.is_decode() {
+        return ScrapeError::Body(format!("gzip decoding failed: {}", root_cause(&err)));
     }
     if let Some(io) = find_io_error(&err) {
         return match io.kind() {

@@ -179,7 +179,73 @@ pub fn render(buf: &mut Buffer, area: Rect, app: &App, run: &ActionRun, now: Ts)
         inner.width.saturating_sub(2),
         inner.height,
     );
-    // The end (the result) matters most: keep it when the list is too long.
-    let skip = body.len().saturating_sub(usize::from(inner.height));
-    Paragraph::new(body.into_iter().skip(skip).collect::<Vec<_>>()).render(inner, buf);
+    Paragraph::new(fit(
+        body,
+        run.plan.step_texts().len(),
+        usize::from(inner.height),
+    ))
+    .render(inner, buf);
+}
+
+/// The lines that fit `height`: the steps first (where the action stands), then the newest of
+/// the rest, the result last. Retry notes (a PodDisruptionBudget refusing evictions) can pile up
+/// by the dozen; they give way, never the steps.
+fn fit(body: Vec<Line<'static>>, steps: usize, height: usize) -> Vec<Line<'static>> {
+    if body.len() <= height {
+        return body;
+    }
+    // The last line (the result, or how long it has run) keeps its place even then.
+    let reserved = usize::from(body.len() > steps && height > 0);
+    let steps = steps.min(height - reserved);
+    let tail = height - steps;
+    let mut kept: Vec<Line<'static>> = Vec::with_capacity(height);
+    let skip_to = body.len() - tail;
+    for (i, line) in body.into_iter().enumerate() {
+        if i < steps || i >= skip_to {
+            kept.push(line);
+        }
+    }
+    kept
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn texts(lines: &[Line<'static>]) -> Vec<String> {
+        lines.iter().map(|l| l.to_string()).collect()
+    }
+
+    #[test]
+    fn many_notes_give_way_to_the_steps_and_the_result() {
+        let mut body: Vec<Line<'static>> =
+            (1..=4).map(|i| Line::from(format!("step {i}"))).collect();
+        body.extend((1..=30).map(|i| Line::from(format!("PDB refused, retry {i}"))));
+        body.push(Line::from("under way for 31s"));
+        let shown = texts(&fit(body.clone(), 4, 8));
+        assert_eq!(
+            shown,
+            [
+                "step 1",
+                "step 2",
+                "step 3",
+                "step 4",
+                "PDB refused, retry 28",
+                "PDB refused, retry 29",
+                "PDB refused, retry 30",
+                "under way for 31s"
+            ]
+        );
+        assert_eq!(
+            texts(&fit(body, 4, 3)),
+            ["step 1", "step 2", "under way for 31s"]
+        );
+    }
+
+    #[test]
+    fn a_short_panel_is_shown_whole_and_a_tiny_one_keeps_the_first_steps() {
+        let body: Vec<Line<'static>> = (1..=3).map(|i| Line::from(format!("step {i}"))).collect();
+        assert_eq!(texts(&fit(body.clone(), 3, 10)).len(), 3);
+        assert_eq!(texts(&fit(body, 3, 2)), ["step 1", "step 2"]);
+    }
 }

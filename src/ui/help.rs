@@ -184,9 +184,9 @@ mod tests {
         assert_eq!(tall.len(), 1);
         // Over the plan screen: the menu (6) and the plan screen (14, with Ctrl-O override,
         // Ctrl-E on timeout and Ctrl-Y copy) with a blank line between them take 21 of the 22
-        // rows; progress (3) and Anywhere (2) start a second column.
+        // rows; progress (4, with q quit) and Anywhere (2) start a second column.
         let modal = columns(sections(&theme, &Context::ACTION_HELP_ORDER), 22);
         let heights: Vec<usize> = modal.iter().map(Vec::len).collect();
-        assert_eq!(heights, [21, 6]);
+        assert_eq!(heights, [21, 7]);
     }
 }

@@ -201,6 +201,41 @@ async fn read_only_refuses_and_sends_nothing_but_reads() {
     assert!(audit.iter().all(|l| l["result"] == "refused"));
 }
 
+/// A name that is not a Kubernetes name would change the request (a query string, another
+/// path): refused before any request, even a read, and before the audit log is opened.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn names_that_are_not_kubernetes_names_are_refused_before_anything_is_sent() {
+    let s = setup().await;
+    for args in [
+        vec!["cordon", "gpu-node-00?dryRun=All"],
+        vec!["uncordon", "gpu-node-00/status"],
+        vec!["drain", "../pods/x", "-n", "llm"],
+        vec!["rollout-restart", "vllm-llama-8b%2Fscale", "-n", "llm"],
+    ] {
+        let mut args = args.clone();
+        args.extend(["--confirm", args[1]]);
+        let (code, out, err) = s.kvtop(&args).await;
+        assert_eq!(code, 2, "{args:?}\n{out}\n{err}");
+        assert!(err.contains("name \""), "{err}");
+        assert!(err.contains("may hold only lower-case letters"), "{err}");
+    }
+    let sent: Vec<RecordedRequest> = s
+        .kube
+        .requests()
+        .into_iter()
+        .filter(|r| r.method != "GET")
+        .collect();
+    assert!(sent.is_empty(), "{sent:?}");
+    assert!(s.audit_lines().is_empty());
+    assert!(
+        s.kube
+            .requests()
+            .iter()
+            .all(|r| !r.path.contains("/nodes/gpu-node-00")),
+        "the node was read"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dry_run_sends_only_dry_run_mutations_and_changes_nothing() {
     let s = setup().await;

@@ -56,6 +56,7 @@ impl Console {
             timeout: Duration::from_secs(2),
             body_limit: 8 << 20,
             user_agent: "kvtop-test".into(),
+            limits: Default::default(),
         };
         let http = build_client(&scrape).unwrap_or_else(|e| panic!("{e}"));
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));

@@ -68,6 +68,7 @@ async fn console(setup: Setup) -> Console {
         timeout: Duration::from_millis(400),
         body_limit: 8 << 20,
         user_agent: "kvtop-test".into(),
+        limits: Default::default(),
     };
     let http = build_client(&scrape).unwrap_or_else(|e| panic!("{e}"));
     let (tx, rx) = mpsc::channel(4096);

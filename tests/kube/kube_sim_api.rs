@@ -1088,6 +1088,7 @@ async fn tls_clients_build_and_handshake_with_one_crypto_provider() {
         timeout: Duration::from_secs(5),
         body_limit: 1 << 20,
         user_agent: "kvtop-test".into(),
+        limits: Default::default(),
     };
     let http = kvtop::sources::build_client(&settings)
         .unwrap_or_else(|e| panic!("reqwest TLS client: {e}"));

@@ -83,6 +83,7 @@ fn scrape() -> ScrapeSettings {
         timeout: LIMIT,
         body_limit: 8 << 20,
         user_agent: "kvtop-test".into(),
+        limits: Default::default(),
     }
 }
 

@@ -184,6 +184,7 @@ async fn reads_the_simulated_fleet_back(start: impl FnOnce(&str) -> Box<dyn Back
         timeout: Duration::from_secs(1),
         body_limit: 8 * 1024 * 1024,
         user_agent: "kvtop-test".into(),
+        limits: Default::default(),
     };
     let http = build_client(&settings).expect("http client");
     for (index, endpoint) in sim.engines.iter().enumerate() {

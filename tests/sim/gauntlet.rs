@@ -356,6 +356,7 @@ async fn every_bad_endpoint_shows_its_reason_while_the_console_stays_live() {
         timeout: Duration::from_millis(TIMEOUT_MS),
         body_limit: BODY_LIMIT,
         user_agent: "kvtop-gauntlet".into(),
+        limits: Default::default(),
     };
     let mut fleet = Fleet::new(FleetSettings {
         interval: INTERVAL_MS as f64 / 1000.0,

@@ -23,6 +23,7 @@ async fn dcgm_exporters_feed_the_engines_gpu_signals() {
         timeout: Duration::from_millis(250),
         body_limit: 8 * 1024 * 1024,
         user_agent: "kvtop-test".into(),
+        limits: Default::default(),
     };
     let mut fleet = Fleet::new(FleetSettings {
         interval: 0.3,
@@ -93,6 +94,7 @@ async fn gpus_of(url: &str) -> Vec<kvtop_core::engine::GpuSample> {
         timeout: Duration::from_secs(1),
         body_limit: 8 * 1024 * 1024,
         user_agent: "kvtop-test".into(),
+        limits: Default::default(),
     };
     let client = build_client(&settings).expect("client");
     let target = ScrapeTarget {

@@ -22,6 +22,7 @@ fn scrape_settings(interval_ms: u64) -> ScrapeSettings {
         timeout: Duration::from_millis(interval_ms * 8 / 10),
         body_limit: 8 * 1024 * 1024,
         user_agent: "kvtop-test".into(),
+        limits: Default::default(),
     }
 }
 

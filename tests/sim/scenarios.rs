@@ -69,6 +69,7 @@ async fn observe_scenario(
             timeout: Duration::from_secs(2),
             body_limit: 8 << 20,
             user_agent: "kvtop-test".into(),
+            limits: Default::default(),
         },
         fleet: FleetSettings::default(),
         duration: Some(seconds),

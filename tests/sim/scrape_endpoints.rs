@@ -21,6 +21,7 @@ fn settings(timeout_ms: u64) -> ScrapeSettings {
         timeout: Duration::from_millis(timeout_ms),
         body_limit: 1024 * 1024,
         user_agent: "kvtop-test".into(),
+        limits: Default::default(),
     }
 }
 
@@ -214,6 +215,7 @@ async fn hung_target_does_not_delay_others() {
         timeout: Duration::from_millis(200),
         body_limit: 1024 * 1024,
         user_agent: "kvtop-test".into(),
+        limits: Default::default(),
     };
     let client = build_client(&s).expect("client");
     let (tx, mut rx) = tokio::sync::mpsc::channel(64);
@@ -244,4 +246,66 @@ async fn hung_target_does_not_delay_others() {
     // In the time the hung target produced three timeouts the healthy one was scraped on
     // every interval too (the first scrapes may interleave either way).
     assert!(good_ok >= 2, "healthy target reported {good_ok} times");
+}
+
+/// `series` readings of one gauge for one engine, each under its own `pid`.
+fn heavy_payload(series: usize) -> Vec<u8> {
+    let mut text = String::new();
+    for pid in 0..series {
+        text.push_str(&format!(
+            "vllm:kv_cache_usage_perc{{engine=\"0\",model_name=\"m\",pid=\"{pid}\"}} 0.5\n"
+        ));
+    }
+    text.into_bytes()
+}
+
+/// Decoding a heavy body happens off the runtime's workers: on a one-thread runtime, a timer
+/// keeps firing on time while a 6 MB, 100,000-series payload is parsed.
+#[tokio::test(flavor = "current_thread")]
+async fn decoding_a_heavy_body_leaves_the_runtime_free() {
+    let server = BadServer::start(Behaviour::Ok(heavy_payload(100_000))).await;
+    let s = ScrapeSettings {
+        body_limit: 64 * 1024 * 1024,
+        ..settings(60_000)
+    };
+    let client = build_client(&s).expect("client");
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let ticker_done = std::sync::Arc::clone(&done);
+    let ticker = tokio::spawn(async move {
+        let mut worst = Duration::ZERO;
+        let mut last = std::time::Instant::now();
+        while !ticker_done.load(std::sync::atomic::Ordering::SeqCst) {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+            worst = worst.max(last.elapsed());
+            last = std::time::Instant::now();
+        }
+        worst
+    });
+    let started = std::time::Instant::now();
+    let payload = scrape_once(&client, &target(&server.url), &s)
+        .await
+        .expect("payload");
+    let took = started.elapsed();
+    done.store(true, std::sync::atomic::Ordering::SeqCst);
+    let worst = ticker.await.expect("ticker");
+    assert_eq!(payload.samples, 100_000);
+    assert!(
+        worst < Duration::from_millis(150),
+        "a 5 ms timer was late by up to {worst:?} while the scrape took {took:?}"
+    );
+}
+
+/// A body that is not valid gzip is a decoding problem of the endpoint, not a connection error.
+#[tokio::test]
+async fn bad_gzip_is_a_body_error_not_a_connection_error() {
+    let err = scrape(
+        Behaviour::GzipBytes(b"\x1f\x8b\x08\x00not gzip at all".to_vec().into()),
+        &settings(2000),
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        matches!(&err, ScrapeError::Body(reason) if reason.contains("gzip")),
+        "{err:?}"
+    );
 }

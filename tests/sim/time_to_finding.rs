@@ -74,6 +74,7 @@ async fn an_overloaded_engine_shows_up_as_a_finding() {
         timeout: Duration::from_millis(INTERVAL_MS * 8 / 10),
         body_limit: 8 * 1024 * 1024,
         user_agent: "kvtop-test".into(),
+        limits: Default::default(),
     };
     let mut fleet = Fleet::new(FleetSettings {
         interval: INTERVAL_MS as f64 / 1000.0,

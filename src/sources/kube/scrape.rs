@@ -14,7 +14,8 @@ use tokio::time::{Instant, MissedTickBehavior};
 use super::error::{KubeErrorKind, Unreachable, classify};
 use super::update::{KubeUpdate, PodScrape};
 use crate::sources::scrape::ACCEPT_TEXT;
-use crate::sources::{ScrapeSettings, ScrapeTarget, decode_payload, scrape_once};
+use crate::sources::scrape::decode_off_runtime;
+use crate::sources::{ScrapeSettings, ScrapeTarget, scrape_once};
 use kvtop_core::clock::unix_now;
 use kvtop_core::fleet::{ScrapeError, ScrapePayload, ScrapeReport, TargetId};
 use kvtop_core::kube_model::{ScrapeRoute, ScrapeVia};
@@ -60,7 +61,7 @@ pub async fn scrape_via_proxy(
                 ),
             });
         }
-        decode_payload(&body)
+        decode_off_runtime(body, settings.limits).await
     };
     match tokio::time::timeout(settings.timeout, fetch).await {
         Ok(result) => result,

@@ -10,6 +10,8 @@
 //! precedence (new name over old) is applied once at the end, so family order does not matter.
 //! How repeated and extra-labelled series combine is documented in `series.rs`.
 
+use std::collections::HashMap;
+
 use super::cache_info::{CacheInfoSeries, cache_config_for};
 use super::series::{HistogramParts, SeriesKey, SeriesSet};
 use super::{EngineId, EngineSample};
@@ -21,7 +23,25 @@ use crate::signals::{FlavorEvidence, MetricId, Precedence, metric};
 
 /// Map a parsed payload onto one sample per engine (per `model_name` × `engine` label pair).
 pub fn extract_engines(expo: &Exposition<'_>) -> Vec<EngineSample> {
+    extract_engines_within(expo, usize::MAX).unwrap_or_default()
+}
+
+/// The payload names more engines than one target may hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TooManyEngines {
+    pub limit: usize,
+}
+
+/// [`extract_engines`], refusing a payload that names more than `max_engines` engines: reading
+/// stops at the first one past the limit, so a payload naming 100,000 models costs no more than
+/// the limit allows.
+pub fn extract_engines_within(
+    expo: &Exposition<'_>,
+    max_engines: usize,
+) -> Result<Vec<EngineSample>, TooManyEngines> {
     let mut engines: Vec<EngineParts<'_>> = Vec::new();
+    // Position in `engines` by raw (model, engine) labels: a payload may name 100,000 engines.
+    let mut engine_index: HashMap<(&str, &str), usize> = HashMap::new();
     let mut cache_infos: Vec<CacheInfoSeries<'_>> = Vec::new();
     let mut process_cpu = SeriesSet::default();
     // Samples of one family arrive together, and counters alternate `_total` and `_created`
@@ -74,10 +94,14 @@ pub fn extract_engines(expo: &Exposition<'_>) -> Vec<EngineSample> {
         // Histogram buckets of one engine are consecutive: try the last engine first.
         let index = match engines.get(last_engine) {
             Some(e) if same(e) => last_engine,
-            _ => match engines.iter().position(same) {
-                Some(index) => index,
+            _ => match engine_index.get(&(model, engine_label)) {
+                Some(index) => *index,
+                None if engines.len() >= max_engines => {
+                    return Err(TooManyEngines { limit: max_engines });
+                }
                 None => {
                     engines.push(EngineParts::new(model, engine_label));
+                    engine_index.insert((model, engine_label), engines.len() - 1);
                     engines.len() - 1
                 }
             },
@@ -89,7 +113,7 @@ pub fn extract_engines(expo: &Exposition<'_>) -> Vec<EngineSample> {
     }
 
     let process_cpu = process_cpu.sum();
-    engines
+    Ok(engines
         .into_iter()
         .map(|engine| {
             let cache_config =
@@ -99,7 +123,7 @@ pub fn extract_engines(expo: &Exposition<'_>) -> Vec<EngineSample> {
             sample.cache_config = cache_config;
             sample
         })
-        .collect()
+        .collect())
 }
 
 /// The labels of one sample that matter here, as raw (still escaped) values.
@@ -160,6 +184,8 @@ struct EngineParts<'a> {
     hists: [[HistogramParts<'a>; RANKS]; MetricId::COUNT],
     /// `request_success_total` per raw `finished_reason`, in order of first appearance.
     finished: Vec<(&'a str, SeriesSet<'a>)>,
+    /// Position in `finished` by raw reason.
+    finished_index: HashMap<&'a str, usize>,
 }
 
 impl<'a> EngineParts<'a> {
@@ -172,6 +198,7 @@ impl<'a> EngineParts<'a> {
             values: Default::default(),
             hists: Default::default(),
             finished: Vec::new(),
+            finished_index: HashMap::new(),
         }
     }
 
@@ -189,13 +216,13 @@ impl<'a> EngineParts<'a> {
         let key = (s.labels_raw, "");
         if metric == MetricId::RequestSuccess {
             let reason = labels.finished_reason.unwrap_or("");
-            match self.finished.iter_mut().find(|(r, _)| *r == reason) {
-                Some((_, set)) => set.record(key, s.value),
-                None => {
-                    let mut set = SeriesSet::default();
-                    set.record(key, s.value);
-                    self.finished.push((reason, set));
-                }
+            let finished = &mut self.finished;
+            let slot = *self.finished_index.entry(reason).or_insert_with(|| {
+                finished.push((reason, SeriesSet::default()));
+                finished.len() - 1
+            });
+            if let Some((_, set)) = self.finished.get_mut(slot) {
+                set.record(key, s.value);
             }
             return;
         }

@@ -13,6 +13,8 @@
 //! written in a fixed order, escaping unambiguous). NaN readings mean "no observation" and are
 //! dropped, so a signal with only NaN readings stays unknown.
 
+use std::collections::HashMap;
+
 use crate::engine::Histogram;
 use crate::metrics::Bucket;
 
@@ -26,7 +28,16 @@ pub(super) type SeriesKey<'a> = (&'a str, &'a str);
 pub(super) struct SeriesSet<'a> {
     first: Option<(SeriesKey<'a>, f64)>,
     more: Vec<(SeriesKey<'a>, f64)>,
+    /// Position in `more` per series, built once `more` outgrows a short scan: one engine with
+    /// many processes is a handful of series, a hostile payload can be 100,000.
+    /// Boxed: an engine holds dozens of sets, nearly all of them with no index, and a boxed
+    /// map is one pointer where an empty map is six words.
+    #[allow(clippy::box_collection)]
+    index: Option<Box<HashMap<SeriesKey<'a>, usize>>>,
 }
+
+/// Up to this many extra series a linear scan beats hashing.
+const SCAN_LIMIT: usize = 8;
 
 impl<'a> SeriesSet<'a> {
     /// Record a reading; a repeated series replaces its earlier reading.
@@ -37,10 +48,29 @@ impl<'a> SeriesSet<'a> {
         match &mut self.first {
             None => self.first = Some((key, value)),
             Some((first_key, first_value)) if *first_key == key => *first_value = value,
-            Some(_) => match self.more.iter_mut().find(|(k, _)| *k == key) {
-                Some((_, v)) => *v = value,
-                None => self.more.push((key, value)),
-            },
+            Some(_) => self.record_more(key, value),
+        }
+    }
+
+    fn record_more(&mut self, key: SeriesKey<'a>, value: f64) {
+        let found = match &self.index {
+            None => self.more.iter().position(|(k, _)| *k == key),
+            Some(index) => index.get(&key).copied(),
+        };
+        if let Some(slot) = found.and_then(|i| self.more.get_mut(i)) {
+            slot.1 = value;
+            return;
+        }
+        self.more.push((key, value));
+        match &mut self.index {
+            Some(index) => {
+                index.insert(key, self.more.len() - 1);
+            }
+            None if self.more.len() > SCAN_LIMIT => {
+                let index = self.more.iter().enumerate().map(|(i, (k, _))| (*k, i));
+                self.index = Some(Box::new(index.collect()));
+            }
+            None => {}
         }
     }
 
@@ -105,16 +135,27 @@ impl<'a> HistogramParts<'a> {
         // Stable: readings of one bound keep their payload order, so "last" is well defined.
         self.buckets.sort_by(|a, b| a.1.total_cmp(&b.1));
         let mut buckets: Vec<Bucket> = Vec::with_capacity(self.buckets.len());
+        // Per bound, the position of each series' last reading (reused across bounds).
+        let mut last: HashMap<SeriesKey<'a>, usize> = HashMap::new();
         let mut rest = self.buckets.as_slice();
         while let Some(&(_, le, _)) = rest.first() {
             let group_len = rest.iter().take_while(|(_, l, _)| *l == le).count();
             let (group, tail) = rest.split_at(group_len);
-            let count = group
-                .iter()
-                .enumerate()
-                .filter(|(i, (key, _, _))| !group.iter().skip(i + 1).any(|(k, _, _)| k == key))
-                .map(|(_, (_, _, count))| *count)
-                .sum();
+            let count = if let [(_, _, only)] = group {
+                *only
+            } else {
+                last.clear();
+                for (i, (key, _, _)) in group.iter().enumerate() {
+                    last.insert(*key, i);
+                }
+                // Summed in payload order, as the readings came.
+                group
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, (key, _, _))| last.get(key) == Some(i))
+                    .map(|(_, (_, _, count))| *count)
+                    .sum()
+            };
             buckets.push(Bucket { le, count });
             rest = tail;
         }
@@ -206,6 +247,32 @@ mod tests {
         );
         assert_eq!(hist.count, Some(10.0));
         assert_eq!(hist.sum, None);
+    }
+
+    #[test]
+    fn many_series_keep_their_last_reading_past_the_short_scan() {
+        let keys: Vec<String> = (0..100).map(|pid| format!("pid=\"{pid}\"")).collect();
+        let mut set = SeriesSet::default();
+        for (i, key) in keys.iter().enumerate() {
+            set.record((key, ""), i as f64);
+        }
+        // Every series again: replaced, not added.
+        for key in &keys {
+            set.record((key, ""), 1.0);
+        }
+        assert_eq!(set.sum(), Some(100.0));
+        let mut parts = HistogramParts::default();
+        for key in keys.iter().chain(&keys) {
+            parts.record_bucket((key, ""), 1.0, 2.0);
+        }
+        let hist = parts.finish().expect("histogram");
+        assert_eq!(
+            hist.buckets,
+            vec![Bucket {
+                le: 1.0,
+                count: 200.0
+            }]
+        );
     }
 
     #[test]

@@ -20,6 +20,10 @@ pub enum ScrapeError {
     Empty,
     #[error("not metrics: {0}")]
     NotMetrics(String),
+    /// The payload holds more than one target may (see `engine::PayloadLimits`): refused whole,
+    /// so the target stops growing.
+    #[error("too many series: more than {limit} {what} in one payload")]
+    TooManySeries { what: &'static str, limit: usize },
     /// The endpoint redirected more often than the client follows (a redirect loop).
     #[error("too many redirects")]
     TooManyRedirects,
@@ -40,6 +44,7 @@ impl ScrapeError {
             ScrapeError::Empty => "empty".into(),
             ScrapeError::NotMetrics(_) => "bad data".into(),
             ScrapeError::TooManyRedirects => "redirect".into(),
+            ScrapeError::TooManySeries { .. } => "too many".into(),
             ScrapeError::Other(_) => "error".into(),
         }
     }
@@ -76,6 +81,10 @@ mod tests {
             ScrapeError::Empty,
             ScrapeError::NotMetrics("an HTML page".into()),
             ScrapeError::TooManyRedirects,
+            ScrapeError::TooManySeries {
+                what: "engines",
+                limit: 1000,
+            },
             ScrapeError::Other("bearer token is not a valid header value".into()),
         ];
         for err in all {

@@ -197,7 +197,7 @@ impl History {
         self.len() == 0
     }
 
-    /// Bytes held by this history, including its pre-sized rings.
+    /// Bytes held by this history, its rings' storage included.
     pub fn memory_bytes(&self) -> usize {
         std::mem::size_of::<Self>() + self.full.heap_bytes() + self.coarse.heap_bytes()
     }
@@ -256,9 +256,14 @@ fn tier_points(span: f64, every: f64) -> usize {
     }
 }
 
-/// A fixed-capacity ring of points, stored column by column.
+/// A bounded ring of points, stored column by column. Storage grows (doubling) as points
+/// arrive, up to `max` points: an engine seen for a minute holds a minute, not the reservation
+/// for an hour (a payload naming 10,000 engines must not cost 10,000 full rings).
 #[derive(Debug, Clone)]
 struct Tier {
+    /// Points held at most; the oldest is overwritten past it.
+    max: usize,
+    /// Points the storage holds now (`max` once grown fully).
     capacity: usize,
     /// Slot of the oldest point.
     head: usize,
@@ -268,24 +273,55 @@ struct Tier {
     values: Vec<f32>,
 }
 
+/// Points a tier first makes room for.
+const FIRST_GROWTH: usize = 16;
+
 impl Tier {
-    fn with_capacity(capacity: usize) -> Self {
-        let capacity = capacity.max(1);
+    fn with_capacity(max: usize) -> Self {
         Tier {
-            capacity,
+            max: max.max(1),
+            capacity: 0,
             head: 0,
             len: 0,
-            times: vec![f64::NAN; capacity],
-            values: vec![f32::NAN; capacity * Series::COUNT],
+            times: Vec::new(),
+            values: Vec::new(),
         }
     }
 
+    /// Make room for one more point without overwriting, when `max` allows: the points are
+    /// laid out again oldest first in storage twice as large.
+    fn grow(&mut self) {
+        let capacity = self
+            .capacity
+            .saturating_mul(2)
+            .max(FIRST_GROWTH)
+            .min(self.max);
+        let mut times = vec![f64::NAN; capacity];
+        let mut values = vec![f32::NAN; capacity * Series::COUNT];
+        for nth in 0..self.len {
+            let slot = self.slot(nth);
+            if let (Some(to), Some(from)) = (times.get_mut(nth), self.times.get(slot)) {
+                *to = *from;
+            }
+            for column in 0..Series::COUNT {
+                let from = self.values.get(column * self.capacity + slot);
+                if let (Some(to), Some(from)) = (values.get_mut(column * capacity + nth), from) {
+                    *to = *from;
+                }
+            }
+        }
+        self.capacity = capacity;
+        self.head = 0;
+        self.times = times;
+        self.values = values;
+    }
+
     fn is_full(&self) -> bool {
-        self.len == self.capacity
+        self.len == self.max
     }
 
     fn slot(&self, nth: usize) -> usize {
-        (self.head + nth) % self.capacity
+        (self.head + nth) % self.capacity.max(1)
     }
 
     fn oldest_time(&self) -> Option<Ts> {
@@ -301,7 +337,10 @@ impl Tier {
 
     /// Append a point, overwriting the oldest when full.
     fn push(&mut self, t: Ts, row: &Row) {
-        let slot = if self.is_full() {
+        if self.len == self.capacity && self.capacity < self.max {
+            self.grow();
+        }
+        let slot = if self.len == self.capacity {
             let slot = self.head;
             self.head = self.slot(1);
             slot
@@ -525,11 +564,14 @@ mod tests {
     fn memory_and_length_stay_bounded_after_many_pushes() {
         let s = settings();
         let mut h = History::new(&s);
-        let before = h.memory_bytes();
-        for i in 0..100_000 {
+        for i in 0..1_000 {
             h.push(f64::from(i), &kv(0.5));
         }
-        assert_eq!(h.memory_bytes(), before);
+        let grown = h.memory_bytes();
+        for i in 1_000..100_000 {
+            h.push(f64::from(i), &kv(0.5));
+        }
+        assert_eq!(h.memory_bytes(), grown);
         // Full tier: 99,989..=99,999 (11 points). Pending bucket [99,985, 99,990) holds
         // 99,985..=99,988. Coarse buckets starting at or after 99,999 - 30 = 99,969: 99,970,
         // 99,975 and 99,980.
@@ -541,13 +583,21 @@ mod tests {
     }
 
     #[test]
-    fn memory_is_presized_from_the_settings() {
-        let h = History::new(&FleetSettings::default());
-        // Defaults: 600 / 1 + 1 = 601 full points, (3600 - 600) / 10 + 1 = 301 coarse points,
-        // each a f64 timestamp plus 14 f32 values = 64 bytes.
-        let heap = (601 + 301) * 64;
-        assert!(h.memory_bytes() >= heap);
-        assert!(h.memory_bytes() < heap + 1024);
+    fn memory_grows_with_the_points_held_up_to_the_settings() {
+        let mut h = History::new(&FleetSettings::default());
+        // Nothing reserved up front: an engine seen once costs little.
+        assert!(h.memory_bytes() < 1024, "{}", h.memory_bytes());
+        h.push(0.0, &kv(0.5));
+        // One point: room for 16 (a f64 timestamp plus 14 f32 values = 64 bytes each).
+        assert!(h.memory_bytes() < 1024 + 16 * 64, "{}", h.memory_bytes());
+        for i in 1..10_000 {
+            h.push(f64::from(i), &kv(0.5));
+        }
+        // Defaults: 600 / 1 + 1 = 601 full points, (3600 - 600) / 10 + 1 = 301 coarse points.
+        let full = (601 + 301) * 64;
+        assert!(h.memory_bytes() >= full);
+        assert!(h.memory_bytes() < full + 1024, "{}", h.memory_bytes());
+        assert_eq!(h.points(Series::KvUsage, 9_000.0).len(), 601 + 40);
     }
 
     #[test]

@@ -71,7 +71,7 @@ mod tests {
                 history_total_secs: 1.0,
                 ..FleetSettings::default()
             }),
-            window: crate::fleet::window::SnapshotWindow::new(1.0),
+            window: crate::fleet::window::SnapshotWindow::new(),
         }
     }
 

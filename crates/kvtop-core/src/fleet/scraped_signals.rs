@@ -93,7 +93,7 @@ mod tests {
             prefix_hit_rate_gauge: Some(f64::INFINITY),
             ..EngineSample::default()
         };
-        let window = SnapshotWindow::new(1.0);
+        let window = SnapshotWindow::new();
         let signals = derive(&sample, &window, 60.0, &mut Vec::new());
         assert_eq!(signals.kv_usage, None);
         assert_eq!(signals.running, None);

@@ -436,7 +436,7 @@ impl Fleet {
             latest: None,
             signals: Signals::default(),
             history: History::new(&self.settings),
-            window: SnapshotWindow::new(self.settings.interval),
+            window: SnapshotWindow::new(),
         }
     }
 

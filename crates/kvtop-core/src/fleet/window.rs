@@ -167,10 +167,11 @@ pub(crate) struct SnapshotWindow {
 const SPARE_SNAPSHOTS: usize = 2;
 
 impl SnapshotWindow {
-    /// An empty window sized for scrapes every `interval` seconds.
-    pub(crate) fn new(interval: f64) -> Self {
+    /// An empty window. Nothing is reserved: the ring grows with the snapshots held (bounded
+    /// by thinning), so an engine seen once costs one snapshot.
+    pub(crate) fn new() -> Self {
         SnapshotWindow {
-            snaps: VecDeque::with_capacity(expected_len(interval)),
+            snaps: VecDeque::new(),
             thinned: 0,
             last_raw: [f64::NAN; Counter::COUNT],
             counter_since: [f64::NEG_INFINITY; Counter::COUNT],
@@ -435,6 +436,7 @@ fn same_bound(a: f64, b: f64) -> bool {
 }
 
 /// Snapshots held at steady state for a scrape every `interval` seconds.
+#[cfg(test)]
 fn expected_len(interval: f64) -> usize {
     let interval = if interval.is_finite() && interval > 0.0 {
         interval
@@ -459,7 +461,7 @@ mod tests {
 
     #[test]
     fn snapshot_count_stays_bounded_and_sparse_ones_are_spaced() {
-        let mut w = SnapshotWindow::new(1.0);
+        let mut w = SnapshotWindow::new();
         for t in 0..2000 {
             w.record(f64::from(t), &tokens(f64::from(t)));
         }
@@ -478,7 +480,7 @@ mod tests {
 
     #[test]
     fn a_short_window_uses_the_exact_dense_base() {
-        let mut w = SnapshotWindow::new(1.0);
+        let mut w = SnapshotWindow::new();
         // 7 tokens per second, scraped every second for 100 s.
         for t in 0..=100 {
             w.record(f64::from(t), &tokens(7.0 * f64::from(t)));
@@ -492,7 +494,7 @@ mod tests {
 
     #[test]
     fn a_window_longer_than_the_history_uses_the_oldest_snapshot() {
-        let mut w = SnapshotWindow::new(1.0);
+        let mut w = SnapshotWindow::new();
         w.record(10.0, &tokens(0.0));
         assert_eq!(w.rate(Counter::GenerationTokens, 60.0), None);
         w.record(20.0, &tokens(50.0));
@@ -504,7 +506,7 @@ mod tests {
 
     #[test]
     fn a_counter_that_appears_later_is_measured_from_its_first_reading() {
-        let mut w = SnapshotWindow::new(1.0);
+        let mut w = SnapshotWindow::new();
         w.record(0.0, &EngineSample::default());
         w.record(10.0, &tokens(100.0));
         assert_eq!(w.rate(Counter::GenerationTokens, 60.0), None);
@@ -532,7 +534,7 @@ mod tests {
 
     #[test]
     fn clock_stepping_back_restarts_the_window() {
-        let mut w = SnapshotWindow::new(1.0);
+        let mut w = SnapshotWindow::new();
         w.record(100.0, &tokens(0.0));
         w.record(101.0, &tokens(10.0));
         assert!(!w.record(50.0, &tokens(20.0)));

@@ -10,6 +10,7 @@ pub mod convert;
 pub mod endpoint;
 pub mod keda;
 pub mod lines;
+pub mod naming;
 pub mod pod;
 pub mod recognize;
 pub mod routing;

@@ -28,6 +28,15 @@ use super::units::{Dimension, Unit};
 /// Deepest nesting of parentheses, `not` and unary minus accepted (keeps recursion bounded).
 pub(crate) const MAX_DEPTH: usize = 64;
 
+/// Longest expression accepted, in characters. Rule files come from anyone with write access
+/// to a config directory; a bound keeps parsing, evaluation and evidence text small.
+pub(crate) const MAX_CHARS: usize = 4096;
+
+/// Most binary operators (`and`, `or`, comparisons, `+ - * /`) in one expression. Chains of
+/// them parse in loops but build a tree as deep as the chain is long, which evaluation, cloning
+/// and dropping walk recursively: without this bound a long chain overflows the stack.
+pub(crate) const MAX_OPERATORS: usize = 256;
+
 /// Where an expression is evaluated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Level {
@@ -232,12 +241,21 @@ pub struct Expr {
 impl Expr {
     /// Parse `text` as a condition evaluated at `level`.
     pub fn parse(text: &str, level: Level) -> Result<Expr, ExprError> {
+        let chars = text.chars().count();
+        if chars > MAX_CHARS {
+            return Err(ExprError {
+                column: MAX_CHARS + 1,
+                expected: format!("an expression of at most {MAX_CHARS} characters"),
+                found: format!("{chars} characters"),
+            });
+        }
         let tokens = tokenize(text).map_err(|e| lex_error(text, e))?;
         let mut parser = Parser {
             text,
             tokens: &tokens,
             pos: 0,
             depth: 0,
+            operators: 0,
             level,
             reads: Vec::new(),
         };
@@ -307,6 +325,8 @@ struct Parser<'t, 'a> {
     tokens: &'t [Token<'a>],
     pos: usize,
     depth: usize,
+    /// Binary operators read so far (see [`MAX_OPERATORS`]).
+    operators: usize,
     level: Level,
     reads: Vec<SignalRef>,
 }
@@ -372,6 +392,17 @@ impl<'t, 'a> Parser<'t, 'a> {
         Ok(())
     }
 
+    /// Count the binary operator at the current token, refusing one too many.
+    fn operator(&mut self) -> Result<(), ExprError> {
+        self.operators += 1;
+        if self.operators > MAX_OPERATORS {
+            return Err(self.error_here(format!(
+                "at most {MAX_OPERATORS} operators (and, or, comparisons, + - * /)"
+            )));
+        }
+        Ok(())
+    }
+
     fn leave(&mut self) {
         self.depth = self.depth.saturating_sub(1);
     }
@@ -400,6 +431,7 @@ impl<'t, 'a> Parser<'t, 'a> {
         self.enter()?;
         let mut left = self.and()?;
         while self.is_keyword("or") {
+            self.operator()?;
             let start = left.start();
             let lhs = self.want_cond(left)?;
             self.bump();
@@ -414,6 +446,7 @@ impl<'t, 'a> Parser<'t, 'a> {
     fn and(&mut self) -> Result<Node, ExprError> {
         let mut left = self.not()?;
         while self.is_keyword("and") {
+            self.operator()?;
             let start = left.start();
             let lhs = self.want_cond(left)?;
             self.bump();
@@ -459,6 +492,7 @@ impl<'t, 'a> Parser<'t, 'a> {
             }
             _ => return Ok(left),
         };
+        self.operator()?;
         let (lhs, lhs_dim, lhs_unit, lhs_span) = self.want_num(left)?;
         self.bump();
         let right = self.sum()?;
@@ -539,6 +573,7 @@ impl<'t, 'a> Parser<'t, 'a> {
         op: ArOp,
         operand: fn(&mut Self) -> Result<Node, ExprError>,
     ) -> Result<Node, ExprError> {
+        self.operator()?;
         let (lhs, lhs_dim, lhs_unit, lhs_span) = self.want_num(left)?;
         self.bump();
         let right = operand(self)?;

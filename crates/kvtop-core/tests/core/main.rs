@@ -3,6 +3,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a panic in a test is its failure
 
+mod hostile_payloads;
 mod layering;
 mod parse_fixtures;
 mod rules_coverage;

@@ -472,6 +472,42 @@ fn error_nesting_is_bounded() {
 }
 
 #[test]
+fn long_operator_chains_are_refused_not_overflowing_the_stack() {
+    // 40,000 terms: too long to read at all.
+    let huge = vec!["kv_usage > 0.1"; 40_000].join(" and ");
+    assert_eq!(
+        error(&huge, Level::Engine),
+        format!(
+            "column 4097: expected an expression of at most 4096 characters, found {} characters",
+            huge.len()
+        )
+    );
+    // Short enough, but one operator too many, for every kind of operator; the error points at
+    // the 257th.
+    for op in ["and", "or"] {
+        let chain = vec!["up == 1"; 129].join(&format!(" {op} "));
+        let message = error(&chain, Level::Engine);
+        assert!(
+            message.contains("expected at most 256 operators"),
+            "{op}: {message}"
+        );
+    }
+    for op in ["+", "-", "*", "/"] {
+        let chain = format!("{} > 1", vec!["up"; 258].join(&format!(" {op} ")));
+        let message = error(&chain, Level::Engine);
+        // The 257th operator follows the 257th "up".
+        let column = 1 + 256 * format!("up {op} ").len() + "up ".len();
+        assert!(
+            message.starts_with(&format!("column {column}: expected at most 256 operators")),
+            "{op}: {message}"
+        );
+    }
+    // The bound leaves room for any sensible rule.
+    let fine = vec!["up == 1"; 128].join(" and ");
+    assert!(Expr::parse(&fine, Level::Engine).is_ok());
+}
+
+#[test]
 fn columns_count_characters_not_bytes() {
     assert_eq!(
         error("\"é\" == kv_usage", Level::Engine),

@@ -581,19 +581,20 @@ fn one_engine_at_steady_state_fits_a_fleet_budget_of_a_thousand() {
     let mut fleet = Fleet::new(FleetSettings::default());
     let empty = fleet.memory_bytes();
     let id = fleet.add_target(spec("pod-a"));
-    // 20 minutes at 1 s: the snapshot window and the full-resolution tier are at capacity.
-    for t in 0..1200 {
+    // An hour and a bit at 1 s: the snapshot window and both history tiers are at capacity
+    // (histories grow with the points they hold, up to the settings' hour).
+    for t in 0..3700 {
         fleet.ingest(ok(id, f64::from(t), vec![full_engine(f64::from(t))]));
     }
     let per_engine = fleet.memory_bytes() - empty;
-    // 1,000 such engines must fit in a few hundred MiB (histories are pre-sized, snapshot
-    // windows bounded): budget 300 MiB.
+    // 1,000 such engines must fit in a few hundred MiB (histories and snapshot windows
+    // bounded): budget 300 MiB.
     assert!(
         per_engine * 1000 < 300 << 20,
         "{per_engine} bytes per engine"
     );
     // And it no longer grows.
-    for t in 1200..1500 {
+    for t in 3700..4000 {
         fleet.ingest(ok(id, f64::from(t), vec![full_engine(f64::from(t))]));
     }
     assert!(fleet.memory_bytes() - empty <= per_engine + per_engine / 50);
