@@ -224,6 +224,7 @@ pub(crate) fn picks_line(seed: &[(u32, String)], ie: &str) -> String {
 pub fn skip(skip: Skip) -> &'static str {
     match skip {
         Skip::Unhealthy => "down",
+        Skip::Stuck => "stuck",
         Skip::Unrouted => "unrouted",
         Skip::UnknownKv => "kv –",
         Skip::UnknownCapacity => "cap –",

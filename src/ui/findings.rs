@@ -57,7 +57,7 @@ fn health_style(theme: &Theme, health: Health) -> Style {
     match health {
         Health::Healthy => theme.ok,
         Health::Degraded => theme.warn,
-        Health::Down => theme.down,
+        Health::Stuck | Health::Down => theme.down,
     }
 }
 

@@ -261,6 +261,32 @@ impl SnapshotWindow {
         reset
     }
 
+    /// Seconds the counter has not moved: from the oldest snapshot of the unbroken run of
+    /// snapshots ending at the newest that all hold its newest value, to the newest. 0 when it
+    /// moved since the snapshot before; `None` without two snapshots that export it. A run as
+    /// old as the window is a lower bound (older snapshots were dropped).
+    pub(crate) fn unchanged_for(&self, counter: Counter) -> Option<f64> {
+        let i = counter as usize;
+        let newest = self.snaps.back()?;
+        let value = newest.counters[i];
+        if value.is_nan() {
+            return None;
+        }
+        let mut oldest_same = newest.ts;
+        let mut compared = false;
+        for snap in self.snaps.iter().rev().skip(1) {
+            if snap.ts < self.counter_since[i] || snap.counters[i].is_nan() {
+                break;
+            }
+            compared = true;
+            if snap.counters[i] != value {
+                break;
+            }
+            oldest_same = snap.ts;
+        }
+        compared.then(|| newest.ts - oldest_same)
+    }
+
     /// Increase of a counter over the last `window` seconds and the seconds it spans.
     pub(crate) fn increase(&self, counter: Counter, window: f64) -> Option<(f64, f64)> {
         let i = counter as usize;
