@@ -55,17 +55,20 @@ fn switch(app: &mut App, view: View) -> bool {
     changed
 }
 
-/// Show the findings; coming from the fleet, start on the selected engine's worst finding.
+/// Show the findings; coming from the fleet, start on the head of the worst firing incident
+/// (the first line of the findings strip), or with none firing on the selected engine's worst
+/// finding.
 fn open_diagnostics(app: &mut App) -> bool {
     if app.view == View::Fleet {
+        let view = app.diag.view();
+        let worst = view
+            .incidents()
+            .iter()
+            .find(|i| i.is_firing())
+            .map(|i| FindingKey::of(&i.head));
         let engine = app.selected_engine(app.visible_rows()).map(RowKey::of);
-        let first = engine.and_then(|key| {
-            app.diag
-                .view()
-                .findings_for(&key)
-                .next()
-                .map(FindingKey::of)
-        });
+        let first = worst
+            .or_else(|| engine.and_then(|key| view.findings_for(&key).next().map(FindingKey::of)));
         if first.is_some() {
             app.diag.selected = first;
         }

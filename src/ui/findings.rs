@@ -11,7 +11,7 @@ use super::{diag_text as text, format};
 use crate::app::{App, EngineMarks, RowKey};
 use crate::theme::Theme;
 use kvtop_core::fleet::{EngineState, Ts};
-use kvtop_core::rules::{Breaker, EngineHealth, Finding, FindingState, Health, Severity};
+use kvtop_core::rules::{Breaker, EngineHealth, Finding, FindingState, Health, Incident, Severity};
 
 /// Columns of the badge cell.
 pub(crate) const BADGE_WIDTH: u16 = 2;
@@ -161,33 +161,99 @@ fn fit_items(
     Line::from(spans)
 }
 
-/// The findings strip of the fleet view: the fleet's firing findings, most severe first.
-pub(crate) fn render_strip(buf: &mut Buffer, area: Rect, app: &App) {
+/// Most lines the strip asks for, whatever the room (more incidents end in `+N more`).
+const STRIP_LINES_MAX: usize = 16;
+/// Widest place column of a strip line (engine name, `model ×3`, model).
+const STRIP_PLACE_MAX: usize = 30;
+
+/// How many lines the strip would use: one per incident (firing and recently resolved), at
+/// least one for its quiet or not-yet-run line.
+pub(crate) fn strip_lines_wanted(app: &App) -> usize {
+    app.diag.view().incidents().len().clamp(1, STRIP_LINES_MAX)
+}
+
+/// The findings strip of the fleet view: one line per incident, worst first (severity, where,
+/// the cause, `+N` findings folded under it, how long); resolved ones greyed with how long
+/// they lasted. When they do not all fit the last line says how many more.
+pub(crate) fn render_strip(buf: &mut Buffer, area: Rect, app: &App, now: Ts) {
     if area.width == 0 || area.height == 0 {
         return;
     }
     let theme = &app.theme;
     let view = app.diag.view();
+    let now = app.view_now(now);
     let width = usize::from(area.width.saturating_sub(1));
-    let firing: Vec<&Finding> = view
-        .findings()
-        .iter()
-        .filter(|f| f.state == FindingState::Firing)
-        .collect();
-    let line = if view.evaluated_at().is_none() {
-        Line::styled(text::STRIP_NOT_RUN, theme.dim)
-    } else if firing.is_empty() {
+    let incidents = view.incidents();
+    let quiet = if view.evaluated_at().is_none() {
+        Some(Line::styled(text::STRIP_NOT_RUN, theme.dim))
+    } else if incidents.is_empty() {
         let c = app.view_fleet().counts();
         let engines = c.up + c.stale + c.down;
-        Line::styled(text::strip_quiet(view.rule_count(), engines), theme.dim)
+        Some(Line::styled(
+            text::strip_quiet(view.rule_count(), engines),
+            theme.dim,
+        ))
     } else {
-        let items = firing
-            .iter()
-            .map(|f| short_finding(theme, f, true))
-            .collect();
-        fit_items(theme, items, Some(text::STRIP_HINT), width)
+        None
     };
-    buf.set_line(area.x + 1, area.y, &line, area.width.saturating_sub(1));
+    if let Some(line) = quiet {
+        buf.set_line(area.x + 1, area.y, &line, area.width.saturating_sub(1));
+        return;
+    }
+    let rows = usize::from(area.height);
+    let shown = if incidents.len() > rows {
+        rows.saturating_sub(1)
+    } else {
+        incidents.len()
+    };
+    for (row, incident) in incidents.iter().take(shown).enumerate() {
+        let line = incident_line(theme, incident, width, now);
+        let y = area.y + u16::try_from(row).unwrap_or(u16::MAX);
+        buf.set_line(area.x + 1, y, &line, area.width.saturating_sub(1));
+    }
+    if shown < incidents.len() {
+        let y = area.y + u16::try_from(shown).unwrap_or(u16::MAX);
+        let line = Line::styled(text::strip_more(incidents.len() - shown), theme.key);
+        buf.set_line(area.x + 1, y, &line, area.width.saturating_sub(1));
+    }
+}
+
+/// One incident in `width` columns: `CRIT  vllm-qwen-7b-62md9  CUDA out of memory +4   2m10s`.
+fn incident_line(theme: &Theme, incident: &Incident, width: usize, now: Ts) -> Line<'static> {
+    let firing = incident.is_firing();
+    let style = if firing { theme.base } else { theme.dim };
+    let word = text::severity_word(incident.severity);
+    let word_style = if firing {
+        severity_style(theme, incident.severity)
+    } else {
+        theme.dim
+    };
+    let time = text::incident_time(firing, incident.duration(now));
+    let place = incident.place();
+    let place_w = place.chars().count().min(STRIP_PLACE_MAX).min(width / 3);
+    let symptoms = (!incident.symptoms.is_empty())
+        .then(|| format!(" {}", text::symptoms(incident.members.len() - 1)));
+    let symptoms_w = symptoms.as_ref().map_or(0, |s| s.chars().count());
+    let fixed = word.chars().count() + 2 + place_w + 2 + symptoms_w + 2 + time.chars().count();
+    let title_w = width.saturating_sub(fixed);
+    let title = format::truncate(&incident.head.title, title_w);
+    let pad = title_w.saturating_sub(title.chars().count());
+    let mut spans = vec![
+        Span::styled(word.to_owned(), word_style),
+        Span::raw("  "),
+        Span::styled(format::left_middle(&place, place_w), style),
+        Span::raw("  "),
+        Span::styled(title, style),
+    ];
+    if let Some(symptoms) = symptoms {
+        spans.push(Span::styled(symptoms, theme.dim));
+    }
+    spans.push(Span::raw(" ".repeat(pad + 2)));
+    spans.push(Span::styled(
+        time,
+        if firing { theme.base } else { theme.dim },
+    ));
+    Line::from(spans)
 }
 
 /// The selected engine's current (firing and pending) findings.
