@@ -163,8 +163,8 @@ fn fit_items(
 
 /// Most lines the strip asks for, whatever the room (more incidents end in `+N more`).
 const STRIP_LINES_MAX: usize = 16;
-/// Widest place column of a strip line (engine name, `model ×3`, model).
-const STRIP_PLACE_MAX: usize = 30;
+/// Width of the cause column of a strip line (rule titles are at most 32 characters).
+const STRIP_TITLE_MAX: usize = 32;
 
 /// How many lines the strip would use: one per incident (firing and recently resolved), at
 /// least one for its quiet or not-yet-run line.
@@ -218,7 +218,8 @@ pub(crate) fn render_strip(buf: &mut Buffer, area: Rect, app: &App, now: Ts) {
     }
 }
 
-/// One incident in `width` columns: `CRIT  vllm-qwen-7b-62md9  CUDA out of memory +4   2m10s`.
+/// One incident in `width` columns, its cause in a column of its own and then where it is:
+/// `CRIT Container crash-looping     · vllm-qwen…62md9 +3      2m10s`.
 fn incident_line(theme: &Theme, incident: &Incident, width: usize, now: Ts) -> Line<'static> {
     let firing = incident.is_firing();
     let style = if firing { theme.base } else { theme.dim };
@@ -229,31 +230,28 @@ fn incident_line(theme: &Theme, incident: &Incident, width: usize, now: Ts) -> L
         theme.dim
     };
     let time = text::incident_time(firing, incident.duration(now));
+    let symptoms = (incident.members.len() > 1)
+        .then(|| format!(" {}", text::symptoms(incident.members.len() - 1)))
+        .unwrap_or_default();
+    let word_w = word.chars().count();
+    let time_w = time.chars().count();
+    let symptoms_w = symptoms.chars().count();
+    let title_w = STRIP_TITLE_MAX.min(width.saturating_sub(word_w + 1 + time_w + 2) / 2);
+    let title = format::left(&format::truncate(&incident.head.title, title_w), title_w);
+    let fixed = word_w + 1 + title_w + 3 + symptoms_w + 2 + time_w;
+    let place_w = width.saturating_sub(fixed);
     let place = incident.place();
-    let place_w = place.chars().count().min(STRIP_PLACE_MAX).min(width / 3);
-    let symptoms = (!incident.symptoms.is_empty())
-        .then(|| format!(" {}", text::symptoms(incident.members.len() - 1)));
-    let symptoms_w = symptoms.as_ref().map_or(0, |s| s.chars().count());
-    let fixed = word.chars().count() + 2 + place_w + 2 + symptoms_w + 2 + time.chars().count();
-    let title_w = width.saturating_sub(fixed);
-    let title = format::truncate(&incident.head.title, title_w);
-    let pad = title_w.saturating_sub(title.chars().count());
-    let mut spans = vec![
+    let place = format::left_middle(&place, place.chars().count().min(place_w));
+    let pad = width.saturating_sub(fixed + place.chars().count());
+    Line::from(vec![
         Span::styled(word.to_owned(), word_style),
-        Span::raw("  "),
-        Span::styled(format::left_middle(&place, place_w), style),
-        Span::raw("  "),
-        Span::styled(title, style),
-    ];
-    if let Some(symptoms) = symptoms {
-        spans.push(Span::styled(symptoms, theme.dim));
-    }
-    spans.push(Span::raw(" ".repeat(pad + 2)));
-    spans.push(Span::styled(
-        time,
-        if firing { theme.base } else { theme.dim },
-    ));
-    Line::from(spans)
+        Span::styled(format!(" {title}"), style),
+        Span::styled(" · ", theme.dim),
+        Span::styled(place, style),
+        Span::styled(symptoms, theme.dim),
+        Span::raw(" ".repeat(pad + 2)),
+        Span::styled(time, style),
+    ])
 }
 
 /// The selected engine's current (firing and pending) findings.
