@@ -146,9 +146,9 @@ pub(crate) fn incident_time(firing: bool, secs: f64) -> String {
 pub(crate) fn symptoms(n: usize) -> String {
     format!("+{n}")
 }
-/// The strip's last line when incidents do not all fit: "+3 more · x: all findings".
+/// The end of the strip's last line when incidents do not all fit: "+3 more · x".
 pub(crate) fn strip_more(n: usize) -> String {
-    format!("{} · {STRIP_HINT}", more(n))
+    format!("{} · x", more(n))
 }
 
 /// The detail's state line: "firing 2m10s · condition held 3m10s, since 12:01:04".

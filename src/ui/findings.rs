@@ -165,6 +165,8 @@ fn fit_items(
 const STRIP_LINES_MAX: usize = 16;
 /// Width of the cause column of a strip line (rule titles are at most 32 characters).
 const STRIP_TITLE_MAX: usize = 32;
+/// Width of the time column of a strip line (`lasted 3m40s`, `+3 more · x`).
+const STRIP_TIME_WIDTH: usize = 12;
 
 /// How many lines the strip would use: one per incident (firing and recently resolved), at
 /// least one for its quiet or not-yet-run line.
@@ -182,7 +184,8 @@ pub(crate) fn render_strip(buf: &mut Buffer, area: Rect, app: &App, now: Ts) {
     let theme = &app.theme;
     let view = app.diag.view();
     let now = app.view_now(now);
-    let width = usize::from(area.width.saturating_sub(1));
+    // A column free at both ends, as the table's rows.
+    let width = usize::from(area.width.saturating_sub(2));
     let incidents = view.incidents();
     let quiet = if view.evaluated_at().is_none() {
         Some(Line::styled(text::STRIP_NOT_RUN, theme.dim))
@@ -201,26 +204,27 @@ pub(crate) fn render_strip(buf: &mut Buffer, area: Rect, app: &App, now: Ts) {
         return;
     }
     let rows = usize::from(area.height);
-    let shown = if incidents.len() > rows {
-        rows.saturating_sub(1)
-    } else {
-        incidents.len()
-    };
+    let shown = incidents.len().min(rows);
     for (row, incident) in incidents.iter().take(shown).enumerate() {
-        let line = incident_line(theme, incident, width, now);
+        // The last line says how many did not fit, in place of its time.
+        let more = (row + 1 == shown && shown < incidents.len())
+            .then(|| text::strip_more(incidents.len() - shown));
+        let line = incident_line(theme, incident, width, now, more);
         let y = area.y + u16::try_from(row).unwrap_or(u16::MAX);
-        buf.set_line(area.x + 1, y, &line, area.width.saturating_sub(1));
-    }
-    if shown < incidents.len() {
-        let y = area.y + u16::try_from(shown).unwrap_or(u16::MAX);
-        let line = Line::styled(text::strip_more(incidents.len() - shown), theme.key);
         buf.set_line(area.x + 1, y, &line, area.width.saturating_sub(1));
     }
 }
 
-/// One incident in `width` columns, its cause in a column of its own and then where it is:
+/// One incident in `width` columns, its cause in a column of its own, then where it is, then
+/// how long (or `more`, on the strip's last line when incidents did not all fit):
 /// `CRIT Container crash-looping     · vllm-qwen…62md9 +3      2m10s`.
-fn incident_line(theme: &Theme, incident: &Incident, width: usize, now: Ts) -> Line<'static> {
+fn incident_line(
+    theme: &Theme,
+    incident: &Incident,
+    width: usize,
+    now: Ts,
+    more: Option<String>,
+) -> Line<'static> {
     let firing = incident.is_firing();
     let style = if firing { theme.base } else { theme.dim };
     let word = text::severity_word(incident.severity);
@@ -229,16 +233,19 @@ fn incident_line(theme: &Theme, incident: &Incident, width: usize, now: Ts) -> L
     } else {
         theme.dim
     };
-    let time = text::incident_time(firing, incident.duration(now));
+    let (tail, tail_style) = match more {
+        Some(more) => (more, theme.key),
+        None => (text::incident_time(firing, incident.duration(now)), style),
+    };
     let symptoms = (incident.members.len() > 1)
         .then(|| format!(" {}", text::symptoms(incident.members.len() - 1)))
         .unwrap_or_default();
     let word_w = word.chars().count();
-    let time_w = time.chars().count();
+    let tail_w = STRIP_TIME_WIDTH.max(tail.chars().count());
     let symptoms_w = symptoms.chars().count();
-    let title_w = STRIP_TITLE_MAX.min(width.saturating_sub(word_w + 1 + time_w + 2) / 2);
+    let title_w = STRIP_TITLE_MAX.min(width.saturating_sub(word_w + 1 + STRIP_TIME_WIDTH + 2) / 2);
     let title = format::left(&format::truncate(&incident.head.title, title_w), title_w);
-    let fixed = word_w + 1 + title_w + 3 + symptoms_w + 2 + time_w;
+    let fixed = word_w + 1 + title_w + 3 + symptoms_w + 2 + tail_w;
     let place_w = width.saturating_sub(fixed);
     let place = incident.place();
     let place = format::left_middle(&place, place.chars().count().min(place_w));
@@ -250,7 +257,7 @@ fn incident_line(theme: &Theme, incident: &Incident, width: usize, now: Ts) -> L
         Span::styled(place, style),
         Span::styled(symptoms, theme.dim),
         Span::raw(" ".repeat(pad + 2)),
-        Span::styled(time, style),
+        Span::styled(format::right(&tail, tail_w), tail_style),
     ])
 }
 
