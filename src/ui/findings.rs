@@ -165,6 +165,8 @@ fn fit_items(
 const STRIP_LINES_MAX: usize = 16;
 /// Width of the cause column of a strip line (rule titles are at most 32 characters).
 const STRIP_TITLE_MAX: usize = 32;
+/// Columns the place keeps before the cause column shrinks (`vllm-qwen…s2-gdd2m +5`).
+const STRIP_PLACE_MIN: usize = 20;
 /// Width of the time column of a strip line (`lasted 3m40s`, `+3 more · x`).
 const STRIP_TIME_WIDTH: usize = 12;
 
@@ -243,7 +245,8 @@ fn incident_line(
     let word_w = word.chars().count();
     let tail_w = STRIP_TIME_WIDTH.max(tail.chars().count());
     let symptoms_w = symptoms.chars().count();
-    let title_w = STRIP_TITLE_MAX.min(width.saturating_sub(word_w + 1 + STRIP_TIME_WIDTH + 2) / 2);
+    let title_w = STRIP_TITLE_MAX
+        .min(width.saturating_sub(word_w + 1 + 3 + STRIP_PLACE_MIN + 2 + STRIP_TIME_WIDTH));
     let title = format::left(&format::truncate(&incident.head.title, title_w), title_w);
     let fixed = word_w + 1 + title_w + 3 + symptoms_w + 2 + tail_w;
     let place_w = width.saturating_sub(fixed);

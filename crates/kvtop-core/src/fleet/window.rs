@@ -284,7 +284,7 @@ impl SnapshotWindow {
             }
             oldest_same = snap.ts;
         }
-        compared.then(|| newest.ts - oldest_same)
+        compared.then_some(newest.ts - oldest_same)
     }
 
     /// Increase of a counter over the last `window` seconds and the seconds it spans.
@@ -567,5 +567,31 @@ mod tests {
         // The same time again is ignored.
         w.record(50.0, &tokens(30.0));
         assert_eq!(w.len(), 1);
+    }
+
+    #[test]
+    fn unchanged_for_counts_back_to_the_last_move() {
+        let mut w = SnapshotWindow::new(1.0);
+        w.record(0.0, &tokens(10.0));
+        assert_eq!(
+            w.unchanged_for(Counter::GenerationTokens),
+            None,
+            "one snapshot"
+        );
+        w.record(1.0, &tokens(20.0));
+        assert_eq!(w.unchanged_for(Counter::GenerationTokens), Some(0.0));
+        for t in 2..=17 {
+            w.record(f64::from(t), &tokens(20.0));
+        }
+        // Last moved between 0 s and 1 s: still since the snapshot at 1 s.
+        assert_eq!(w.unchanged_for(Counter::GenerationTokens), Some(16.0));
+        w.record(18.0, &tokens(21.0));
+        assert_eq!(w.unchanged_for(Counter::GenerationTokens), Some(0.0));
+        w.record(19.0, &EngineSample::default());
+        assert_eq!(
+            w.unchanged_for(Counter::GenerationTokens),
+            None,
+            "not exported"
+        );
     }
 }

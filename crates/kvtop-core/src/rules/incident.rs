@@ -278,7 +278,7 @@ fn engine_incident(
             count: 1,
         })
         .collect();
-    symptoms.sort_by(|a, b| b.severity.cmp(&a.severity));
+    symptoms.sort_by_key(|s| std::cmp::Reverse(s.severity));
     let state = if head.state == FindingState::Firing {
         IncidentState::Firing
     } else {
