@@ -239,9 +239,12 @@ fn incident_line(
         Some(more) => (more, theme.key),
         None => (text::incident_time(firing, incident.duration(now)), style),
     };
-    let symptoms = (incident.members.len() > 1)
-        .then(|| format!(" {}", text::symptoms(incident.members.len() - 1)))
-        .unwrap_or_default();
+    let folded = incident.members.len().saturating_sub(1);
+    let symptoms = if folded > 0 {
+        format!(" {}", text::symptoms(folded))
+    } else {
+        String::new()
+    };
     let word_w = word.chars().count();
     let tail_w = STRIP_TIME_WIDTH.max(tail.chars().count());
     let symptoms_w = symptoms.chars().count();
