@@ -166,6 +166,8 @@ fn inputs<'a>(fleet: &'a [Engine], with_text: bool) -> Vec<EngineInput<'a>> {
                 logs: None,
                 events: None,
                 pod_status: None,
+                gen_stall_s: None,
+                stalled: false,
             };
             if with_text {
                 input.with_logs(&e.logs).with_events(&e.events)

@@ -26,14 +26,16 @@ use crate::diagnose::{TargetLogs, inputs};
 use kvtop_core::engine::EngineId;
 use kvtop_core::fleet::{Fleet, TargetId, Ts};
 use kvtop_core::rules::{
-    EngineHealth, Finding, FindingState, GpuSignals, RuleEngine, RuleSet, Severity, Subject,
+    EngineHealth, Explains, Finding, FindingCounts, FindingState, GpuSignals, Incident, RuleEngine,
+    RuleSet, Severity, Subject, fold,
 };
 
-/// What the table shows about one engine: its worst firing finding and how many findings
-/// (firing or pending) are about it.
+/// What the table shows about one engine: the severity of the worst firing incident touching
+/// it and how many findings (firing or pending) are about it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct EngineMarks {
-    /// Highest severity among the engine's firing findings.
+    /// Severity of the worst firing incident the engine is part of (its own findings, or a
+    /// model incident that took them in).
     pub worst: Option<Severity>,
     /// Firing findings about the engine.
     pub firing: usize,
@@ -55,11 +57,17 @@ pub struct RulesView {
     gpu: Vec<Option<GpuSignals>>,
     /// When the last cycle ran.
     evaluated_at: Option<Ts>,
+    /// What each rule explains, for folding findings into incidents.
+    explains: Explains,
+    /// The last cycle's findings folded into incidents, worst first.
+    incidents: Vec<Incident>,
 }
 
 impl RulesView {
     fn new(rules: &RuleSet) -> Self {
         RulesView {
+            explains: Explains::of(rules.rules()),
+            incidents: Vec::new(),
             engine: RuleEngine::new(rules),
             keys: Vec::new(),
             sorted: Vec::new(),
@@ -78,6 +86,29 @@ impl RulesView {
     /// then age.
     pub fn findings(&self) -> &[Finding] {
         self.engine.findings()
+    }
+
+    /// The last cycle's incidents: firing ones worst first, then resolved ones.
+    pub fn incidents(&self) -> &[Incident] {
+        &self.incidents
+    }
+
+    /// Firing incidents by severity (for the header), and how many resolved ones are listed.
+    pub fn incident_counts(&self) -> FindingCounts {
+        let mut counts = FindingCounts::default();
+        for incident in &self.incidents {
+            if !incident.is_firing() {
+                counts.resolved += 1;
+                continue;
+            }
+            match incident.severity {
+                Severity::Critical => counts.critical += 1,
+                Severity::Warning => counts.warning += 1,
+                Severity::Info => counts.info += 1,
+            }
+        }
+        counts.pending = self.engine.counts().pending;
+        counts
     }
 
     /// Findings about one engine.
@@ -147,6 +178,16 @@ impl RulesView {
                 key(a).cmp(&key(b))
             });
         }
+        // Traffic an incident touches: its engines' finished requests per second.
+        let engines = fleet.engines();
+        let traffic = |subject: &Subject| match subject {
+            Subject::Engine { target, id, .. } => engines
+                .iter()
+                .find(|e| e.target == *target && e.id == *id)
+                .and_then(|e| e.signals.requests_per_s),
+            Subject::Model(_) | Subject::Fleet => None,
+        };
+        self.incidents = fold(self.engine.findings(), &self.explains, traffic);
         self.marks.clear();
         self.marks.resize(self.keys.len(), EngineMarks::default());
         for finding in self.engine.findings() {
@@ -160,12 +201,20 @@ impl RulesView {
                 continue;
             };
             match finding.state {
-                FindingState::Firing => {
-                    marks.firing += 1;
-                    marks.worst = marks.worst.max(Some(finding.severity));
-                }
+                FindingState::Firing => marks.firing += 1,
                 FindingState::Pending => marks.pending += 1,
                 FindingState::Resolved { .. } => {}
+            }
+        }
+        for incident in self.incidents.iter().filter(|i| i.is_firing()) {
+            for subject in &incident.engines {
+                let Subject::Engine { target, id, .. } = subject.as_ref() else {
+                    continue;
+                };
+                let at = self.position(*target, id);
+                if let Some(marks) = at.and_then(|at| self.marks.get_mut(at)) {
+                    marks.worst = marks.worst.max(Some(incident.severity));
+                }
             }
         }
     }
@@ -255,6 +304,7 @@ impl Diagnostics {
     /// Replace the rules; unchanged rules keep their state.
     pub fn set_rules(&mut self, rules: &RuleSet) {
         self.live.engine.set_rules(rules);
+        self.live.explains = Explains::of(rules.rules());
         self.mark_stale();
     }
 

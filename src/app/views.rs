@@ -5,7 +5,7 @@ use super::diagnostics::FindingKey;
 use super::keys::Action;
 use super::state::{App, NoticeKind, RowKey, View};
 use kvtop_core::fleet::Ts;
-use kvtop_core::rules::Subject;
+use kvtop_core::rules::{FindingState, Subject};
 
 /// Switch views (or, from the diagnostics view, jump to a finding's engine); true if the
 /// screen changed.
@@ -55,17 +55,27 @@ fn switch(app: &mut App, view: View) -> bool {
     changed
 }
 
-/// Show the findings; coming from the fleet, start on the selected engine's worst finding.
+/// Show the findings; coming from the fleet, start on the selected engine's worst finding
+/// when one of its findings fires (the operator picked that row), else on the head of the
+/// worst firing incident (the first line of the findings strip): with a healthy row selected
+/// the criticals are never out of view.
 fn open_diagnostics(app: &mut App) -> bool {
     if app.view == View::Fleet {
+        let view = app.diag.view();
         let engine = app.selected_engine(app.visible_rows()).map(RowKey::of);
-        let first = engine.and_then(|key| {
-            app.diag
-                .view()
-                .findings_for(&key)
-                .next()
+        let own = engine.as_ref().and_then(|key| {
+            view.findings_for(key)
+                .find(|f| f.state == FindingState::Firing)
                 .map(FindingKey::of)
         });
+        let worst = view
+            .incidents()
+            .iter()
+            .find(|i| i.is_firing())
+            .map(|i| FindingKey::of(&i.head));
+        let first = own
+            .or(worst)
+            .or_else(|| engine.and_then(|key| view.findings_for(&key).next().map(FindingKey::of)));
         if first.is_some() {
             app.diag.selected = first;
         }

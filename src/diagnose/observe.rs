@@ -138,6 +138,10 @@ pub enum ObserveError {
 pub trait Progress {
     /// The length was decided (automatically or as given), in observation seconds.
     fn planned(&mut self, secs: f64, plan: Option<&DurationPlan>, time_scale: f64);
+
+    /// The rules ran at `at` (observation clock) and found `findings` (every cycle, so a
+    /// finding that came and went before the end is seen too).
+    fn evaluated(&mut self, _at: Ts, _findings: &[Finding]) {}
 }
 
 /// Progress that tells nobody.
@@ -403,6 +407,7 @@ async fn run(
             progress.planned(length.unwrap_or(0.0), plan_made.as_ref(), scale);
         }
         let findings = engine.evaluate(&cycle_inputs, now);
+        progress.evaluated(now, findings);
         cycles += 1;
         if now - start >= length.unwrap_or(0.0) && now >= hold_until {
             break (findings.to_vec(), now);

@@ -92,6 +92,8 @@ mod tests {
             logs: None,
             events: None,
             pod_status: None,
+            gen_stall_s: None,
+            stalled: false,
         };
         let plan = auto_duration(&rules, &[input], 1.0, AUTO_CAP_SECS);
         // kv-high (5m) is the first of the two 5-minute KV rules in the file.

@@ -133,6 +133,23 @@ pub(crate) fn pending_for(secs: f64) -> String {
 pub(crate) fn resolved_ago(secs: f64) -> String {
     format!("resolved {} ago", format::age(secs))
 }
+/// An incident's time in the strip: "12m" while it fires (since its first finding fired),
+/// "lasted 3m10s" once it resolved.
+pub(crate) fn incident_time(firing: bool, secs: f64) -> String {
+    if firing {
+        format::age(secs)
+    } else {
+        format!("lasted {}", format::age(secs))
+    }
+}
+/// "+4" after an incident's cause: the findings folded under it.
+pub(crate) fn symptoms(n: usize) -> String {
+    format!("+{n}")
+}
+/// The end of the strip's last line when incidents do not all fit: "+3 more · x".
+pub(crate) fn strip_more(n: usize) -> String {
+    format!("{} · x", more(n))
+}
 
 /// The detail's state line: "firing 2m10s · condition held 3m10s, since 12:01:04".
 pub(crate) fn state_line(since_cell: &str, held_secs: f64, since_clock: &str) -> String {
@@ -224,6 +241,7 @@ pub(crate) fn picks_line(seed: &[(u32, String)], ie: &str) -> String {
 pub fn skip(skip: Skip) -> &'static str {
     match skip {
         Skip::Unhealthy => "down",
+        Skip::Stuck => "stuck",
         Skip::Unrouted => "unrouted",
         Skip::UnknownKv => "kv –",
         Skip::UnknownCapacity => "cap –",

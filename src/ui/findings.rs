@@ -11,7 +11,7 @@ use super::{diag_text as text, format};
 use crate::app::{App, EngineMarks, RowKey};
 use crate::theme::Theme;
 use kvtop_core::fleet::{EngineState, Ts};
-use kvtop_core::rules::{Breaker, EngineHealth, Finding, FindingState, Health, Severity};
+use kvtop_core::rules::{Breaker, EngineHealth, Finding, FindingState, Health, Incident, Severity};
 
 /// Columns of the badge cell.
 pub(crate) const BADGE_WIDTH: u16 = 2;
@@ -57,7 +57,7 @@ fn health_style(theme: &Theme, health: Health) -> Style {
     match health {
         Health::Healthy => theme.ok,
         Health::Degraded => theme.warn,
-        Health::Down => theme.down,
+        Health::Stuck | Health::Down => theme.down,
     }
 }
 
@@ -161,33 +161,110 @@ fn fit_items(
     Line::from(spans)
 }
 
-/// The findings strip of the fleet view: the fleet's firing findings, most severe first.
-pub(crate) fn render_strip(buf: &mut Buffer, area: Rect, app: &App) {
+/// Most lines the strip asks for, whatever the room (more incidents end in `+N more`).
+const STRIP_LINES_MAX: usize = 16;
+/// Width of the cause column of a strip line (rule titles are at most 32 characters).
+const STRIP_TITLE_MAX: usize = 32;
+/// Columns the place keeps before the cause column shrinks (`vllm-qwen…s2-gdd2m +5`).
+const STRIP_PLACE_MIN: usize = 20;
+/// Width of the time column of a strip line (`lasted 3m40s`, `+3 more · x`).
+const STRIP_TIME_WIDTH: usize = 12;
+
+/// How many lines the strip would use: one per incident (firing and recently resolved), at
+/// least one for its quiet or not-yet-run line.
+pub(crate) fn strip_lines_wanted(app: &App) -> usize {
+    app.diag.view().incidents().len().clamp(1, STRIP_LINES_MAX)
+}
+
+/// The findings strip of the fleet view: one line per incident, worst first (severity, where,
+/// the cause, `+N` findings folded under it, how long); resolved ones greyed with how long
+/// they lasted. When they do not all fit the last line says how many more.
+pub(crate) fn render_strip(buf: &mut Buffer, area: Rect, app: &App, now: Ts) {
     if area.width == 0 || area.height == 0 {
         return;
     }
     let theme = &app.theme;
     let view = app.diag.view();
-    let width = usize::from(area.width.saturating_sub(1));
-    let firing: Vec<&Finding> = view
-        .findings()
-        .iter()
-        .filter(|f| f.state == FindingState::Firing)
-        .collect();
-    let line = if view.evaluated_at().is_none() {
-        Line::styled(text::STRIP_NOT_RUN, theme.dim)
-    } else if firing.is_empty() {
+    let now = app.view_now(now);
+    // A column free at both ends, as the table's rows.
+    let width = usize::from(area.width.saturating_sub(2));
+    let incidents = view.incidents();
+    let quiet = if view.evaluated_at().is_none() {
+        Some(Line::styled(text::STRIP_NOT_RUN, theme.dim))
+    } else if incidents.is_empty() {
         let c = app.view_fleet().counts();
         let engines = c.up + c.stale + c.down;
-        Line::styled(text::strip_quiet(view.rule_count(), engines), theme.dim)
+        Some(Line::styled(
+            text::strip_quiet(view.rule_count(), engines),
+            theme.dim,
+        ))
     } else {
-        let items = firing
-            .iter()
-            .map(|f| short_finding(theme, f, true))
-            .collect();
-        fit_items(theme, items, Some(text::STRIP_HINT), width)
+        None
     };
-    buf.set_line(area.x + 1, area.y, &line, area.width.saturating_sub(1));
+    if let Some(line) = quiet {
+        buf.set_line(area.x + 1, area.y, &line, area.width.saturating_sub(1));
+        return;
+    }
+    let rows = usize::from(area.height);
+    let shown = incidents.len().min(rows);
+    for (row, incident) in incidents.iter().take(shown).enumerate() {
+        // The last line says how many did not fit, in place of its time.
+        let more = (row + 1 == shown && shown < incidents.len())
+            .then(|| text::strip_more(incidents.len() - shown));
+        let line = incident_line(theme, incident, width, now, more);
+        let y = area.y + u16::try_from(row).unwrap_or(u16::MAX);
+        buf.set_line(area.x + 1, y, &line, area.width.saturating_sub(1));
+    }
+}
+
+/// One incident in `width` columns, its cause in a column of its own, then where it is, then
+/// how long (or `more`, on the strip's last line when incidents did not all fit):
+/// `CRIT Container crash-looping     · vllm-qwen…62md9 +3      2m10s`.
+fn incident_line(
+    theme: &Theme,
+    incident: &Incident,
+    width: usize,
+    now: Ts,
+    more: Option<String>,
+) -> Line<'static> {
+    let firing = incident.is_firing();
+    let style = if firing { theme.base } else { theme.dim };
+    let word = text::severity_word(incident.severity);
+    let word_style = if firing {
+        severity_style(theme, incident.severity)
+    } else {
+        theme.dim
+    };
+    let (tail, tail_style) = match more {
+        Some(more) => (more, theme.key),
+        None => (text::incident_time(firing, incident.duration(now)), style),
+    };
+    let folded = incident.members.len().saturating_sub(1);
+    let symptoms = if folded > 0 {
+        format!(" {}", text::symptoms(folded))
+    } else {
+        String::new()
+    };
+    let word_w = word.chars().count();
+    let tail_w = STRIP_TIME_WIDTH.max(tail.chars().count());
+    let symptoms_w = symptoms.chars().count();
+    let title_w = STRIP_TITLE_MAX
+        .min(width.saturating_sub(word_w + 1 + 3 + STRIP_PLACE_MIN + 2 + STRIP_TIME_WIDTH));
+    let title = format::left(&format::truncate(&incident.head.title, title_w), title_w);
+    let fixed = word_w + 1 + title_w + 3 + symptoms_w + 2 + tail_w;
+    let place_w = width.saturating_sub(fixed);
+    let place = incident.place();
+    let place = format::left_middle(&place, place.chars().count().min(place_w));
+    let pad = width.saturating_sub(fixed + place.chars().count());
+    Line::from(vec![
+        Span::styled(word.to_owned(), word_style),
+        Span::styled(format!(" {title}"), style),
+        Span::styled(" · ", theme.dim),
+        Span::styled(place, style),
+        Span::styled(symptoms, theme.dim),
+        Span::raw(" ".repeat(pad + 2)),
+        Span::styled(format::right(&tail, tail_w), tail_style),
+    ])
 }
 
 /// The selected engine's current (firing and pending) findings.

@@ -113,13 +113,13 @@ pub fn render(buf: &mut Buffer, area: Rect, app: &App, now: Ts) {
     line::render(buf, area, segments);
 }
 
-/// Firing findings by severity, `2 crit 3 warn`, each in its severity's style; `no findings`
+/// Firing incidents by severity, `2 crit 3 warn`, each in its severity's style; `no findings`
 /// when nothing fires; nothing before the rules first ran.
 fn findings_counts(app: &App) -> Option<Segment<'static>> {
     let theme = &app.theme;
     let view = app.diag.view();
     view.evaluated_at()?;
-    let counts = diag_text::header_counts(view.engine().counts());
+    let counts = diag_text::header_counts(view.incident_counts());
     if counts.is_empty() {
         return Some(Segment::right(
             1,

@@ -1,7 +1,8 @@
 //! Drawing: `draw(frame, &App, now)`; views and widgets.
 //!
-//! Layout of the fleet view, top to bottom: a one-line header, the fleet table, a one-line
-//! strip of the fleet's most severe findings, the detail pane of the selected engine, a
+//! Layout of the fleet view, top to bottom: a one-line header, the fleet table, the strip of
+//! the fleet's incidents (one line each, worst first; it grows into the table rows the engines
+//! leave empty), the detail pane of the selected engine, a
 //! one-line footer. Tall terminals (≥ 40 rows) give the table ~55 % and the detail charts the
 //! rest; shorter ones give the table nearly everything and the detail a compact three-line
 //! summary, unless the operator asked for the larger detail (Enter/Tab). The diagnostics and
@@ -48,7 +49,7 @@ const TABLE_SHARE_TALL: u16 = 55;
 const TABLE_SHARE_EXPANDED: u16 = 30;
 /// The fewest rows the table is given (its header plus three engines).
 const TABLE_MIN_ROWS: u16 = 4;
-/// Rows of the findings strip.
+/// Rows of the findings strip, at least.
 const FINDINGS_ROWS: u16 = 1;
 
 /// How much room the detail pane has.
@@ -65,7 +66,7 @@ pub enum DetailMode {
 pub struct Areas {
     pub header: Rect,
     pub table: Rect,
-    /// One line of the fleet's most severe findings.
+    /// The fleet's incidents, worst first: one line, or more where the table has room.
     pub findings: Rect,
     pub detail: Rect,
     pub detail_mode: DetailMode,
@@ -74,8 +75,42 @@ pub struct Areas {
 
 /// Split the screen. `area` must be at least `text::MIN_WIDTH` × `text::MIN_HEIGHT`.
 pub fn layout(area: Rect, detail_expanded: bool) -> Areas {
+    layout_fitted(area, detail_expanded, usize::MAX, 1)
+}
+
+/// [`layout`], with the findings strip grown to `strip_lines` lines (one per incident) as far
+/// as the table has rows it does not need: it needs `table_lines` (header and engine rows).
+/// The strip never takes a row the table's engines would use, nor the detail's.
+pub fn layout_fitted(
+    area: Rect,
+    detail_expanded: bool,
+    table_lines: usize,
+    strip_lines: usize,
+) -> Areas {
+    let base = layout_with_strip(area, detail_expanded, FINDINGS_ROWS);
+    let spare = usize::from(base.table.height).saturating_sub(table_lines);
+    let wanted = strip_lines.saturating_sub(usize::from(FINDINGS_ROWS));
+    let extra = u16::try_from(wanted.min(spare)).unwrap_or(0);
+    if extra == 0 {
+        return base;
+    }
+    Areas {
+        table: Rect {
+            height: base.table.height - extra,
+            ..base.table
+        },
+        findings: Rect {
+            y: base.findings.y - extra,
+            height: base.findings.height + extra,
+            ..base.findings
+        },
+        ..base
+    }
+}
+
+fn layout_with_strip(area: Rect, detail_expanded: bool, strip_rows: u16) -> Areas {
     let row = |y: u16, height: u16| Rect::new(area.x, y, area.width, height);
-    let body_height = area.height.saturating_sub(2 + FINDINGS_ROWS);
+    let body_height = area.height.saturating_sub(2 + strip_rows);
     let (table_height, detail_mode) = if area.height >= TALL_HEIGHT {
         (body_height * TABLE_SHARE_TALL / 100, DetailMode::Full)
     } else if detail_expanded {
@@ -92,8 +127,8 @@ pub fn layout(area: Rect, detail_expanded: bool) -> Areas {
     Areas {
         header: row(area.y, 1.min(area.height)),
         table: row(body_y, table_height),
-        findings: row(findings_y, FINDINGS_ROWS.min(area.height.saturating_sub(2))),
-        detail: row(findings_y + FINDINGS_ROWS, body_height - table_height),
+        findings: row(findings_y, strip_rows.min(area.height.saturating_sub(2))),
+        detail: row(findings_y + strip_rows, body_height - table_height),
         detail_mode,
         footer: row(area.y + area.height.saturating_sub(1), 1.min(area.height)),
     }
@@ -114,15 +149,24 @@ pub fn draw_into(buf: &mut Buffer, area: Rect, app: &App, now: Ts) {
         too_small(buf, area, app);
         return;
     }
-    let areas = layout(area, app.detail_expanded);
     let rows = app.visible_rows();
+    let areas = match app.view {
+        // The strip takes the table rows its engines leave free, one per incident.
+        View::Fleet => layout_fitted(
+            area,
+            app.detail_expanded,
+            rows.len() + 1,
+            findings::strip_lines_wanted(app),
+        ),
+        _ => layout(area, app.detail_expanded),
+    };
     let selected = app.selection(rows);
 
     header::render(buf, areas.header, app, now);
     match app.view {
         View::Fleet => {
             fleet_table::render(buf, areas.table, app, rows, selected, now);
-            findings::render_strip(buf, areas.findings, app);
+            findings::render_strip(buf, areas.findings, app, now);
             let engine = app.selected_engine(rows);
             match areas.detail_mode {
                 DetailMode::Full => detail::render_full(buf, areas.detail, app, engine, now),
@@ -224,6 +268,21 @@ mod tests {
         assert_eq!(a.detail, Rect::new(0, 26, 160, 21));
         assert_eq!(a.detail_mode, DetailMode::Full);
         assert_eq!(a.footer.y, 47);
+    }
+
+    #[test]
+    fn the_strip_grows_into_the_rows_the_table_does_not_need() {
+        let area = Rect::new(0, 0, 80, 24);
+        // 8 engines and the header need 9 of the table's 18 rows; 12 incidents get 1 + 9 lines.
+        let a = layout_fitted(area, false, 9, 12);
+        assert_eq!(a.table, Rect::new(0, 1, 80, 9));
+        assert_eq!(a.findings, Rect::new(0, 10, 80, 10));
+        assert_eq!(a.detail, layout(area, false).detail);
+        // Three incidents: three lines.
+        assert_eq!(layout_fitted(area, false, 9, 3).findings.height, 3);
+        // A full table keeps its rows: one line.
+        assert_eq!(layout_fitted(area, false, 40, 12).findings.height, 1);
+        assert_eq!(layout_fitted(area, false, 9, 0), layout(area, false));
     }
 
     #[test]

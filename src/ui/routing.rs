@@ -42,7 +42,19 @@ pub fn render(buf: &mut Buffer, area: Rect, app: &App) {
     let fleet = app.view_fleet();
     // The explainer reads no GPU signal and no log line.
     let no_logs = TargetLogs::default();
-    let inputs = engine_inputs(fleet, &[], &no_logs);
+    // Engines the rules judge stuck are left out by both routers.
+    let view = app.diag.view();
+    let inputs: Vec<_> = engine_inputs(fleet, &[], &no_logs)
+        .into_iter()
+        .map(|input| {
+            let key = crate::app::RowKey {
+                target: input.target,
+                id: input.id.clone(),
+            };
+            let stuck = view.health(&key).map(|h| h.health) == Some(Health::Stuck);
+            input.with_stalled(stuck)
+        })
+        .collect();
     let groups = explain_routing(&inputs, &PROMPT_SIZES);
     let legend = wrap(
         text::ROUTING_LEGEND,
@@ -195,7 +207,7 @@ fn row_line(
     let health_style = match engine.health {
         Health::Healthy => theme.ok,
         Health::Degraded => theme.warn,
-        Health::Down => theme.down,
+        Health::Stuck | Health::Down => theme.down,
     };
     let signals = state.map(|s| &s.signals);
     let gap = || Span::raw("  ");

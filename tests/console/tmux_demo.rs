@@ -197,6 +197,88 @@ fn demo_fits_80x24_in_mono() {
     assert_terminal_restored(&tmux);
 }
 
+/// The findings strip's incident lines (` CRIT Engine down … · vllm-x +2   1m10s`), firing
+/// ones only (resolved ones say how long they lasted).
+fn firing_incident_lines(screen: &str) -> Vec<&str> {
+    screen
+        .lines()
+        .filter(|l| {
+            let t = l.trim_start();
+            ["CRIT ", "WARN ", "INFO "].iter().any(|w| t.starts_with(w))
+                && l.contains(" · ")
+                && !l.contains("lasted")
+        })
+        .collect()
+}
+
+/// Incidents, not alerts: at 80×24 as at 200×50 the demo's critical causes each get a line
+/// of their own on the first screen, worst first, within the width; `x` opens on a critical.
+#[test]
+fn demo_first_screen_lists_the_incidents_worst_first() {
+    if !common::have_program("tmux") {
+        return;
+    }
+    for (width, height) in [(80u16, 24u16), (200, 50)] {
+        let tmux = Tmux::new(&format!("incidents{width}"));
+        let _home = start_demo(&tmux, width, height, "");
+        // The down engine's crash loop from the start, the out-of-memory crash loop at ~50 s.
+        let screen = tmux.wait_for(
+            "two critical incidents on the first screen",
+            Duration::from_secs(120),
+            |s| {
+                firing_incident_lines(s)
+                    .iter()
+                    .filter(|l| l.trim_start().starts_with("CRIT "))
+                    .count()
+                    >= 2
+            },
+        );
+        for line in screen.lines() {
+            assert!(
+                line.chars().count() <= usize::from(width),
+                "line wider than {width} columns: {line:?}"
+            );
+        }
+        let rank = |l: &str| match l.trim_start().get(..4) {
+            Some("CRIT") => 2,
+            Some("WARN") => 1,
+            _ => 0,
+        };
+        let ranks: Vec<u8> = firing_incident_lines(&screen)
+            .iter()
+            .map(|l| rank(l))
+            .collect();
+        assert!(
+            ranks.windows(2).all(|w| w[0] >= w[1]),
+            "worst first: {ranks:?}\n{screen}"
+        );
+        // One line per cause: the crash-looping pods are not listed once per symptom.
+        let crash_lines = screen
+            .lines()
+            .filter(|l| l.contains("Engine not answering"))
+            .count();
+        assert_eq!(crash_lines, 0, "a symptom has a line of its own:\n{screen}");
+
+        tmux.run(&["send-keys", "-t", "kvtop", "x"]);
+        let screen = tmux.wait_for("the diagnostics view", Duration::from_secs(10), |s| {
+            s.contains("ENGINE / GROUP")
+        });
+        let first_row = screen
+            .lines()
+            .skip_while(|l| !l.contains("ENGINE / GROUP"))
+            .nth(1)
+            .unwrap_or_default();
+        assert!(
+            first_row.contains("CRIT"),
+            "x opens on a critical:\n{screen}"
+        );
+        tmux.run(&["send-keys", "-t", "kvtop", "q"]);
+        tmux.wait_for("a clean exit", Duration::from_secs(10), |s| {
+            s.contains("kvtop exited with status")
+        });
+    }
+}
+
 fn signal_exit(signal: &str, expected_status: &str, demo_args: &str) {
     if !common::have_program("tmux") {
         return;

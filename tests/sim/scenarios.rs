@@ -11,11 +11,13 @@
 
 use std::time::Duration;
 
-use kvtop::diagnose::observe::{Quiet, observe};
+use kvtop::diagnose::observe::{Progress, Quiet, observe};
+use kvtop::diagnose::plan::DurationPlan;
 use kvtop::diagnose::{Clock, Observation, ObserveSettings, ObserveTarget};
 use kvtop::sources::ScrapeSettings;
 use kvtop_core::fleet::FleetSettings;
-use kvtop_core::rules::{FindingState, RuleSet, Severity};
+use kvtop_core::fleet::Ts;
+use kvtop_core::rules::{Finding, FindingState, RuleSet, Severity};
 use kvtop_sim::{Baseline, Scenario, SimConfig};
 
 const TIME_SCALE: f64 = 25.0;
@@ -35,6 +37,16 @@ async fn observe_scenario(
     scenario: &str,
     engines: usize,
     seconds: f64,
+) -> (Observation, Vec<String>) {
+    observe_scenario_with(scenario, engines, seconds, &rules(), &mut Quiet).await
+}
+
+async fn observe_scenario_with(
+    scenario: &str,
+    engines: usize,
+    seconds: f64,
+    rules: &RuleSet,
+    progress: &mut dyn Progress,
 ) -> (Observation, Vec<String>) {
     let sim = kvtop_sim::start(SimConfig {
         engines,
@@ -77,10 +89,10 @@ async fn observe_scenario(
     };
     let obs = observe(
         &targets,
-        &rules(),
+        rules,
         &settings,
         Clock::Sim(sim.control()),
-        &mut Quiet,
+        progress,
     )
     .await
     .expect("observation");
@@ -224,4 +236,39 @@ async fn a_healthy_fleet_raises_no_warning_and_no_critical() {
             e.name
         );
     }
+}
+
+/// Every finding that was ever pending or firing during an observation, by cycle.
+#[derive(Default)]
+struct EverySeen {
+    seen: Vec<String>,
+}
+
+impl Progress for EverySeen {
+    fn planned(&mut self, _: f64, _: Option<&DurationPlan>, _: f64) {}
+
+    fn evaluated(&mut self, at: Ts, findings: &[Finding]) {
+        for f in findings {
+            let line = format!("{:?} {} on {}", f.state, f.rule_id, f.subject.label());
+            if !self.seen.iter().any(|s| s.ends_with(&line)) {
+                self.seen.push(format!("at {at:.0}: {line}"));
+            }
+        }
+    }
+}
+
+/// Silence when healthy: ten simulated minutes of a healthy fleet of six engines (the
+/// built-in rules, unchanged) raise no finding of any severity, not even a firing info one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_healthy_fleet_fires_no_finding_in_ten_minutes() {
+    let builtin = RuleSet::builtin().expect("rules");
+    let mut every = EverySeen::default();
+    let (obs, _) = observe_scenario_with("healthy@0", 6, 600.0, &builtin, &mut every).await;
+    assert!(obs.ended - obs.started >= 600.0, "observed ten minutes");
+    let fired: Vec<&String> = every
+        .seen
+        .iter()
+        .filter(|s| !s.contains("Pending"))
+        .collect();
+    assert!(fired.is_empty(), "{fired:#?}");
 }

@@ -111,6 +111,8 @@ fn a_quiet_cycle_allocates_nothing() {
                 logs: None,
                 events: None,
                 pod_status: None,
+                gen_stall_s: None,
+                stalled: false,
             }
             .with_logs(&logs)
         })

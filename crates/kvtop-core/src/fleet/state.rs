@@ -143,6 +143,16 @@ pub struct EngineState {
     pub(crate) window: SnapshotWindow,
 }
 
+impl EngineState {
+    /// Seconds since the engine's generated-token counter last moved, as of its newest scrape
+    /// (0 when it moved since the scrape before); `None` before two scrapes that export it, or
+    /// for rows whose signals come from a Prometheus source.
+    pub fn generation_stalled_for(&self) -> Option<f64> {
+        self.window
+            .unchanged_for(super::window::Counter::GenerationTokens)
+    }
+}
+
 /// The whole fleet.
 ///
 /// Invariants: `targets` is sorted by id; `engines` is sorted by target, then engine id, and

@@ -262,6 +262,32 @@ impl SnapshotWindow {
         reset
     }
 
+    /// Seconds the counter has not moved: from the oldest snapshot of the unbroken run of
+    /// snapshots ending at the newest that all hold its newest value, to the newest. 0 when it
+    /// moved since the snapshot before; `None` without two snapshots that export it. A run as
+    /// old as the window is a lower bound (older snapshots were dropped).
+    pub(crate) fn unchanged_for(&self, counter: Counter) -> Option<f64> {
+        let i = counter as usize;
+        let newest = self.snaps.back()?;
+        let value = newest.counters[i];
+        if value.is_nan() {
+            return None;
+        }
+        let mut oldest_same = newest.ts;
+        let mut compared = false;
+        for snap in self.snaps.iter().rev().skip(1) {
+            if snap.ts < self.counter_since[i] || snap.counters[i].is_nan() {
+                break;
+            }
+            compared = true;
+            if snap.counters[i] != value {
+                break;
+            }
+            oldest_same = snap.ts;
+        }
+        compared.then_some(newest.ts - oldest_same)
+    }
+
     /// Increase of a counter over the last `window` seconds and the seconds it spans.
     pub(crate) fn increase(&self, counter: Counter, window: f64) -> Option<(f64, f64)> {
         let i = counter as usize;
@@ -543,5 +569,31 @@ mod tests {
         // The same time again is ignored.
         w.record(50.0, &tokens(30.0));
         assert_eq!(w.len(), 1);
+    }
+
+    #[test]
+    fn unchanged_for_counts_back_to_the_last_move() {
+        let mut w = SnapshotWindow::new();
+        w.record(0.0, &tokens(10.0));
+        assert_eq!(
+            w.unchanged_for(Counter::GenerationTokens),
+            None,
+            "one snapshot"
+        );
+        w.record(1.0, &tokens(20.0));
+        assert_eq!(w.unchanged_for(Counter::GenerationTokens), Some(0.0));
+        for t in 2..=17 {
+            w.record(f64::from(t), &tokens(20.0));
+        }
+        // Last moved between 0 s and 1 s: still since the snapshot at 1 s.
+        assert_eq!(w.unchanged_for(Counter::GenerationTokens), Some(16.0));
+        w.record(18.0, &tokens(21.0));
+        assert_eq!(w.unchanged_for(Counter::GenerationTokens), Some(0.0));
+        w.record(19.0, &EngineSample::default());
+        assert_eq!(
+            w.unchanged_for(Counter::GenerationTokens),
+            None,
+            "not exported"
+        );
     }
 }

@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use super::file::RuleSet;
 use super::finding::{Finding, FindingCounts, FindingState, RESOLVED_KEEP_SECS, Subject};
-use super::health::EngineHealth;
+use super::health::{EngineHealth, Health, STUCK_RULE};
 use super::input::EngineInput;
 use super::model::{Per, Rule};
 use super::truth::{EngineText, Evidence, Group, TextMemo, TextScratch, Truth};
@@ -31,6 +31,9 @@ enum Phase {
     Firing {
         since: Ts,
         fired_at: Ts,
+        /// When the condition last stopped holding while the rule keeps firing for its
+        /// `keep_firing_for`; `None` while it holds.
+        clearing_since: Option<Ts>,
         evidence: Vec<Evidence>,
     },
     Resolved {
@@ -260,9 +263,16 @@ impl RuleEngine {
             scratch_text,
             ..
         } = self;
+        let stuck_slot = slots.iter().position(|s| s.rule.id == STUCK_RULE);
         // Engine-major, so each engine's text is compared and searched once per cycle.
         for ((index, input), engine_text) in inputs.iter().enumerate().zip(texts.iter()) {
             engine_text.begin_cycle();
+            // As of the last cycle: whether the engine hangs, for the rules that read `stalled`.
+            let stalled = stuck_slot
+                .and_then(|at| slots.get(at))
+                .and_then(|slot| slot.phases.get(index))
+                .is_some_and(|phase| matches!(phase, Phase::Pending { .. } | Phase::Firing { .. }));
+            let input = &input.with_stalled(stalled || input.stalled);
             let memo = TextMemo {
                 engine: engine_text,
                 scratch: scratch_text,
@@ -289,7 +299,30 @@ impl RuleEngine {
             }
         }
         self.collect(inputs);
+        self.mark_stuck();
         &self.findings
+    }
+
+    /// An up engine whose stuck-requests finding fires is `stuck`, whatever its KV usage says.
+    fn mark_stuck(&mut self) {
+        for finding in &self.findings {
+            if finding.state != FindingState::Firing || &*finding.rule_id != STUCK_RULE {
+                continue;
+            }
+            let Subject::Engine { target, id, .. } = finding.subject.as_ref() else {
+                continue;
+            };
+            let at = self
+                .subjects
+                .engines
+                .iter()
+                .position(|(t, i)| t == target && i == id);
+            if let Some(health) = at.and_then(|at| self.health.get_mut(at)) {
+                if health.health != Health::Down {
+                    health.health = Health::Stuck;
+                }
+            }
+        }
     }
 
     /// The findings of the last cycle (same order as [`evaluate`](Self::evaluate) returned).
@@ -421,6 +454,7 @@ impl RuleEngine {
                         since,
                         fired_at,
                         evidence,
+                        ..
                     } => (*since, Some(*fired_at), FindingState::Firing, evidence),
                     Phase::Resolved {
                         since,
@@ -554,6 +588,8 @@ fn expire(phase: &mut Phase, now: Ts) {
 /// - firing → resolved when `clear_when` is true (hysteresis: an unknown value is no proof of
 ///   recovery, so it keeps firing), or, without `clear_when`, as soon as `when` is not true
 ///   (false or unknown, as a Prometheus alert resolves when its series vanishes);
+/// - a firing rule with `keep_firing_for` resolves only once it has been clear that long; if
+///   its condition holds again before, it simply keeps firing (one finding, not a new one);
 /// - resolved → idle five minutes after it resolved.
 fn advance<'r>(
     phase: &mut Phase,
@@ -579,6 +615,7 @@ fn advance<'r>(
             Phase::Firing {
                 since,
                 fired_at: now,
+                clearing_since: None,
                 evidence: refill(buffer, true),
             }
         } else {
@@ -605,24 +642,33 @@ fn advance<'r>(
         Phase::Firing {
             since,
             fired_at,
+            clearing_since,
             evidence,
         } => {
             let cleared = match &rule.clear_when {
                 Some(clear) => eval(clear) == Truth::True,
                 None => when() != Truth::True,
             };
-            let evidence = refill(evidence, true);
-            if cleared {
+            let clearing_since = cleared.then(|| clearing_since.unwrap_or(now));
+            let held_down = clearing_since.is_some_and(|from| now - from < rule.keep_firing_for);
+            if cleared && !held_down {
                 Phase::Resolved {
                     since,
                     fired_at,
                     at: now,
-                    evidence,
+                    evidence: refill(evidence, true),
                 }
             } else {
+                // While held down the evidence stays that of the last cycle the condition held.
+                let evidence = if cleared {
+                    evidence
+                } else {
+                    refill(evidence, true)
+                };
                 Phase::Firing {
                     since,
                     fired_at,
+                    clearing_since,
                     evidence,
                 }
             }

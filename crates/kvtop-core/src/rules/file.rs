@@ -49,6 +49,8 @@ struct RuleEntry {
     source: Option<Sources>,
     per: Option<Per>,
     scope: Option<ScopeEntry>,
+    explains: Option<Vec<String>>,
+    keep_firing_for: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize)]
@@ -130,6 +132,8 @@ struct Draft {
     sources: Vec<String>,
     per: Option<Per>,
     scope: Option<ScopeEntry>,
+    explains: Vec<String>,
+    keep_firing_for: Option<Located<String>>,
 }
 
 impl Draft {
@@ -150,6 +154,8 @@ impl Draft {
             sources: Vec::new(),
             per: None,
             scope: None,
+            explains: Vec::new(),
+            keep_firing_for: None,
         };
         draft.apply(entry, file);
         draft
@@ -200,6 +206,12 @@ impl Draft {
         if let Some(scope) = &entry.scope {
             self.scope = Some(scope.clone());
         }
+        if let Some(explains) = &entry.explains {
+            self.explains = explains.clone();
+        }
+        if let Some(keep) = &entry.keep_firing_for {
+            self.keep_firing_for = Some(located(keep));
+        }
     }
 
     fn compile(self, files: &[Source<'_>]) -> Result<Rule, RulesError> {
@@ -232,17 +244,19 @@ impl Draft {
             Some(located) => Some(expression("clear_when", located)?),
             None => None,
         };
-        let for_secs = match &self.hold {
+        let duration = |field: &'static str, located: &Option<Located<String>>| match located {
             Some(located) => parse_duration(&located.value)
+                .map(|d| d.as_secs_f64())
                 .map_err(|e| RulesError::Field {
                     at: source(located.file).place(Some(located.span.start)),
                     rule_id: self.id.clone(),
-                    field: "for",
+                    field,
                     message: e.to_string(),
-                })?
-                .as_secs_f64(),
-            None => 0.0,
+                }),
+            None => Ok(0.0),
         };
+        let for_secs = duration("for", &self.hold)?;
+        let keep_firing_for = duration("keep_firing_for", &self.keep_firing_for)?;
         let title_field = |field: &'static str, message: &str| RulesError::Field {
             at: home.place(Some(self.span.start)),
             rule_id: self.id.clone(),
@@ -272,6 +286,8 @@ impl Draft {
                 models: scope.models,
                 labels: scope.labels.into_iter().collect(),
             },
+            explains: self.explains,
+            keep_firing_for,
         })
     }
 }

@@ -16,6 +16,9 @@ use std::fmt;
 use super::file::BUILTIN_RULES_TOML;
 use crate::fleet::{EngineStatus, Ts};
 
+/// The rule whose firing finding makes an engine's health `stuck`.
+pub const STUCK_RULE: &str = "stuck-requests";
+
 /// The built-in rule whose `when` opens the breaker and whose `clear_when` closes it.
 #[cfg(test)]
 const BREAKER_RULE: &str = "kv-breaker";
@@ -103,6 +106,9 @@ const fn find(text: &[u8], needle: &[u8], from: usize) -> Option<usize> {
 pub enum Health {
     Healthy,
     Degraded,
+    /// Up, with requests running, but no token generated for the stuck-requests rule's span:
+    /// a hang (NCCL deadlock, Ray hang) that its scrape alone makes look healthy.
+    Stuck,
     Down,
 }
 
@@ -111,6 +117,7 @@ impl Health {
         match self {
             Health::Healthy => "healthy",
             Health::Degraded => "degraded",
+            Health::Stuck => "stuck",
             Health::Down => "down",
         }
     }

@@ -36,6 +36,13 @@ pub struct EngineInput<'a> {
     pub events: Option<&'a [String]>,
     /// Current pod and container state reasons (`OOMKilled`, `CrashLoopBackOff`, …).
     pub pod_status: Option<&'a [String]>,
+    /// Seconds since the engine last generated a token (its generated-token counter moved),
+    /// as of its newest scrape; `None` when unknown.
+    pub gen_stall_s: Option<f64>,
+    /// The stuck-requests rule is pending or firing for the engine (requests running, no token
+    /// coming out): routers leave it out, and rules that would give batch-size advice hold
+    /// back (`stalled == 0`). The rule engine sets it from its own last cycle.
+    pub stalled: bool,
 }
 
 impl<'a> EngineInput<'a> {
@@ -55,7 +62,14 @@ impl<'a> EngineInput<'a> {
             logs: None,
             events: None,
             pod_status: None,
+            gen_stall_s: state.generation_stalled_for(),
+            stalled: false,
         }
+    }
+
+    /// The same inputs, marked stalled (or not) as the rules last judged the engine.
+    pub fn with_stalled(self, stalled: bool) -> Self {
+        EngineInput { stalled, ..self }
     }
 
     /// The same inputs with the engine's GPU signals.

@@ -164,6 +164,13 @@ pub struct Rule {
     pub sources: Vec<String>,
     pub per: Per,
     pub scope: Scope,
+    /// Ids of the rules whose findings this rule's finding explains (its symptoms): on the same
+    /// engine they fold into one incident headed by this rule.
+    pub explains: Vec<String>,
+    /// Once firing, how long the rule keeps firing after `when` stops holding (or `clear_when`
+    /// starts to), seconds: a condition that clears and returns within it stays one finding
+    /// (Prometheus' `keep_firing_for`).
+    pub keep_firing_for: f64,
 }
 
 impl Rule {

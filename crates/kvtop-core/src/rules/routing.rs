@@ -46,6 +46,9 @@ pub(crate) const GIE_PREFIX_WEIGHT: f64 = 3.0;
 pub enum Skip {
     /// Down (not answering scrapes).
     Unhealthy,
+    /// Stuck: requests running but no token generated (the stuck-requests rule fires). A router
+    /// that sent it work would see it time out.
+    Stuck,
     /// Its pod is out of routing (no Service endpoint or pool sends it requests): no router
     /// would pick it.
     Unrouted,
@@ -64,6 +67,7 @@ impl Skip {
     pub fn label(self) -> &'static str {
         match self {
             Skip::Unhealthy => "down",
+            Skip::Stuck => "stuck",
             Skip::Unrouted => "unrouted",
             Skip::UnknownKv => "kv ?",
             Skip::UnknownCapacity => "cap ?",
@@ -188,7 +192,11 @@ fn unrouted(input: &EngineInput<'_>) -> bool {
 }
 
 fn health(input: &EngineInput<'_>) -> Health {
-    classify(input.status, input.signals.kv_usage)
+    match classify(input.status, input.signals.kv_usage) {
+        Health::Down => Health::Down,
+        _ if input.stalled => Health::Stuck,
+        health => health,
+    }
 }
 
 /// Index of the highest score; the first on ties.
@@ -205,8 +213,10 @@ fn best(scores: impl Iterator<Item = Option<f64>>) -> Option<usize> {
 
 /// The seed router's fit score of one engine for a prompt of `prompt` tokens.
 pub fn seed_score(input: &EngineInput<'_>, prompt: u32) -> Result<SeedScore, Skip> {
-    if health(input) == Health::Down {
-        return Err(Skip::Unhealthy);
+    match health(input) {
+        Health::Down => return Err(Skip::Unhealthy),
+        Health::Stuck => return Err(Skip::Stuck),
+        Health::Healthy | Health::Degraded => {}
     }
     if unrouted(input) {
         return Err(Skip::Unrouted);
@@ -241,8 +251,10 @@ pub fn seed_score(input: &EngineInput<'_>, prompt: u32) -> Result<SeedScore, Ski
 /// Inference Extension scores of a group's engines (same order).
 fn gie_scores(members: &[&EngineInput<'_>]) -> Vec<Result<GieScore, Skip>> {
     let candidate = |input: &EngineInput<'_>| -> Result<(f64, f64), Skip> {
-        if health(input) == Health::Down {
-            return Err(Skip::Unhealthy);
+        match health(input) {
+            Health::Down => return Err(Skip::Unhealthy),
+            Health::Stuck => return Err(Skip::Stuck),
+            Health::Healthy | Health::Degraded => {}
         }
         if unrouted(input) {
             return Err(Skip::Unrouted);

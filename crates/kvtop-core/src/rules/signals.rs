@@ -154,7 +154,7 @@ const fn all_signals() -> [SignalDef; CATALOG.len() + OTHERS.len()] {
 }
 
 /// Signals that are not derived from engine metrics.
-const OTHERS: [SignalDef; 13] = [
+const OTHERS: [SignalDef; 15] = [
     def(
         "cache.gpu_memory_utilization",
         Ratio,
@@ -189,6 +189,20 @@ const OTHERS: [SignalDef; 13] = [
         Cc,
         "KV blocks on the CPU (swap space)",
         |i| Some(i.sample?.cache_config.as_ref()?.num_cpu_blocks? as f64),
+    ),
+    def(
+        "gen_stall_s",
+        Seconds,
+        Origin::Metrics,
+        "seconds since the generated-token counter last moved (0 when it moved since the scrape before)",
+        |i| i.gen_stall_s,
+    ),
+    def(
+        "stalled",
+        Flag,
+        Status,
+        "1 while the stuck-requests rule is pending or firing for the engine (requests running, no token), else 0",
+        |i| Some(if i.stalled { 1.0 } else { 0.0 }),
     ),
     def(
         "up",

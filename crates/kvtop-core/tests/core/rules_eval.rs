@@ -29,6 +29,7 @@ struct Engine {
     logs: Option<Vec<String>>,
     events: Option<Vec<String>>,
     pod_status: Option<Vec<String>>,
+    gen_stall_s: Option<f64>,
 }
 
 impl Engine {
@@ -59,6 +60,8 @@ impl Engine {
             logs: self.logs.as_deref(),
             events: self.events.as_deref(),
             pod_status: self.pod_status.as_deref(),
+            gen_stall_s: self.gen_stall_s,
+            stalled: false,
         }
     }
 
@@ -289,9 +292,9 @@ const ENGINE_CASES: &[(&str, Set, Set)] = &[
         |e| e.signals.waiting = Some(50.0),
     ),
     (
-        "e2e-p99-slo",
-        |e| e.signals.e2e_p99 = Some(0.3),
-        |e| e.signals.e2e_p99 = Some(0.1),
+        "itl-p99-slo",
+        |e| e.signals.itl_p99 = Some(0.3),
+        |e| e.signals.itl_p99 = Some(0.1),
     ),
     (
         "kv-critical",
@@ -414,7 +417,6 @@ const MODEL_RULES: &[&str] = &[
     "empty-worker-trap",
     "kv-hpa-target",
     "queue-hpa-target",
-    "latency-hpa-target",
     "pdb-min-available",
     "no-engine-up",
     "no-routed-engine",
@@ -483,8 +485,18 @@ fn lifecycle(rule_id: &str, hot: &dyn Fn(&mut Engine), cold: &dyn Fn(&mut Engine
     assert!(!f.evidence.is_empty(), "{rule_id} evidence");
     assert!(!f.frozen, "{rule_id}");
 
-    let cleared = fired + 1.0;
+    // A rule with keep_firing_for keeps firing that long after its condition clears.
+    let keep = rule.keep_firing_for;
     cold(&mut e);
+    if keep > 0.0 {
+        let findings = run(&mut engine, std::slice::from_ref(&e), fired + 1.0);
+        assert_eq!(
+            one(&findings, rule_id).state,
+            FindingState::Firing,
+            "{rule_id} held for keep_firing_for = {keep}s"
+        );
+    }
+    let cleared = fired + 1.0 + keep;
     let findings = run(&mut engine, std::slice::from_ref(&e), cleared);
     let f = one(&findings, rule_id);
     assert_eq!(f.state, FindingState::Resolved { at: cleared }, "{rule_id}");
@@ -553,9 +565,16 @@ fn text_rules_keep_firing_for_a_crashed_engine() {
     );
 }
 
+/// The built-in rules with `rule_id`'s keep_firing_for off, for tests of when its condition
+/// holds cycle by cycle.
+fn without_hold_down(rule_id: &str) -> RuleSet {
+    let user = format!("[[rule]]\nid = \"{rule_id}\"\nkeep_firing_for = \"0s\"\n");
+    RuleSet::with_user_text("test.toml", &user).unwrap_or_else(|e| panic!("{e}"))
+}
+
 #[test]
 fn text_matches_follow_changing_lines_across_cycles_and_engines() {
-    let rules = builtin();
+    let rules = without_hold_down("cuda-oom");
     let mut engine = RuleEngine::new(&rules);
     let mut a = Engine::new(0, "");
     let mut b = Engine::new(1, "");
@@ -590,7 +609,7 @@ fn text_matches_follow_changing_lines_across_cycles_and_engines() {
 
 #[test]
 fn oom_with_chunked_prefill_needs_the_log_line_and_the_pod_spec() {
-    let rules = builtin();
+    let rules = without_hold_down("oom-chunked-prefill");
     let mut engine = RuleEngine::new(&rules);
     let mut e = Engine::new(0, "m");
     e.logs = Some(vec![
@@ -845,17 +864,12 @@ fn model_rules_hpa_targets_use_group_averages() {
     let mut engines = group(&[Some(0.9), Some(0.75), None]);
     for (e, w) in engines.iter_mut().zip([60.0, 50.0, 0.0]) {
         e.signals.waiting = Some(w);
-        e.signals.e2e_p99 = Some(12.0);
     }
     run(&mut engine, &engines, T0);
     let findings = run(&mut engine, &engines, T0 + 60.0);
     assert_eq!(one(&findings, "kv-hpa-target").state, FindingState::Firing);
     // avg(60, 50, 0) = 36.7: under 50.
     assert!(of(&findings, "queue-hpa-target").is_empty());
-    assert_eq!(
-        one(&findings, "latency-hpa-target").state,
-        FindingState::Firing
-    );
     let kv = one(&findings, "kv-hpa-target");
     assert_eq!(kv.evidence[0].describe(), "avg(kv_usage) = 82.5% > 80%");
 }
@@ -1033,4 +1047,92 @@ fn per_values_are_what_the_rules_declare() {
     for (id, _, _) in ENGINE_CASES {
         assert_eq!(rules.get(id).map(|r| r.per), Some(Per::Engine), "{id}");
     }
+}
+
+#[test]
+fn a_crash_loop_that_comes_and_goes_is_one_steady_finding() {
+    let rules = builtin();
+    let mut engine = RuleEngine::new(&rules);
+    let mut e = Engine::new(0, "m");
+    let keep = rules.get("crash-loop").expect("crash-loop").keep_firing_for;
+    assert!(keep >= 120.0, "held longer than a crash cycle");
+    let mut fired_at = None;
+    // Back-off and running alternate every 20 s for ten minutes.
+    for step in 0..30 {
+        let t = T0 + 20.0 * f64::from(step);
+        let reason = if step % 2 == 0 {
+            "CrashLoopBackOff"
+        } else {
+            "Running"
+        };
+        e.pod_status = Some(vec![reason.into()]);
+        let findings = run(&mut engine, std::slice::from_ref(&e), t);
+        let f = one(&findings, "crash-loop");
+        assert_eq!(f.state, FindingState::Firing, "at +{}s", 20 * step);
+        fired_at = fired_at.or(f.fired_at);
+        assert_eq!(f.fired_at, fired_at, "never fires anew");
+    }
+    // Running from now on: resolved once it has been clear for keep_firing_for.
+    // (the hold-down counts from the first cycle it was clear: the last one above)
+    let last = T0 + 20.0 * 29.0;
+    e.pod_status = Some(vec!["Running".into()]);
+    let findings = run(&mut engine, std::slice::from_ref(&e), last + keep - 1.0);
+    assert_eq!(one(&findings, "crash-loop").state, FindingState::Firing);
+    let findings = run(&mut engine, std::slice::from_ref(&e), last + keep + 1.0);
+    assert!(matches!(
+        one(&findings, "crash-loop").state,
+        FindingState::Resolved { .. }
+    ));
+}
+
+#[test]
+fn a_stuck_engine_is_critical_within_30s_stuck_in_health_and_gets_no_batch_advice() {
+    let rules = builtin();
+    let mut engine = RuleEngine::new(&rules);
+    let mut e = Engine::new(0, "m");
+    // Healthy: tokens come out every scrape.
+    e.signals.running = Some(20.0);
+    e.signals.waiting = Some(0.0);
+    e.signals.kv_usage = Some(0.3);
+    e.signals.gen_tps = Some(500.0);
+    e.gen_stall_s = Some(0.0);
+    run(&mut engine, std::slice::from_ref(&e), T0);
+    // The hang: no token from T0 on, requests pile up behind it; the window rate stays > 0.
+    let mut fired = None;
+    for s in 1..=120 {
+        let t = T0 + f64::from(s);
+        e.gen_stall_s = Some(f64::from(s));
+        e.signals.waiting = Some(f64::from(s) * 10.0);
+        let findings = run(&mut engine, std::slice::from_ref(&e), t);
+        let stuck = of(&findings, "stuck-requests");
+        if fired.is_none() && stuck.iter().any(|f| f.state == FindingState::Firing) {
+            fired = Some(f64::from(s));
+        }
+        for advice in [
+            "batch-tokens-low",
+            "ttft-high",
+            "batch-full-queueing",
+            "gpu-idle-with-queue",
+        ] {
+            let firing = of(&findings, advice)
+                .iter()
+                .any(|f| f.state == FindingState::Firing);
+            assert!(!firing, "{advice} at +{s}s");
+        }
+    }
+    let fired = fired.expect("stuck-requests fired");
+    assert!(fired <= 30.0, "fired {fired}s after the hang");
+    let health = engine.health_of(TargetId(0), &e.id).expect("health");
+    assert_eq!(health.health, Health::Stuck);
+    // Tokens again: health comes back as soon as the finding resolves.
+    e.gen_stall_s = Some(0.0);
+    let rule = rules.get("stuck-requests").expect("rule");
+    run(&mut engine, std::slice::from_ref(&e), T0 + 121.0);
+    run(
+        &mut engine,
+        std::slice::from_ref(&e),
+        T0 + 122.0 + rule.keep_firing_for,
+    );
+    let health = engine.health_of(TargetId(0), &e.id).expect("health");
+    assert_eq!(health.health, Health::Healthy);
 }

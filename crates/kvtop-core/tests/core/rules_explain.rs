@@ -96,6 +96,8 @@ fn coverage_names_signals_engines_do_not_export() {
             logs: None,
             events: None,
             pod_status: None,
+            gen_stall_s: None,
+            stalled: false,
         })
         .collect();
     let report = coverage(&rules, &inputs);

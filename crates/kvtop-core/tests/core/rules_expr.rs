@@ -30,6 +30,8 @@ fn input<'a>(id: &'a EngineId, signals: &'a Signals) -> EngineInput<'a> {
         logs: None,
         events: None,
         pod_status: None,
+        gen_stall_s: None,
+        stalled: false,
     }
 }
 

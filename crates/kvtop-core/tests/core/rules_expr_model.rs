@@ -407,6 +407,8 @@ fn with_inputs<R>(engines: &[Engine], f: impl FnOnce(&[EngineInput<'_>]) -> R) -
             logs: e.logs.as_deref(),
             events: None,
             pod_status: None,
+            gen_stall_s: None,
+            stalled: false,
         })
         .collect();
     f(&inputs)

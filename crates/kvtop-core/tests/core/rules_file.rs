@@ -50,7 +50,7 @@ fn a_user_file_disables_and_adds_rules() {
     let rules = with_user(
         r#"
 [[rule]]
-id = "e2e-p99-slo"
+id = "itl-p99-slo"
 enabled = false
 
 [[rule]]
@@ -72,8 +72,8 @@ source = ["local-1", "local-2"]
 "#,
     )
     .unwrap_or_else(|e| panic!("{e}"));
-    assert!(rules.get("e2e-p99-slo").is_none());
-    assert_eq!(rules.disabled(), ["e2e-p99-slo"]);
+    assert!(rules.get("itl-p99-slo").is_none());
+    assert_eq!(rules.disabled(), ["itl-p99-slo"]);
     assert!(rules.get("kv-breaker").expect("kept").clear_when.is_none());
     assert_eq!(rules.get("kv-breaker").expect("kept").suggest, None);
     let added = rules.rules().last().expect("added last");
@@ -131,7 +131,7 @@ fn expression_errors_name_file_line_rule_field_and_column() {
 fn shape_errors_name_the_rule() {
     assert_eq!(
         error("[[rule]]\nid = \"kv-high\"\nwhn = \"x\"\n"),
-        "user-rules.toml:3: rule \"kv-high\": unknown field `whn`, expected one of `id`, `enabled`, `title`, `severity`, `when`, `for`, `clear_when`, `cause`, `action`, `suggest`, `source`, `per`, `scope`"
+        "user-rules.toml:3: rule \"kv-high\": unknown field `whn`, expected one of `id`, `enabled`, `title`, `severity`, `when`, `for`, `clear_when`, `cause`, `action`, `suggest`, `source`, `per`, `scope`, `explains`, `keep_firing_for`"
     );
     assert_eq!(
         error("[[rule]]\nid = \"kv-high\"\nseverity = \"page\"\n"),

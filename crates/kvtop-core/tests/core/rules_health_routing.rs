@@ -85,6 +85,8 @@ fn input(e: &Engine) -> EngineInput<'_> {
         logs: None,
         events: None,
         pod_status: None,
+        gen_stall_s: None,
+        stalled: false,
     }
 }
 
