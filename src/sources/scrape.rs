@@ -156,8 +156,17 @@ pub(crate) fn classify(err: reqwest::Error) -> ScrapeError {
         return ScrapeError::TooManyRedirects;
     }
     // Decompression failures carry an I/O error too; they are the endpoint's bytes, not the
-    // connection. Only gzip is accepted (`build_client`).
-    if err.is_decode() {
+    // connection, unless the connection itself broke under the decoder. Only gzip is accepted
+    // (`build_client`).
+    let connection_broke = find_io_error(&err).is_some_and(|io| {
+        matches!(
+            io.kind(),
+            std::io::ErrorKind::ConnectionReset
+                | std::io::ErrorKind::ConnectionAborted
+                | std::io::ErrorKind::BrokenPipe
+        )
+    });
+    if err.is_decode() && !connection_broke {
         return ScrapeError::Body(format!("gzip decoding failed: {}", root_cause(&err)));
     }
     if let Some(io) = find_io_error(&err) {

@@ -213,7 +213,7 @@ fn rules_list_shows_every_rule_and_explains_against_the_demo_fleet() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let text = stdout(&out);
     assert!(
-        text.contains("    when:  running > 0 and gen_tps == 0"),
+        text.contains("    when:  running > 0 and (gen_stall_s > 0s or gen_tps == 0)"),
         "{text}"
     );
     // The simulator has no Kubernetes: pod facts and events are missing on every engine.
