@@ -12,6 +12,20 @@ pub(crate) struct Loaded {
     pub problems: Vec<String>,
 }
 
+/// The command-line flags that override the config file's settings.
+pub(crate) fn overrides(global: &GlobalArgs) -> Overrides {
+    Overrides {
+        targets: global.targets.clone(),
+        interval: global.interval.clone(),
+        timeout: global.timeout.clone(),
+        window: global.window.clone(),
+        theme: global.theme.clone(),
+        body_limit: global.body_limit.clone(),
+        log_level: global.log_level.clone(),
+        prometheus: global.prometheus.clone(),
+    }
+}
+
 /// Load the config file and apply the command-line flags.
 pub(crate) fn load_config(global: &GlobalArgs) -> Loaded {
     let mut problems = Vec::new();
@@ -22,17 +36,7 @@ pub(crate) fn load_config(global: &GlobalArgs) -> Loaded {
             Config::default()
         }
     };
-    let overrides = Overrides {
-        targets: global.targets.clone(),
-        interval: global.interval.clone(),
-        timeout: global.timeout.clone(),
-        window: global.window.clone(),
-        theme: global.theme.clone(),
-        body_limit: global.body_limit.clone(),
-        log_level: global.log_level.clone(),
-        prometheus: global.prometheus.clone(),
-    };
-    if let Err(err) = config.apply(overrides) {
+    if let Err(err) = config.apply(overrides(global)) {
         problems.push(err.to_string());
     }
     Loaded { config, problems }

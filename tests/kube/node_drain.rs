@@ -18,6 +18,19 @@ async fn three_nodes() -> Setup {
     .await
 }
 
+/// `kvtop drain-node gpu-node-02 --parallel N`, confirmed: (exit code, stdout, stderr).
+async fn drain_node_02(s: &Setup, parallel: &str) -> (i32, String, String) {
+    s.kvtop(&[
+        "drain-node",
+        "gpu-node-02",
+        "--confirm",
+        "gpu-node-02",
+        "--parallel",
+        parallel,
+    ])
+    .await
+}
+
 fn touches(request: &RecordedRequest, pod: &str) -> bool {
     request.path.contains(&format!("/pods/{pod}"))
 }
@@ -108,16 +121,7 @@ async fn pods_drain_side_by_side_and_a_crash_looping_engine_needs_no_wait() {
     let s = three_nodes().await;
     let llama = s.first_pod(4);
     let down = s.first_pod(5);
-    let (code, out, err) = s
-        .kvtop(&[
-            "drain-node",
-            "gpu-node-02",
-            "--confirm",
-            "gpu-node-02",
-            "--parallel",
-            "2",
-        ])
-        .await;
+    let (code, out, err) = drain_node_02(&s, "2").await;
     assert_eq!(code, 0, "stdout:\n{out}\nstderr:\n{err}");
     assert!(out.contains(&format!("llm/{llama}: drained")), "{out}");
     assert!(out.contains(&format!("llm/{down}: drained")), "{out}");
@@ -146,16 +150,7 @@ async fn one_at_a_time_keeps_the_plan_order() {
     let s = three_nodes().await;
     let llama = s.first_pod(4);
     let down = s.first_pod(5);
-    let (code, out, err) = s
-        .kvtop(&[
-            "drain-node",
-            "gpu-node-02",
-            "--confirm",
-            "gpu-node-02",
-            "--parallel",
-            "1",
-        ])
-        .await;
+    let (code, out, err) = drain_node_02(&s, "1").await;
     assert_eq!(code, 0, "stdout:\n{out}\nstderr:\n{err}");
     let mutations = s.mutations();
     assert!(

@@ -104,17 +104,7 @@ fn check_config(global: &GlobalArgs, checks: &mut Vec<Check>) -> Config {
             Config::default()
         }
     };
-    let overrides = config::Overrides {
-        targets: global.targets.clone(),
-        interval: global.interval.clone(),
-        timeout: global.timeout.clone(),
-        window: global.window.clone(),
-        theme: global.theme.clone(),
-        body_limit: global.body_limit.clone(),
-        log_level: global.log_level.clone(),
-        prometheus: global.prometheus.clone(),
-    };
-    if let Err(err) = config.apply(overrides) {
+    if let Err(err) = config.apply(super::setup::overrides(global)) {
         checks.push(
             Check::new("config", "command-line flags", Verdict::Fail)
                 .detail(err.to_string())
