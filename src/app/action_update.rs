@@ -612,6 +612,7 @@ fn activate(app: &mut App, now: Ts) -> Vec<Command> {
                 in_flight_last: None,
                 readings: 0,
                 pod_readings: Vec::new(),
+                steps_started: Vec::new(),
                 notes: Vec::new(),
                 outcome: None,
             });

@@ -154,6 +154,9 @@ pub struct ActionRun {
     /// Each waited-on pod's first and latest reading (`namespace/name`), in the order their
     /// waits began: a node drain waits on several side by side.
     pub pod_readings: Vec<(String, Option<f64>, Option<f64>)>,
+    /// Every step started so far: a node drain runs its pods' steps side by side, so the last
+    /// one started does not say which are done.
+    pub steps_started: Vec<usize>,
     /// Retries, timeouts and other things worth telling.
     pub notes: Vec<String>,
     pub outcome: Option<RunOutcome>,
@@ -194,6 +197,7 @@ impl ActionRun {
             Progress::Step { index, .. } => {
                 self.step = Some(index);
                 self.step_started = now;
+                self.steps_started.push(index);
             }
             Progress::InFlight { pod, in_flight } => {
                 if self.readings == 0 {

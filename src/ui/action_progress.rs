@@ -28,6 +28,9 @@ fn count(value: Option<f64>) -> String {
 }
 
 fn step_mark(run: &ActionRun, index: usize) -> &'static str {
+    if !run.plan.units.is_empty() {
+        return unit_step_mark(run, index);
+    }
     match &run.outcome {
         Some(RunOutcome::Done(_)) => MARK_DONE,
         Some(RunOutcome::Failed(f)) if index < f.step => MARK_DONE,
@@ -38,6 +41,42 @@ fn step_mark(run: &ActionRun, index: usize) -> &'static str {
             Some(step) if index == step => MARK_NOW,
             _ => MARK_PENDING,
         },
+    }
+}
+
+/// A node drain's step: its pods run side by side, so a step is done once a later step of the
+/// same pod has started (or the run ended well), and failed when the result names it.
+fn unit_step_mark(run: &ActionRun, index: usize) -> &'static str {
+    if !run.steps_started.contains(&index) {
+        return match &run.outcome {
+            Some(RunOutcome::Done(_)) => MARK_DONE,
+            _ => MARK_PENDING,
+        };
+    }
+    let steps = &run.plan.steps;
+    let unit = steps.get(index).and_then(|s| s.unit);
+    // The node's own steps run before any pod's: any later start means they are done.
+    let followed = run.steps_started.iter().any(|&later| {
+        later > index && (unit.is_none() || steps.get(later).and_then(|s| s.unit) == unit)
+    });
+    match &run.outcome {
+        _ if followed => MARK_DONE,
+        None => MARK_NOW,
+        Some(RunOutcome::Done(_)) => MARK_DONE,
+        Some(RunOutcome::Failed(f)) => {
+            let named = unit.and_then(|u| run.plan.units.get(u)).is_some_and(|u| {
+                f.message.contains(&format!(
+                    "{}: NOT drained: step {} failed",
+                    u.name(),
+                    index + 1
+                ))
+            });
+            if named || (unit.is_none() && index == f.step) {
+                MARK_FAILED
+            } else {
+                MARK_DONE
+            }
+        }
     }
 }
 

@@ -647,7 +647,25 @@ fn a_node_drain_shows_each_waiting_pod_on_its_own_line() {
             T0 + at,
         );
     }
-    let text = screen_text(&app, 80, 24);
+    // Side by side: vllm-a is at its wait (step 3) while vllm-b has just started (step 5).
+    for index in [0, 1, 4, 2] {
+        let progress = Progress::Step {
+            index,
+            text: String::new(),
+        };
+        update(
+            &mut app,
+            Event::Action(ActionUpdate::Progress { id, progress }),
+            T0 + 2.0,
+        );
+    }
+    let text = screen_text(&app, 120, 40);
+    for (mark, step) in [("✓", 1), ("✓", 2), ("▶", 3), ("·", 4), ("▶", 5), ("·", 6)] {
+        assert!(
+            text.contains(&format!("{mark} {step:>2}. ")),
+            "step {step} should be {mark}:\n{text}"
+        );
+    }
     assert!(
         text.contains("running + waiting: 12 → 0 · llm/vllm-a"),
         "{text}"
