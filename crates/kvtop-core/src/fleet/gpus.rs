@@ -165,6 +165,42 @@ impl GpuState {
         self.history.push_back((at, row));
     }
 
+    /// This GPU as its history had it at `t`: the readings of the newest point at or before
+    /// `t` (memory as a share of the framebuffer total read now, which does not change), and no
+    /// history of its own; `None` when its history holds nothing that old.
+    fn as_of(&self, t: Ts) -> Option<GpuState> {
+        let newer = self.history.partition_point(|(at, _)| *at <= t);
+        let (at, row) = self.history.get(newer.checked_sub(1)?)?;
+        let value = |series: GpuSeries| {
+            row.get(series.index())
+                .filter(|v| !v.is_nan())
+                .map(|v| f64::from(*v))
+        };
+        let mut sample = self.sample.clone();
+        sample.util_pct = value(GpuSeries::Util).map(|u| u * 100.0);
+        sample.temp_c = value(GpuSeries::Temp);
+        sample.power_w = value(GpuSeries::Power);
+        let reserved = finite(sample.fb_reserved_mib).unwrap_or(0.0);
+        match (value(GpuSeries::Mem), self.fb_total_mib()) {
+            (Some(share), Some(total)) => {
+                sample.fb_used_mib = Some(share * total);
+                sample.fb_free_mib = Some(total - share * total - reserved);
+            }
+            _ => {
+                sample.fb_used_mib = None;
+                sample.fb_free_mib = None;
+            }
+        }
+        Some(GpuState {
+            key: self.key.clone(),
+            origin: self.origin.clone(),
+            sample,
+            last_ok: *at,
+            target: self.target,
+            history: VecDeque::new(),
+        })
+    }
+
     fn heap_bytes(&self) -> usize {
         self.history.capacity() * size_of::<(Ts, [f32; GpuSeries::COUNT])>()
             + self.key.hostname.capacity()
@@ -294,6 +330,29 @@ impl GpuStore {
             history_points: history_points.max(1),
             ..GpuStore::default()
         }
+    }
+
+    /// The GPUs as their histories had them at `t` (see [`GpuState::as_of`]); GPUs first read
+    /// after `t` are left out.
+    pub(crate) fn as_of(&self, t: Ts) -> GpuStore {
+        let mut past = GpuStore {
+            history_points: self.history_points,
+            ..GpuStore::default()
+        };
+        for gpu in self.gpus.values().filter_map(|gpu| gpu.as_of(t)) {
+            if let Some(target) = gpu.target {
+                past.by_target
+                    .entry(target)
+                    .or_default()
+                    .insert(gpu.key.clone());
+            }
+            past.by_origin
+                .entry(gpu.origin.clone())
+                .or_default()
+                .insert(gpu.key.clone());
+            past.gpus.insert(gpu.key.clone(), gpu);
+        }
+        past
     }
 
     pub(crate) fn iter(&self) -> impl Iterator<Item = &GpuState> {

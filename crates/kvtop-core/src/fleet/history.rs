@@ -58,6 +58,26 @@ impl Series {
         self as usize
     }
 
+    /// The field of this series in a set of derived signals.
+    fn field(self, signals: &mut Signals) -> &mut Option<f64> {
+        match self {
+            Series::KvUsage => &mut signals.kv_usage,
+            Series::Running => &mut signals.running,
+            Series::Waiting => &mut signals.waiting,
+            Series::TtftP50 => &mut signals.ttft_p50,
+            Series::TtftP95 => &mut signals.ttft_p95,
+            Series::TtftP99 => &mut signals.ttft_p99,
+            Series::ItlP50 => &mut signals.itl_p50,
+            Series::ItlP95 => &mut signals.itl_p95,
+            Series::ItlP99 => &mut signals.itl_p99,
+            Series::GenTps => &mut signals.gen_tps,
+            Series::PromptTps => &mut signals.prompt_tps,
+            Series::PrefixHit => &mut signals.prefix_hit,
+            Series::PreemptionsPerS => &mut signals.preemptions_per_s,
+            Series::RequestsPerS => &mut signals.requests_per_s,
+        }
+    }
+
     /// The value of this series in a set of derived signals.
     pub fn value(self, signals: &Signals) -> Option<f64> {
         match self {
@@ -174,6 +194,40 @@ impl History {
         }
         self.full.for_each(column, &mut keep);
         out
+    }
+
+    /// The point in effect at `t`: the newest full-resolution point at or before `t`, else the
+    /// downsampled bucket covering `t` (its mean values, stamped with its start). Returns the
+    /// point's time and its values; the signals history does not keep stay unknown. `None`
+    /// when nothing kept is that old.
+    pub fn at(&self, t: super::Ts) -> Option<(super::Ts, Signals)> {
+        if !t.is_finite() {
+            return None;
+        }
+        let row = if let Some(nth) = self.full.newest_at_or_before(t) {
+            self.full.row(nth)
+        } else if self.pending.points > 0 && self.pending.start <= t {
+            Some((self.pending.start, self.pending.means()))
+        } else {
+            self.coarse
+                .newest_at_or_before(t)
+                .and_then(|nth| self.coarse.row(nth))
+        }?;
+        let (time, values) = row;
+        let mut signals = Signals::default();
+        for series in Series::ALL {
+            let value = values.get(series.index()).copied().unwrap_or(f32::NAN);
+            *series.field(&mut signals) = (!value.is_nan()).then_some(f64::from(value));
+        }
+        Some((time, signals))
+    }
+
+    /// Time of the oldest point kept (a downsampled bucket's start).
+    pub fn oldest_time(&self) -> Option<super::Ts> {
+        self.coarse
+            .oldest_time()
+            .or_else(|| (self.pending.points > 0).then_some(self.pending.start))
+            .or_else(|| self.full.oldest_time())
     }
 
     /// The newest known value of a series.
@@ -363,7 +417,35 @@ impl Tier {
         if self.len == 0 {
             return None;
         }
-        let slot = self.head;
+        let (t, row) = self.row(0)?;
+        self.head = self.slot(1);
+        self.len -= 1;
+        Some((t, row))
+    }
+
+    /// Position (oldest = 0) of the newest point at or before `t`.
+    fn newest_at_or_before(&self, t: Ts) -> Option<usize> {
+        // Points are in time order, so the ones at or before `t` are a prefix.
+        let mut low = 0;
+        let mut high = self.len;
+        while low < high {
+            let mid = low + (high - low) / 2;
+            let time = self.times.get(self.slot(mid)).copied().unwrap_or(f64::NAN);
+            if time <= t {
+                low = mid + 1;
+            } else {
+                high = mid;
+            }
+        }
+        low.checked_sub(1)
+    }
+
+    /// One point's time and values.
+    fn row(&self, nth: usize) -> Option<(Ts, Row)> {
+        if nth >= self.len {
+            return None;
+        }
+        let slot = self.slot(nth);
         let t = self.times.get(slot).copied()?;
         let mut row = [f32::NAN; Series::COUNT];
         for (column, value) in row.iter_mut().enumerate() {
@@ -371,8 +453,6 @@ impl Tier {
                 *value = *cell;
             }
         }
-        self.head = self.slot(1);
-        self.len -= 1;
         Some((t, row))
     }
 
@@ -451,14 +531,20 @@ impl PendingBucket {
         Some((self.start, mean))
     }
 
-    /// The bucket's start and means; the bucket is emptied.
-    fn finish(&mut self) -> (Ts, Row) {
+    /// The mean of each series so far (`NaN` where none was known).
+    fn means(&self) -> Row {
         let mut means = [f32::NAN; Series::COUNT];
         for (column, mean) in means.iter_mut().enumerate() {
             if let Some((_, m)) = self.mean(column) {
                 *mean = m;
             }
         }
+        means
+    }
+
+    /// The bucket's start and means; the bucket is emptied.
+    fn finish(&mut self) -> (Ts, Row) {
+        let means = self.means();
         let start = self.start;
         *self = PendingBucket::default();
         (start, means)
@@ -518,6 +604,37 @@ mod tests {
         assert_eq!(points[3], (111.0, 11.0));
         assert_eq!(points.len(), 3 + 11);
         assert_eq!(points.last(), Some(&(121.0, 21.0)));
+    }
+
+    #[test]
+    fn the_point_in_effect_at_a_past_instant_comes_from_the_tier_holding_it() {
+        let mut h = History::new(&settings());
+        for i in 0..=21 {
+            let mut signals = kv(f64::from(i));
+            signals.waiting = (i % 2 == 0).then_some(5.0);
+            h.push(100.0 + f64::from(i), &signals);
+        }
+        // Full resolution (111..=121): the newest point at or before the instant.
+        let (t, s) = h.at(115.5).expect("a point");
+        assert_eq!((t, s.kv_usage), (115.0, Some(15.0)));
+        assert_eq!(s.waiting, None, "unknown at t = 115 stays unknown");
+        assert_eq!(s.e2e_p95, None, "a signal history does not keep is unknown");
+        assert_eq!(h.at(121.0).map(|(t, _)| t), Some(121.0));
+        assert_eq!(h.at(500.0).map(|(t, _)| t), Some(121.0));
+        // The bucket being filled covers 110.
+        assert_eq!(
+            h.at(110.7).map(|(t, s)| (t, s.kv_usage)),
+            Some((110.0, Some(10.0)))
+        );
+        // Coarse buckets: [105, 110) holds the mean of 5..=9.
+        let (t, s) = h.at(108.0).expect("a bucket");
+        assert_eq!((t, s.kv_usage), (105.0, Some(7.0)));
+        assert_eq!(h.at(100.0).map(|(t, _)| t), Some(100.0));
+        // Before anything kept, and a nonsensical instant.
+        assert_eq!(h.at(99.9), None);
+        assert_eq!(h.at(f64::NAN), None);
+        assert_eq!(h.oldest_time(), Some(100.0));
+        assert_eq!(History::new(&settings()).at(100.0), None);
     }
 
     #[test]

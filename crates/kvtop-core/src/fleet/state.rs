@@ -225,6 +225,39 @@ impl Fleet {
         self.join_dirty = true;
         id
     }
+    /// The fleet as its histories had it at `t`, for the time cursor: like
+    /// [`without_history`](Self::without_history), with each engine's signals, last good scrape
+    /// and status those of its history's point in effect at `t` (a downsampled bucket's means
+    /// beyond the full-resolution span; signals history does not keep are unknown), GPUs as
+    /// theirs had them, and the engines (and targets) first seen after `t` left out. What
+    /// history does not keep (pods, targets' errors, the exported configuration) is as now.
+    pub fn as_of(&self, t: Ts) -> Fleet {
+        let mut past = self.without_history();
+        past.gpus = self.gpus.as_of(t);
+        let interval = self.settings.interval;
+        let mut kept = Vec::with_capacity(past.engines.len());
+        for (row, live) in past.engines.drain(..).zip(&self.engines) {
+            if live.history.oldest_time().is_some_and(|oldest| oldest > t) {
+                continue;
+            }
+            let mut row = row;
+            row.window = SnapshotWindow::new();
+            row.restarted_at = row.restarted_at.filter(|at| *at <= t);
+            if let Some((at, signals)) = live.history.at(t) {
+                row.signals = signals;
+                row.last_ok = Some(at);
+                row.status = status_at(Some(at), t, interval);
+            }
+            past.gpus.signals_of(row.target).apply_to(&mut row.signals);
+            kept.push(row);
+        }
+        past.engines = kept;
+        let engines = &past.engines;
+        past.targets
+            .retain(|target| engines.iter().any(|row| row.target == target.id));
+        past
+    }
+
     /// A copy of the fleet without the engines' histories (each is [`History::none`]), for a
     /// view frozen at an instant: it keeps what the rows, targets, windows and GPUs were then,
     /// and reads its charts from the live histories up to that instant instead of copying them

@@ -213,6 +213,27 @@ impl RuleEngine {
         }
     }
 
+    /// An engine that evaluates nothing and reports `findings` and `health` as its last
+    /// cycle: the rules state at a past instant, rebuilt by a [`super::Timeline`]. It has the
+    /// rules of `rules` only to say what was evaluated; evaluating it starts them idle.
+    pub fn replayed(
+        rules: &RuleSet,
+        mut findings: Vec<Finding>,
+        health: Vec<((TargetId, EngineId), EngineHealth)>,
+    ) -> Self {
+        super::finding::sort(&mut findings);
+        let (engines, health) = health.into_iter().unzip();
+        RuleEngine {
+            subjects: Subjects {
+                engines,
+                ..Subjects::empty()
+            },
+            health,
+            findings,
+            ..RuleEngine::new(rules)
+        }
+    }
+
     /// Replace the rules (after a reload). Rules whose definition is unchanged keep their
     /// state; changed and new ones start idle.
     pub fn set_rules(&mut self, rules: &RuleSet) {
@@ -501,13 +522,7 @@ impl RuleEngine {
                 });
             }
         }
-        self.findings.sort_by(|a, b| {
-            a.state
-                .rank()
-                .cmp(&b.state.rank())
-                .then(b.severity.cmp(&a.severity))
-                .then(a.since.total_cmp(&b.since))
-        });
+        super::finding::sort(&mut self.findings);
     }
 }
 

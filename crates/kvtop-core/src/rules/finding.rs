@@ -109,6 +109,18 @@ impl Finding {
     }
 }
 
+/// Order findings as the engine lists them: firing, then pending, then resolved; each by
+/// severity (critical first), then by how long they have held.
+pub(crate) fn sort(findings: &mut [Finding]) {
+    findings.sort_by(|a, b| {
+        a.state
+            .rank()
+            .cmp(&b.state.rank())
+            .then(b.severity.cmp(&a.severity))
+            .then(a.since.total_cmp(&b.since))
+    });
+}
+
 /// Firing findings by severity, for a header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct FindingCounts {

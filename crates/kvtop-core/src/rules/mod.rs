@@ -78,6 +78,7 @@ pub mod model;
 mod pod_input;
 pub mod routing;
 pub mod signals;
+mod timeline;
 pub mod truth;
 
 pub use crate::signals::Unit;
@@ -94,4 +95,5 @@ pub use input::{EngineInput, GpuSignals};
 pub use model::{Per, Rule, Scope, Severity, Suggest, Unobservable};
 pub use pod_input::with_pod;
 pub use routing::{GroupRouting, PROMPT_SIZES, explain_routing};
+pub use timeline::Timeline;
 pub use truth::{Evidence, Truth};
