@@ -27,7 +27,7 @@ use kvtop_core::engine::EngineId;
 use kvtop_core::fleet::{Fleet, TargetId, Ts};
 use kvtop_core::rules::{
     EngineHealth, Explains, Finding, FindingCounts, FindingState, GpuSignals, Incident, RuleEngine,
-    RuleSet, Severity, Subject, fold,
+    RuleSet, Severity, Subject, Timeline, fold,
 };
 
 /// What the table shows about one engine: the severity of the worst firing incident touching
@@ -164,20 +164,58 @@ impl RulesView {
                 .zip(&inputs)
                 .all(|(key, input)| key.target == input.target && key.id == *input.id);
         if !same_engines {
-            self.keys = inputs
-                .iter()
-                .map(|input| RowKey {
-                    target: input.target,
-                    id: input.id.clone(),
-                })
-                .collect();
-            let keys = &self.keys;
-            self.sorted = (0..keys.len()).collect();
-            self.sorted.sort_by(|&a, &b| {
-                let key = |i: usize| keys.get(i).map(|k| (k.target, &k.id));
-                key(a).cmp(&key(b))
-            });
+            self.set_keys(
+                inputs
+                    .iter()
+                    .map(|input| RowKey {
+                        target: input.target,
+                        id: input.id.clone(),
+                    })
+                    .collect(),
+            );
         }
+        self.derive(fleet);
+    }
+
+    /// The rules state at `t` as `timeline` has it, over `fleet` (the fleet as of `t`): what a
+    /// view at the time cursor shows. It evaluates nothing.
+    fn past(live: &RulesView, timeline: &Timeline, fleet: &Fleet, t: Ts) -> RulesView {
+        let health = timeline.health_at(t);
+        let keys = health
+            .iter()
+            .map(|((target, id), _)| RowKey {
+                target: *target,
+                id: id.clone(),
+            })
+            .collect();
+        let mut view = RulesView {
+            engine: RuleEngine::replayed(&live.engine, timeline.findings_at(t), health),
+            explains: live.explains.clone(),
+            incidents: Vec::new(),
+            keys: Vec::new(),
+            sorted: Vec::new(),
+            marks: Vec::new(),
+            gpu: Vec::new(),
+            evaluated_at: Some(t),
+        };
+        view.set_keys(keys);
+        view.derive(fleet);
+        view
+    }
+
+    /// Take the engines of a cycle, in input order.
+    fn set_keys(&mut self, keys: Vec<RowKey>) {
+        self.keys = keys;
+        let keys = &self.keys;
+        self.sorted = (0..keys.len()).collect();
+        self.sorted.sort_by(|&a, &b| {
+            let key = |i: usize| keys.get(i).map(|k| (k.target, &k.id));
+            key(a).cmp(&key(b))
+        });
+    }
+
+    /// Fold the cycle's findings into incidents and table marks.
+    fn derive(&mut self, fleet: &Fleet) {
         // Traffic an incident touches: its engines' finished requests per second.
         let engines = fleet.engines();
         let traffic = |subject: &Subject| match subject {
@@ -255,6 +293,8 @@ pub struct Diagnostics {
     news: bool,
     /// Recent log lines per target, for the rules that match text.
     pub logs: TargetLogs,
+    /// What the live rules said over the retained past, for the time cursor.
+    timeline: Timeline,
     /// The finding selected in the diagnostics view.
     pub selected: Option<FindingKey>,
     /// First line of the routing view shown.
@@ -274,6 +314,7 @@ impl Diagnostics {
             stale: true,
             news: false,
             logs: TargetLogs::default(),
+            timeline: Timeline::new(DEFAULT_RETENTION_SECS),
             selected: None,
             routing_offset: 0,
             list_height: Cell::new(0),
@@ -291,6 +332,12 @@ impl Diagnostics {
         Diagnostics::new(&rules)
     }
 
+    /// The same, keeping the findings' past for `secs` seconds (the fleet's retention).
+    pub fn with_retention(mut self, secs: f64) -> Diagnostics {
+        self.timeline = Timeline::new(secs);
+        self
+    }
+
     /// The findings the views show: as of the freeze, or live.
     pub fn view(&self) -> &RulesView {
         self.frozen.as_ref().unwrap_or(&self.live)
@@ -299,6 +346,11 @@ impl Diagnostics {
     /// The live findings, whatever the view shows.
     pub fn live(&self) -> &RulesView {
         &self.live
+    }
+
+    /// The findings of a frozen view or one at the time cursor, if the view is not live.
+    pub fn frozen_view(&self) -> Option<&RulesView> {
+        self.frozen.as_ref()
     }
 
     /// Replace the rules; unchanged rules keep their state.
@@ -314,7 +366,6 @@ impl Diagnostics {
         self.news = true;
     }
 
-    #[cfg(test)]
     /// Whether the findings are out of date.
     pub(crate) fn is_stale(&self) -> bool {
         self.stale
@@ -359,6 +410,9 @@ impl Diagnostics {
     }
 }
 
+/// How far back the time cursor can show the findings until the fleet's retention is known.
+const DEFAULT_RETENTION_SECS: f64 = 3600.0;
+
 /// Longest spacing of evaluations before frames, seconds (see the module docs).
 pub(crate) const REFRESH_SPACING_MAX: f64 = 0.5;
 
@@ -367,6 +421,13 @@ impl App {
     pub fn evaluate_rules(&mut self, now: Ts) {
         self.diag.logs.prune(now);
         self.diag.live.evaluate(&self.fleet, &self.diag.logs, now);
+        let live = &self.diag.live;
+        let health = live
+            .keys
+            .iter()
+            .zip(live.engine.health())
+            .map(|(key, health)| ((key.target, &key.id), *health));
+        self.diag.timeline.observe(live.engine.findings(), health, now);
         self.diag.stale = false;
         self.diag.news = false;
     }
@@ -404,6 +465,26 @@ impl App {
                 }
             }
         }
+    }
+
+    /// Show the findings as they were at `t` (the time cursor), over `fleet` as of `t`.
+    pub(crate) fn rules_at(&mut self, fleet: &Fleet, t: Ts) {
+        self.diag.frozen = Some(RulesView::past(
+            &self.diag.live,
+            &self.diag.timeline,
+            fleet,
+            t,
+        ));
+    }
+
+    /// The earliest instant the time cursor can show: what both the findings and the
+    /// histories reach back to.
+    pub(crate) fn cursor_start(&self, now: Ts) -> Option<Ts> {
+        let retention = self.fleet.settings().history_total_secs;
+        self.diag
+            .timeline
+            .start(now)
+            .map(|start| start.max(now - retention))
     }
 
     /// Keep the findings as they are now for a frozen view (after bringing them up to date),

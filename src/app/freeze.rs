@@ -9,6 +9,9 @@
 //! engine the live fleet removed (a pod gone) loses its charts.
 
 use super::state::{App, Frozen, NoticeKind};
+
+/// A cursor this close to now (seconds) is the live view.
+const CURSOR_LIVE_SLACK: f64 = 0.5;
 use kvtop_core::fleet::{EngineState, Series, Ts};
 
 impl App {
@@ -22,9 +25,52 @@ impl App {
             self.frozen = Some(Frozen {
                 at: now,
                 fleet: self.fleet.without_history(),
+                past: false,
             });
             self.set_notice(NoticeKind::Frozen, now);
         }
+    }
+
+    /// Move the time cursor by `delta` seconds from where the view is (now when live): the
+    /// view shows the fleet and the findings as they were then, rebuilt from the histories and
+    /// the findings' timeline, while ingestion goes on. Reaching the present goes live again;
+    /// the retained past's start stops it.
+    pub(crate) fn step_cursor(&mut self, delta: f64, now: Ts) {
+        let from = self.frozen.as_ref().map_or(now, |f| f.at);
+        self.move_cursor(from + delta, now);
+    }
+
+    /// Put the time cursor at `t` (see [`step_cursor`](Self::step_cursor)).
+    pub(crate) fn move_cursor(&mut self, t: Ts, now: Ts) {
+        if !t.is_finite() {
+            return;
+        }
+        if t >= now - CURSOR_LIVE_SLACK {
+            if self.frozen.take().is_some() {
+                self.freeze_rules(false, now);
+                self.set_notice(NoticeKind::Unfrozen, now);
+            }
+            return;
+        }
+        if self.diag.is_stale() {
+            self.evaluate_rules(now);
+        }
+        let Some(start) = self.cursor_start(now) else {
+            self.set_notice(NoticeKind::CursorAtStart { ago: 0.0 }, now);
+            return;
+        };
+        if t < start {
+            self.set_notice(NoticeKind::CursorAtStart { ago: now - start }, now);
+        }
+        let at = t.max(start);
+        let fleet = self.fleet.as_of(at);
+        self.rules_at(&fleet, at);
+        self.frozen = Some(Frozen {
+            at,
+            fleet,
+            past: true,
+        });
+        self.dirty = true;
     }
 
     /// Points of one series of a shown engine from `since`, oldest first: its history, or for
@@ -39,14 +85,40 @@ impl App {
         let Some(frozen) = &self.frozen else {
             return engine.history.points(series, since);
         };
-        let live = self
-            .fleet
+        let mut points = self
+            .live_engine(engine)
+            .map_or_else(Vec::new, |e| e.history.points(series, since));
+        // At the time cursor the charts go on past it (see `chart_end`).
+        if !frozen.past {
+            points.retain(|&(t, _)| t <= frozen.at);
+        }
+        points
+    }
+
+    /// Where a chart of `range` seconds of `engine` ends, and the time cursor it marks: at the
+    /// cursor, a quarter of the range goes on past it, as far as data came since (what
+    /// happened next is part of the story); otherwise the chart ends at `now` (the view's
+    /// time) with no mark.
+    pub(crate) fn chart_end(&self, engine: &EngineState, range: f64, now: Ts) -> (Ts, Option<Ts>) {
+        match &self.frozen {
+            Some(frozen) if frozen.past => {
+                let newest = self
+                    .live_engine(engine)
+                    .and_then(|e| e.history.newest_time())
+                    .unwrap_or(frozen.at);
+                let end = (frozen.at + range / 4.0).min(newest).max(frozen.at);
+                (end, Some(frozen.at))
+            }
+            _ => (now, None),
+        }
+    }
+
+    /// The live fleet's row of a shown engine (gone once the live fleet removed it).
+    fn live_engine(&self, engine: &EngineState) -> Option<&EngineState> {
+        self.fleet
             .engines()
             .iter()
-            .find(|e| e.target == engine.target && e.id == engine.id);
-        let mut points = live.map_or_else(Vec::new, |e| e.history.points(series, since));
-        points.retain(|&(t, _)| t <= frozen.at);
-        points
+            .find(|e| e.target == engine.target && e.id == engine.id)
     }
 }
 
@@ -143,3 +215,7 @@ mod tests {
         assert_eq!(app.view_fleet().engines().len(), 1, "the row stays");
     }
 }
+
+#[cfg(test)]
+#[path = "cursor_tests.rs"]
+mod cursor_tests;

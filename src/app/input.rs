@@ -93,6 +93,7 @@ fn browse_key(app: &mut App, action: Action, now: Ts) -> Vec<Command> {
         | Action::OpenRouting
         | Action::ShowFleet
         | Action::JumpToEngine
+        | Action::CursorToFinding
         | Action::ToggleNodes => views::switch_key(app, action, now),
         Action::OpenFilter => {
             app.modes.open(Mode::Filter);
@@ -115,7 +116,12 @@ fn browse_key(app: &mut App, action: Action, now: Ts) -> Vec<Command> {
     Vec::new()
 }
 
-/// How the data is shown: the sort, the quantile window, the chart range, the freeze.
+/// The time cursor's small and large steps, seconds.
+const CURSOR_STEP: f64 = 10.0;
+const CURSOR_FAR_STEP: f64 = 60.0;
+
+/// How the data is shown: the sort, the quantile window, the chart range, the freeze and the
+/// time cursor.
 fn display_key(app: &mut App, action: Action, now: Ts) -> bool {
     match action {
         Action::CycleSort => {
@@ -144,6 +150,10 @@ fn display_key(app: &mut App, action: Action, now: Ts) -> bool {
             app.set_notice(NoticeKind::Range(app.range), now);
         }
         Action::ToggleFreeze => app.toggle_freeze(now),
+        Action::CursorBack => app.step_cursor(-CURSOR_STEP, now),
+        Action::CursorForward => app.step_cursor(CURSOR_STEP, now),
+        Action::CursorBackFar => app.step_cursor(-CURSOR_FAR_STEP, now),
+        Action::CursorForwardFar => app.step_cursor(CURSOR_FAR_STEP, now),
         _ => return false,
     }
     true

@@ -84,6 +84,13 @@ pub enum Action {
     ZoomIn,
     ZoomOut,
     ToggleFreeze,
+    /// Move the time cursor back or forward by a small or a large step.
+    CursorBack,
+    CursorForward,
+    CursorBackFar,
+    CursorForwardFar,
+    /// Put the time cursor where the selected finding started.
+    CursorToFinding,
     ToggleDetail,
     /// Open or close the Deployments view (Kubernetes).
     ToggleDeployments,
@@ -309,6 +316,30 @@ pub const KEYMAP: &[Binding] = &[
         "freeze / unfreeze",
     ),
     bind(
+        &[plain('[')],
+        Context::Fleet,
+        Action::CursorBack,
+        "time cursor back 10s",
+    ),
+    bind(
+        &[plain(']')],
+        Context::Fleet,
+        Action::CursorForward,
+        "time cursor forward 10s",
+    ),
+    bind(
+        &[plain('{')],
+        Context::Fleet,
+        Action::CursorBackFar,
+        "time cursor back 1m",
+    ),
+    bind(
+        &[plain('}')],
+        Context::Fleet,
+        Action::CursorForwardFar,
+        "time cursor forward 1m (live at now)",
+    ),
+    bind(
         &[Key::Plain(KeyCode::Enter), Key::Plain(KeyCode::Tab)],
         Context::Fleet,
         Action::ToggleDetail,
@@ -461,6 +492,12 @@ pub const KEYMAP: &[Binding] = &[
         Context::Views,
         Action::JumpToEngine,
         "show the finding's engine",
+    ),
+    bind(
+        &[plain('t')],
+        Context::Views,
+        Action::CursorToFinding,
+        "time cursor to the finding's start",
     ),
     bind(
         &[Key::Plain(KeyCode::Tab), Key::Plain(KeyCode::Esc)],

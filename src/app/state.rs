@@ -113,6 +113,9 @@ pub struct Frozen {
     /// The fleet's rows, targets and GPUs as they were at `at`, without histories: charts
     /// read the live histories up to `at` (see `App::history_points`).
     pub fleet: Fleet,
+    /// The time cursor put the view at `at`, rebuilt from the histories and the findings'
+    /// timeline; `false` for a view frozen as it was (`f`).
+    pub past: bool,
 }
 
 /// What a transient footer notice reports (the text is in `ui::text`).
@@ -131,6 +134,9 @@ pub enum NoticeKind {
     Range(ChartRange),
     Frozen,
     Unfrozen,
+    /// The time cursor cannot go further back: the retained past starts this many seconds
+    /// ago.
+    CursorAtStart { ago: f64 },
     /// A problem worked around at start-up (a broken config file, a theme that did not load).
     Problem(String),
     /// About an action: it is done, or something the operator must know.
@@ -226,6 +232,7 @@ impl App {
         range: Duration,
     ) -> App {
         let view_model = ViewModel::initial(&fleet);
+        let retention = fleet.settings().history_total_secs;
         App {
             fleet,
             theme,
@@ -242,7 +249,7 @@ impl App {
             frozen: None,
             detail_expanded: false,
             notice: None,
-            diag: Diagnostics::builtin(),
+            diag: Diagnostics::builtin().with_retention(retention),
             dirty: true,
             should_quit: false,
             utc_offset_secs: 0,

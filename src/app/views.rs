@@ -15,6 +15,7 @@ pub(super) fn switch_key(app: &mut App, action: Action, now: Ts) -> bool {
         Action::OpenRouting => switch(app, View::Routing),
         Action::ShowFleet => switch(app, View::Fleet),
         Action::JumpToEngine => app.view == View::Diagnostics && jump_to_engine(app, now),
+        Action::CursorToFinding => app.view == View::Diagnostics && cursor_to_finding(app, now),
         Action::ToggleNodes => {
             app.view = match app.view {
                 View::Nodes => View::Fleet,
@@ -140,6 +141,19 @@ fn scroll_nodes(app: &mut App, action: Action) -> bool {
 
 /// Select the selected finding's engine (for a model's finding, its first engine) in the fleet
 /// view, clearing a filter that hides it.
+/// Put the time cursor where the selected finding's condition started to hold, keeping it
+/// selected.
+fn cursor_to_finding(app: &mut App, now: Ts) -> bool {
+    let findings = app.diag.view().findings();
+    let Some(finding) = app.diag.selection(findings).and_then(|i| findings.get(i)) else {
+        return false;
+    };
+    let (key, since) = (FindingKey::of(finding), finding.since);
+    app.move_cursor(since, now);
+    app.diag.selected = Some(key);
+    true
+}
+
 fn jump_to_engine(app: &mut App, now: Ts) -> bool {
     let findings = app.diag.view().findings();
     let Some(finding) = app.diag.selection(findings).and_then(|i| findings.get(i)) else {

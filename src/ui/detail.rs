@@ -350,7 +350,8 @@ fn chart(buf: &mut Buffer, area: Rect, app: &App, engine: &EngineState, spec: &C
         return;
     }
 
-    let (from, to) = time_span(now, app.range.secs(), usize::from(inner.width));
+    let (end, cursor) = app.chart_end(engine, app.range.secs(), now);
+    let (from, to) = time_span(end, app.range.secs(), usize::from(inner.width));
     let data: Vec<Vec<(f64, f64)>> = spec
         .series
         .iter()
@@ -379,7 +380,8 @@ fn chart(buf: &mut Buffer, area: Rect, app: &App, engine: &EngineState, spec: &C
             );
         return;
     }
-    let datasets: Vec<Dataset<'_>> = data
+    let cursor_line: Vec<(f64, f64)> = cursor.map_or_else(Vec::new, |at| vec![(at, 0.0), (at, top)]);
+    let mut datasets: Vec<Dataset<'_>> = data
         .iter()
         .zip(spec.series.iter())
         .map(|(points, (_, _, style))| {
@@ -395,6 +397,16 @@ fn chart(buf: &mut Buffer, area: Rect, app: &App, engine: &EngineState, spec: &C
                 .data(points)
         })
         .collect();
+    if !cursor_line.is_empty() {
+        // The time cursor: a vertical line at the instant the view shows.
+        datasets.push(
+            Dataset::default()
+                .marker(Marker::Braille)
+                .graph_type(GraphType::Line)
+                .style(theme.info)
+                .data(&cursor_line),
+        );
+    }
     let y_labels = vec![
         Span::styled((spec.fmt)(Some(0.0)), theme.dim),
         Span::styled((spec.fmt)(Some(top)), theme.dim),
@@ -619,6 +631,7 @@ fn spark_line<'a>(app: &App, engine: &EngineState, now: Ts, width: usize) -> Lin
         n -= 1;
     }
     let cells = (width.saturating_sub(fixed(n)) / n.max(1)).clamp(SPARK_MIN, SPARK_MAX);
+    // The sparklines end at the time cursor: they have no room to mark it.
     let (from, to) = time_span(now, app.range.secs(), cells);
     let mut spans = Vec::new();
     for (i, spec) in SPARKS.iter().take(n).enumerate() {

@@ -52,8 +52,21 @@ pub fn render(buf: &mut Buffer, area: Rect, app: &App, now: Ts) {
     let findings = findings_counts(app);
 
     let frozen = app.frozen.as_ref().map(|frozen| {
+        let clock = format::clock(frozen.at, app.utc_offset_secs);
+        if frozen.past {
+            // The time cursor: the instant shown and how far back it is, in the info colour
+            // so it is not read as the freeze (or as a warning).
+            let badge = theme.info.add_modifier(Modifier::REVERSED | Modifier::BOLD);
+            return Segment::right(
+                0,
+                vec![
+                    Span::styled(format!(" {} ", text::cursor_at(&clock)), badge),
+                    Span::styled(format!(" {}", text::cursor_ago(now - frozen.at)), theme.info),
+                ],
+            );
+        }
         let badge = theme.warn.add_modifier(Modifier::REVERSED | Modifier::BOLD);
-        let at = text::frozen_at(&format::clock(frozen.at, app.utc_offset_secs));
+        let at = text::frozen_at(&clock);
         Segment::right(
             0,
             vec![

@@ -38,6 +38,21 @@ pub fn counts(c: StatusCounts) -> [(String, &'static str); 3] {
     ]
 }
 
+/// "AT 03:12:40": the time cursor's instant.
+pub(crate) fn cursor_at(clock: &str) -> String {
+    format!("AT {clock}")
+}
+
+/// "(−14m)": how far back the time cursor is, in whole minutes from a minute on, else seconds.
+pub(crate) fn cursor_ago(secs: f64) -> String {
+    let secs = secs.max(0.0);
+    if secs >= 60.0 {
+        format!("(−{}m)", (secs / 60.0).floor())
+    } else {
+        format!("(−{}s)", secs.round())
+    }
+}
+
 /// "at 12:03:04", after the FROZEN marker.
 pub(crate) fn frozen_at(clock: &str) -> String {
     format!("at {clock}")
@@ -244,6 +259,10 @@ pub fn notice(kind: &NoticeKind) -> String {
             "view frozen: data keeps arriving in the background (f resumes)".into()
         }
         NoticeKind::Unfrozen => "view live again".into(),
+        NoticeKind::CursorAtStart { ago } => format!(
+            "the kept past starts {} ago: the time cursor stops there",
+            format::age(*ago)
+        ),
         NoticeKind::Problem(message)
         | NoticeKind::Action(message)
         | NoticeKind::ActionFailed(message)

@@ -256,7 +256,8 @@ impl History {
         std::mem::size_of::<Self>() + self.full.heap_bytes() + self.coarse.heap_bytes()
     }
 
-    fn newest_time(&self) -> Option<Ts> {
+    /// Time of the newest point.
+    pub fn newest_time(&self) -> Option<Ts> {
         self.full.newest_time()
     }
 

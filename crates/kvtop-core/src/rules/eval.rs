@@ -213,24 +213,28 @@ impl RuleEngine {
         }
     }
 
-    /// An engine that evaluates nothing and reports `findings` and `health` as its last
-    /// cycle: the rules state at a past instant, rebuilt by a [`super::Timeline`]. It has the
-    /// rules of `rules` only to say what was evaluated; evaluating it starts them idle.
+    /// An engine that reports `findings` and `health` as its last cycle: the rules state at a
+    /// past instant, rebuilt by a [`super::Timeline`]. It has `live`'s rules (to say what was
+    /// evaluated) without their state: evaluating it starts them idle.
     pub fn replayed(
-        rules: &RuleSet,
+        live: &RuleEngine,
         mut findings: Vec<Finding>,
         health: Vec<((TargetId, EngineId), EngineHealth)>,
     ) -> Self {
         super::finding::sort(&mut findings);
         let (engines, health) = health.into_iter().unzip();
         RuleEngine {
+            slots: live.slots.iter().map(|s| Slot::new(s.rule.clone())).collect(),
             subjects: Subjects {
                 engines,
                 ..Subjects::empty()
             },
             health,
             findings,
-            ..RuleEngine::new(rules)
+            scratch: Vec::new(),
+            synced: false,
+            texts: Vec::new(),
+            scratch_text: TextScratch::default(),
         }
     }
 
