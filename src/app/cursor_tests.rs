@@ -122,17 +122,17 @@ fn the_cursor_shows_values_statuses_and_findings_as_they_were() {
     assert_eq!(status, EngineStatus::Up);
     assert_eq!(state, Some(FindingState::Firing));
     assert_eq!(app.diag.view().incident_counts().critical, 1);
-    let marks = app.diag.view().marks(&RowKey::of(&app.view_fleet().engines()[0]));
+    let marks = app
+        .diag
+        .view()
+        .marks(&RowKey::of(&app.view_fleet().engines()[0]));
     assert_eq!(marks.firing, 1);
 
     app.move_cursor(T0 + 35.0, now);
     assert_eq!(shown(&app).2, Some(FindingState::Pending));
 
     app.move_cursor(T0 + 85.0, now);
-    assert!(matches!(
-        shown(&app).2,
-        Some(FindingState::Resolved { .. })
-    ));
+    assert!(matches!(shown(&app).2, Some(FindingState::Resolved { .. })));
 
     app.move_cursor(T0 + 20.0, now);
     let (kv, status, state) = shown(&app);
@@ -197,8 +197,14 @@ fn charts_at_the_cursor_go_on_past_it_as_far_as_data_came() {
     app.move_cursor(T0 + 60.0, now);
     let engine = app.view_fleet().engines()[0].clone();
     // A quarter of a 5-minute range after the cursor, but the data ends at T0 + 100.
-    assert_eq!(app.chart_end(&engine, 300.0, T0 + 60.0), (T0 + 100.0, Some(T0 + 60.0)));
-    assert_eq!(app.chart_end(&engine, 40.0, T0 + 60.0), (T0 + 70.0, Some(T0 + 60.0)));
+    assert_eq!(
+        app.chart_end(&engine, 300.0, T0 + 60.0),
+        (T0 + 100.0, Some(T0 + 60.0))
+    );
+    assert_eq!(
+        app.chart_end(&engine, 40.0, T0 + 60.0),
+        (T0 + 70.0, Some(T0 + 60.0))
+    );
     let points = app.history_points(&engine, Series::KvUsage, 0.0);
     assert_eq!(points.last().map(|p| p.0), Some(T0 + 100.0));
     app.toggle_freeze(now);

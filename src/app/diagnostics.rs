@@ -427,7 +427,9 @@ impl App {
             .iter()
             .zip(live.engine.health())
             .map(|(key, health)| ((key.target, &key.id), *health));
-        self.diag.timeline.observe(live.engine.findings(), health, now);
+        self.diag
+            .timeline
+            .observe(live.engine.findings(), health, now);
         self.diag.stale = false;
         self.diag.news = false;
     }
@@ -478,13 +480,17 @@ impl App {
     }
 
     /// The earliest instant the time cursor can show: what both the findings and the
-    /// histories reach back to.
+    /// histories reach back to (the first data, not the start before any scrape answered).
     pub(crate) fn cursor_start(&self, now: Ts) -> Option<Ts> {
         let retention = self.fleet.settings().history_total_secs;
-        self.diag
-            .timeline
-            .start(now)
-            .map(|start| start.max(now - retention))
+        let first_data = self
+            .fleet
+            .engines()
+            .iter()
+            .filter_map(|e| e.history.oldest_time())
+            .reduce(f64::min);
+        let start = self.diag.timeline.start(now)?;
+        Some(start.max(first_data.unwrap_or(start)).max(now - retention))
     }
 
     /// Keep the findings as they are now for a frozen view (after bringing them up to date),

@@ -45,7 +45,7 @@ pub(super) fn on_key(app: &mut App, key: &KeyEvent, now: Ts) -> Vec<Command> {
         return vec![Command::Quit];
     }
     match app.modes.top() {
-        None => browse_key(app, action, now),
+        None => browse_key(app, action, key, now),
         Some(Mode::Help) => {
             app.dirty |= action == Action::CloseHelp && app.modes.close(Mode::Help);
             Vec::new()
@@ -74,7 +74,7 @@ pub(super) fn on_key(app: &mut App, key: &KeyEvent, now: Ts) -> Vec<Command> {
 }
 
 /// A key of the view shown, with nothing open over it.
-fn browse_key(app: &mut App, action: Action, now: Ts) -> Vec<Command> {
+fn browse_key(app: &mut App, action: Action, key: &KeyEvent, now: Ts) -> Vec<Command> {
     if let Some(commands) = action_update::pod_key(app, action, now) {
         return commands;
     }
@@ -110,7 +110,7 @@ fn browse_key(app: &mut App, action: Action, now: Ts) -> Vec<Command> {
             app.detail_expanded = !app.detail_expanded;
             true
         }
-        _ => display_key(app, action, now),
+        _ => display_key(app, action, key, now),
     };
     app.dirty |= changed;
     Vec::new()
@@ -122,7 +122,7 @@ const CURSOR_FAR_STEP: f64 = 60.0;
 
 /// How the data is shown: the sort, the quantile window, the chart range, the freeze and the
 /// time cursor.
-fn display_key(app: &mut App, action: Action, now: Ts) -> bool {
+fn display_key(app: &mut App, action: Action, key: &KeyEvent, now: Ts) -> bool {
     match action {
         Action::CycleSort => {
             app.sort = app.sort.next();
@@ -150,10 +150,16 @@ fn display_key(app: &mut App, action: Action, now: Ts) -> bool {
             app.set_notice(NoticeKind::Range(app.range), now);
         }
         Action::ToggleFreeze => app.toggle_freeze(now),
-        Action::CursorBack => app.step_cursor(-CURSOR_STEP, now),
-        Action::CursorForward => app.step_cursor(CURSOR_STEP, now),
-        Action::CursorBackFar => app.step_cursor(-CURSOR_FAR_STEP, now),
-        Action::CursorForwardFar => app.step_cursor(CURSOR_FAR_STEP, now),
+        Action::CursorBack | Action::CursorForward => {
+            let far = matches!(key.code, KeyCode::Char('{' | '}'));
+            let step = if far { CURSOR_FAR_STEP } else { CURSOR_STEP };
+            let sign = if action == Action::CursorBack {
+                -1.0
+            } else {
+                1.0
+            };
+            app.step_cursor(sign * step, now);
+        }
         _ => return false,
     }
     true

@@ -84,11 +84,10 @@ pub enum Action {
     ZoomIn,
     ZoomOut,
     ToggleFreeze,
-    /// Move the time cursor back or forward by a small or a large step.
+    /// Move the time cursor back or forward: a small step, or a large one with the shifted
+    /// key (`{`, `}`).
     CursorBack,
     CursorForward,
-    CursorBackFar,
-    CursorForwardFar,
     /// Put the time cursor where the selected finding started.
     CursorToFinding,
     ToggleDetail,
@@ -316,28 +315,16 @@ pub const KEYMAP: &[Binding] = &[
         "freeze / unfreeze",
     ),
     bind(
-        &[plain('[')],
+        &[plain('['), plain('{')],
         Context::Fleet,
         Action::CursorBack,
-        "time cursor back 10s",
+        "time cursor back 10s / 1m",
     ),
     bind(
-        &[plain(']')],
+        &[plain(']'), plain('}')],
         Context::Fleet,
         Action::CursorForward,
-        "time cursor forward 10s",
-    ),
-    bind(
-        &[plain('{')],
-        Context::Fleet,
-        Action::CursorBackFar,
-        "time cursor back 1m",
-    ),
-    bind(
-        &[plain('}')],
-        Context::Fleet,
-        Action::CursorForwardFar,
-        "time cursor forward 1m (live at now)",
+        "time cursor on 10s / 1m, to live",
     ),
     bind(
         &[Key::Plain(KeyCode::Enter), Key::Plain(KeyCode::Tab)],

@@ -136,7 +136,9 @@ pub enum NoticeKind {
     Unfrozen,
     /// The time cursor cannot go further back: the retained past starts this many seconds
     /// ago.
-    CursorAtStart { ago: f64 },
+    CursorAtStart {
+        ago: f64,
+    },
     /// A problem worked around at start-up (a broken config file, a theme that did not load).
     Problem(String),
     /// About an action: it is done, or something the operator must know.

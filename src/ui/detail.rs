@@ -380,7 +380,8 @@ fn chart(buf: &mut Buffer, area: Rect, app: &App, engine: &EngineState, spec: &C
             );
         return;
     }
-    let cursor_line: Vec<(f64, f64)> = cursor.map_or_else(Vec::new, |at| vec![(at, 0.0), (at, top)]);
+    let cursor_line: Vec<(f64, f64)> =
+        cursor.map_or_else(Vec::new, |at| vec![(at, 0.0), (at, top)]);
     let mut datasets: Vec<Dataset<'_>> = data
         .iter()
         .zip(spec.series.iter())

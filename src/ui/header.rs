@@ -61,7 +61,10 @@ pub fn render(buf: &mut Buffer, area: Rect, app: &App, now: Ts) {
                 0,
                 vec![
                     Span::styled(format!(" {} ", text::cursor_at(&clock)), badge),
-                    Span::styled(format!(" {}", text::cursor_ago(now - frozen.at)), theme.info),
+                    Span::styled(
+                        format!(" {}", text::cursor_ago(now - frozen.at)),
+                        theme.info,
+                    ),
                 ],
             );
         }

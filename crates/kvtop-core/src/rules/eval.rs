@@ -224,7 +224,11 @@ impl RuleEngine {
         super::finding::sort(&mut findings);
         let (engines, health) = health.into_iter().unzip();
         RuleEngine {
-            slots: live.slots.iter().map(|s| Slot::new(s.rule.clone())).collect(),
+            slots: live
+                .slots
+                .iter()
+                .map(|s| Slot::new(s.rule.clone()))
+                .collect(),
             subjects: Subjects {
                 engines,
                 ..Subjects::empty()
