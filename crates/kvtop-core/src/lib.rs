@@ -12,6 +12,7 @@
 //!   direct-scrape routes and the PromQL are built from it.
 //! - [`rules`]: the troubleshooting rules as data, their expressions and evaluation.
 //! - [`kube_model`]: pods and workloads as kvtop sees them, from k8s-openapi types.
+//! - [`recording`]: the bytes of a recording of what the console ingested (`--record`).
 //! - [`actions`]: plans and guards for the Kubernetes actions.
 //! - [`clock`], [`units`], [`format`]: time stamps, durations and sizes, and how numbers read.
 //! - [`toml_location`]: line, column and key path of a place in a TOML document.
@@ -23,6 +24,7 @@ pub mod fleet;
 pub mod format;
 pub mod kube_model;
 pub mod metrics;
+pub mod recording;
 pub mod rules;
 pub mod safe_text;
 pub mod signals;

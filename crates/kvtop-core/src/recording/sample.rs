@@ -1,0 +1,613 @@
+//! Scrape reports in a recording: each engine's (and GPU's) numbers coded against its previous
+//! sample (see `values`), its identity written once and then referred to by number.
+
+use std::collections::HashMap;
+
+use super::DecodeError;
+use super::values;
+use super::wire::{Dec, Enc};
+use crate::engine::EngineFlavor;
+use crate::engine::{CacheConfig, EngineId, EngineSample, GpuSample, Histogram};
+use crate::fleet::{ScrapeError, ScrapePayload, ScrapeReport, TargetId};
+use crate::metrics::Bucket;
+
+/// The plain numbers of a sample, in the order they are written.
+const SCALARS: usize = 15;
+
+fn scalars(s: &EngineSample) -> [Option<f64>; SCALARS] {
+    [
+        s.kv_usage,
+        s.running,
+        s.waiting,
+        s.swapped,
+        s.prefix_hit_rate_gauge,
+        s.spec_acceptance_gauge,
+        s.preemptions_total,
+        s.prompt_tokens_total,
+        s.generation_tokens_total,
+        s.prefix_queries_total,
+        s.prefix_hits_total,
+        s.spec_drafts_total,
+        s.spec_draft_tokens_total,
+        s.spec_accepted_tokens_total,
+        s.process_cpu_seconds_total,
+    ]
+}
+
+fn set_scalars(s: &mut EngineSample, v: &[Option<f64>]) {
+    let get = |i: usize| v.get(i).copied().flatten();
+    s.kv_usage = get(0);
+    s.running = get(1);
+    s.waiting = get(2);
+    s.swapped = get(3);
+    s.prefix_hit_rate_gauge = get(4);
+    s.spec_acceptance_gauge = get(5);
+    s.preemptions_total = get(6);
+    s.prompt_tokens_total = get(7);
+    s.generation_tokens_total = get(8);
+    s.prefix_queries_total = get(9);
+    s.prefix_hits_total = get(10);
+    s.spec_drafts_total = get(11);
+    s.spec_draft_tokens_total = get(12);
+    s.spec_accepted_tokens_total = get(13);
+    s.process_cpu_seconds_total = get(14);
+}
+
+fn histograms(s: &EngineSample) -> [Option<&Histogram>; 4] {
+    [
+        s.ttft.as_ref(),
+        s.itl.as_ref(),
+        s.e2e.as_ref(),
+        s.queue_time.as_ref(),
+    ]
+}
+
+fn histograms_mut(s: &mut EngineSample) -> [&mut Option<Histogram>; 4] {
+    [&mut s.ttft, &mut s.itl, &mut s.e2e, &mut s.queue_time]
+}
+
+fn flavor_code(f: EngineFlavor) -> u8 {
+    match f {
+        EngineFlavor::VllmV0 => 0,
+        EngineFlavor::VllmV1 => 1,
+        EngineFlavor::SGLang => 2,
+        EngineFlavor::Unknown => 3,
+    }
+}
+
+fn flavor_of(code: u8) -> EngineFlavor {
+    match code {
+        0 => EngineFlavor::VllmV0,
+        1 => EngineFlavor::VllmV1,
+        2 => EngineFlavor::SGLang,
+        _ => EngineFlavor::Unknown,
+    }
+}
+
+/// A histogram's numbers: each bucket's count, then sum and count.
+fn histogram_values(h: &Histogram) -> Vec<Option<f64>> {
+    h.buckets
+        .iter()
+        .map(|b| Some(b.count))
+        .chain([h.sum, h.count])
+        .collect()
+}
+
+/// GPU numbers, in the order they are written.
+fn gpu_values(g: &GpuSample) -> [Option<f64>; 9] {
+    [
+        g.util_pct,
+        g.fb_used_mib,
+        g.fb_free_mib,
+        g.fb_reserved_mib,
+        g.temp_c,
+        g.power_w,
+        g.sm_clock_mhz,
+        g.xid,
+        None,
+    ]
+}
+
+fn set_gpu_values(g: &mut GpuSample, v: &[Option<f64>]) {
+    let get = |i: usize| v.get(i).copied().flatten();
+    g.util_pct = get(0);
+    g.fb_used_mib = get(1);
+    g.fb_free_mib = get(2);
+    g.fb_reserved_mib = get(3);
+    g.temp_c = get(4);
+    g.power_w = get(5);
+    g.sm_clock_mhz = get(6);
+    g.xid = get(7);
+}
+
+/// What identifies a GPU in a recording.
+fn gpu_labels(g: &GpuSample) -> [Option<&str>; 6] {
+    [
+        Some(g.gpu.as_str()),
+        Some(g.uuid.as_str()),
+        Some(g.model_name.as_str()),
+        Some(g.hostname.as_str()),
+        g.pod.as_deref(),
+        g.namespace.as_deref(),
+    ]
+}
+
+/// Per-engine and per-GPU memory of what was last written (or read), shared in shape by the
+/// encoder and the decoder so both sides stay in step.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Memory {
+    engines: HashMap<(TargetId, EngineId), u32>,
+    engine_ids: Vec<(TargetId, EngineId)>,
+    samples: HashMap<u32, EngineSample>,
+    gpus: HashMap<(TargetId, [Option<String>; 6]), u32>,
+    gpu_labels: Vec<GpuSample>,
+    gpu_samples: HashMap<u32, GpuSample>,
+}
+
+const OK: u8 = 0;
+const FAILED: u8 = 1;
+
+pub(crate) fn encode(enc: &mut Enc<'_>, report: &ScrapeReport, memory: &mut Memory) {
+    enc.f64(report.at);
+    enc.f64(report.took);
+    enc.varint(u64::from(report.target.0));
+    match &report.outcome {
+        Ok(payload) => {
+            enc.u8(OK);
+            enc.varint(payload.samples as u64);
+            enc.varint(payload.malformed as u64);
+            enc.varint(payload.bytes as u64);
+            enc.varint(payload.engines.len() as u64);
+            for sample in &payload.engines {
+                encode_engine(enc, report.target, sample, memory);
+            }
+            enc.varint(payload.gpus.len() as u64);
+            for gpu in &payload.gpus {
+                encode_gpu(enc, report.target, gpu, memory);
+            }
+        }
+        Err(error) => {
+            enc.u8(FAILED);
+            encode_error(enc, error);
+        }
+    }
+}
+
+fn encode_engine(enc: &mut Enc<'_>, target: TargetId, sample: &EngineSample, memory: &mut Memory) {
+    let key = (target, sample.id.clone());
+    let index = match memory.engines.get(&key) {
+        Some(index) => {
+            enc.varint(u64::from(*index) + 1);
+            *index
+        }
+        None => {
+            let index = u32::try_from(memory.engine_ids.len()).unwrap_or(u32::MAX);
+            enc.varint(0);
+            enc.str(&sample.id.model);
+            enc.str(&sample.id.engine);
+            memory.engines.insert(key.clone(), index);
+            memory.engine_ids.push(key);
+            index
+        }
+    };
+    let before = memory.samples.get(&index);
+    enc.u8(flavor_code(sample.flavor));
+    let previous = before.map(scalars).unwrap_or_default();
+    values::encode(enc, &scalars(sample), &previous);
+    let before_hists = before.map(histograms).unwrap_or_default();
+    for (h, b) in histograms(sample).into_iter().zip(before_hists) {
+        encode_histogram(enc, h, b);
+    }
+    // Finished requests by reason: numbers against the same reasons before, else in full.
+    let reasons_before = before.map(|b| b.request_success_total.as_slice());
+    let same_reasons = reasons_before.is_some_and(|r| {
+        r.len() == sample.request_success_total.len()
+            && r.iter()
+                .zip(&sample.request_success_total)
+                .all(|(a, b)| a.0 == b.0)
+    });
+    let numbers: Vec<Option<f64>> = sample
+        .request_success_total
+        .iter()
+        .map(|(_, v)| Some(*v))
+        .collect();
+    if same_reasons {
+        enc.u8(0);
+        let previous: Vec<Option<f64>> = reasons_before
+            .unwrap_or_default()
+            .iter()
+            .map(|(_, v)| Some(*v))
+            .collect();
+        values::encode(enc, &numbers, &previous);
+    } else {
+        enc.u8(1);
+        enc.varint(sample.request_success_total.len() as u64);
+        for (reason, _) in &sample.request_success_total {
+            enc.str(reason);
+        }
+        values::encode(enc, &numbers, &[]);
+    }
+    // The cache configuration rarely changes: written only when it did.
+    if before.is_some_and(|b| b.cache_config == sample.cache_config) {
+        enc.u8(0);
+    } else {
+        match &sample.cache_config {
+            None => enc.u8(1),
+            Some(config) => {
+                enc.u8(2);
+                encode_config(enc, config);
+            }
+        }
+    }
+    memory.samples.insert(index, sample.clone());
+}
+
+fn encode_histogram(enc: &mut Enc<'_>, h: Option<&Histogram>, before: Option<&Histogram>) {
+    let Some(h) = h else {
+        enc.u8(0);
+        return;
+    };
+    let same_layout = before.is_some_and(|b| {
+        b.buckets.len() == h.buckets.len()
+            && b.buckets
+                .iter()
+                .zip(&h.buckets)
+                .all(|(x, y)| x.le.to_bits() == y.le.to_bits())
+    });
+    match before.filter(|_| same_layout) {
+        Some(before) => {
+            enc.u8(1);
+            values::encode(enc, &histogram_values(h), &histogram_values(before));
+        }
+        None => {
+            enc.u8(2);
+            enc.varint(h.buckets.len() as u64);
+            for bucket in &h.buckets {
+                enc.f64(bucket.le);
+            }
+            values::encode(enc, &histogram_values(h), &[]);
+        }
+    }
+}
+
+fn encode_config(enc: &mut Enc<'_>, c: &CacheConfig) {
+    let int = |v: Option<u64>| v.map(|v| v as f64);
+    values::encode(
+        enc,
+        &[
+            int(c.block_size),
+            int(c.num_gpu_blocks),
+            int(c.num_cpu_blocks),
+            c.gpu_memory_utilization,
+            c.enable_prefix_caching.map(|b| if b { 1.0 } else { 0.0 }),
+        ],
+        &[],
+    );
+    enc.opt_str(c.cache_dtype.as_deref());
+    enc.varint(c.fields.len() as u64);
+    for (name, value) in &c.fields {
+        enc.str(name);
+        enc.str(value);
+    }
+}
+
+fn encode_gpu(enc: &mut Enc<'_>, target: TargetId, gpu: &GpuSample, memory: &mut Memory) {
+    let labels = gpu_labels(gpu).map(|l| l.map(str::to_owned));
+    let key = (target, labels);
+    let index = match memory.gpus.get(&key) {
+        Some(index) => {
+            enc.varint(u64::from(*index) + 1);
+            *index
+        }
+        None => {
+            enc.varint(0);
+            for label in gpu_labels(gpu) {
+                enc.opt_str(label);
+            }
+            let index = u32::try_from(memory.gpu_labels.len()).unwrap_or(u32::MAX);
+            memory.gpus.insert(key, index);
+            memory.gpu_labels.push(gpu.clone());
+            index
+        }
+    };
+    let previous = memory
+        .gpu_samples
+        .get(&index)
+        .map(gpu_values)
+        .unwrap_or_default();
+    values::encode(enc, &gpu_values(gpu), &previous);
+    memory.gpu_samples.insert(index, gpu.clone());
+}
+
+fn encode_error(enc: &mut Enc<'_>, error: &ScrapeError) {
+    match error {
+        ScrapeError::Timeout { after_ms } => {
+            enc.u8(0);
+            enc.varint(*after_ms);
+        }
+        ScrapeError::Refused => enc.u8(1),
+        ScrapeError::Connect(text) => {
+            enc.u8(2);
+            enc.str(text);
+        }
+        ScrapeError::Http { status, reason } => {
+            enc.u8(3);
+            enc.varint(u64::from(*status));
+            enc.opt_str(reason.as_deref());
+        }
+        ScrapeError::TooLarge { limit } => {
+            enc.u8(4);
+            enc.varint(*limit as u64);
+        }
+        ScrapeError::Body(text) => {
+            enc.u8(5);
+            enc.str(text);
+        }
+        ScrapeError::Empty => enc.u8(6),
+        ScrapeError::NotMetrics(text) => {
+            enc.u8(7);
+            enc.str(text);
+        }
+        ScrapeError::TooManySeries { what, limit } => {
+            enc.u8(8);
+            enc.str(what);
+            enc.varint(*limit as u64);
+        }
+        ScrapeError::TooManyRedirects => enc.u8(9),
+        ScrapeError::Other(text) => {
+            enc.u8(10);
+            enc.str(text);
+        }
+    }
+}
+
+pub(crate) fn decode(dec: &mut Dec<'_>, memory: &mut Memory) -> Result<ScrapeReport, DecodeError> {
+    let at = dec.f64()?;
+    let took = dec.f64()?;
+    let target =
+        TargetId(u32::try_from(dec.varint()?).map_err(|_| DecodeError::Malformed("a target id"))?);
+    let outcome = match dec.u8()? {
+        OK => {
+            let samples = usize::try_from(dec.varint()?).unwrap_or(usize::MAX);
+            let malformed = usize::try_from(dec.varint()?).unwrap_or(usize::MAX);
+            let bytes = usize::try_from(dec.varint()?).unwrap_or(usize::MAX);
+            let count = dec.len()?;
+            let mut engines = Vec::with_capacity(count);
+            for _ in 0..count {
+                engines.push(decode_engine(dec, target, memory)?);
+            }
+            let count = dec.len()?;
+            let mut gpus = Vec::with_capacity(count);
+            for _ in 0..count {
+                gpus.push(decode_gpu(dec, target, memory)?);
+            }
+            Ok(ScrapePayload {
+                engines,
+                gpus,
+                samples,
+                malformed,
+                // The first malformed line's text is not recorded, only how many there were.
+                first_error: None,
+                bytes,
+            })
+        }
+        FAILED => Err(decode_error(dec)?),
+        _ => return Err(DecodeError::Malformed("a scrape outcome")),
+    };
+    Ok(ScrapeReport {
+        target,
+        at,
+        took,
+        outcome,
+    })
+}
+
+fn decode_engine(
+    dec: &mut Dec<'_>,
+    target: TargetId,
+    memory: &mut Memory,
+) -> Result<EngineSample, DecodeError> {
+    let index = match dec.varint()? {
+        0 => {
+            let id = EngineId {
+                model: dec.str()?,
+                engine: dec.str()?,
+            };
+            let index = u32::try_from(memory.engine_ids.len()).unwrap_or(u32::MAX);
+            memory.engines.insert((target, id.clone()), index);
+            memory.engine_ids.push((target, id));
+            index
+        }
+        n => u32::try_from(n - 1).map_err(|_| DecodeError::Malformed("an engine number"))?,
+    };
+    let id = memory
+        .engine_ids
+        .get(index as usize)
+        .map(|(_, id)| id.clone())
+        .ok_or(DecodeError::Malformed("an engine never defined"))?;
+    let before = memory.samples.get(&index);
+    let mut sample = EngineSample {
+        id,
+        flavor: flavor_of(dec.u8()?),
+        ..EngineSample::default()
+    };
+    let previous = before.map(scalars).unwrap_or_default();
+    set_scalars(&mut sample, &values::decode(dec, SCALARS, &previous)?);
+    let before_hists: [Option<Histogram>; 4] =
+        before.map_or_else(Default::default, |b| histograms(b).map(|h| h.cloned()));
+    for (slot, b) in histograms_mut(&mut sample).into_iter().zip(before_hists) {
+        *slot = decode_histogram(dec, b.as_ref())?;
+    }
+    sample.request_success_total = match dec.u8()? {
+        0 => {
+            let reasons = before
+                .map(|b| b.request_success_total.clone())
+                .unwrap_or_default();
+            let previous: Vec<Option<f64>> = reasons.iter().map(|(_, v)| Some(*v)).collect();
+            let numbers = values::decode(dec, reasons.len(), &previous)?;
+            reasons
+                .into_iter()
+                .zip(numbers)
+                .map(|((reason, _), v)| (reason, v.unwrap_or(f64::NAN)))
+                .collect()
+        }
+        1 => {
+            let count = dec.len()?;
+            let mut reasons = Vec::with_capacity(count);
+            for _ in 0..count {
+                reasons.push(dec.str()?);
+            }
+            let numbers = values::decode(dec, count, &[])?;
+            reasons
+                .into_iter()
+                .zip(numbers)
+                .map(|(reason, v)| (reason, v.unwrap_or(f64::NAN)))
+                .collect()
+        }
+        _ => return Err(DecodeError::Malformed("finished requests' tag")),
+    };
+    sample.cache_config = match dec.u8()? {
+        0 => before.and_then(|b| b.cache_config.clone()),
+        1 => None,
+        2 => Some(decode_config(dec)?),
+        _ => return Err(DecodeError::Malformed("a cache configuration's tag")),
+    };
+    memory.samples.insert(index, sample.clone());
+    Ok(sample)
+}
+
+fn decode_histogram(
+    dec: &mut Dec<'_>,
+    before: Option<&Histogram>,
+) -> Result<Option<Histogram>, DecodeError> {
+    let (les, previous) = match dec.u8()? {
+        0 => return Ok(None),
+        1 => {
+            let before = before.ok_or(DecodeError::Malformed("a histogram change without one"))?;
+            let les: Vec<f64> = before.buckets.iter().map(|b| b.le).collect();
+            (les, histogram_values(before))
+        }
+        2 => {
+            let count = dec.len()?;
+            let mut les = Vec::with_capacity(count);
+            for _ in 0..count {
+                les.push(dec.f64()?);
+            }
+            (les, Vec::new())
+        }
+        _ => return Err(DecodeError::Malformed("a histogram's tag")),
+    };
+    let numbers = values::decode(dec, les.len() + 2, &previous)?;
+    let count_of = |i: usize| numbers.get(i).copied().flatten();
+    let buckets = les
+        .iter()
+        .enumerate()
+        .map(|(i, le)| Bucket {
+            le: *le,
+            count: count_of(i).unwrap_or(f64::NAN),
+        })
+        .collect();
+    Ok(Some(Histogram {
+        buckets,
+        sum: count_of(les.len()),
+        count: count_of(les.len() + 1),
+    }))
+}
+
+fn decode_config(dec: &mut Dec<'_>) -> Result<CacheConfig, DecodeError> {
+    let numbers = values::decode(dec, 5, &[])?;
+    let get = |i: usize| numbers.get(i).copied().flatten();
+    let int = |v: Option<f64>| v.filter(|v| *v >= 0.0).map(|v| v as u64);
+    let cache_dtype = dec.opt_str()?;
+    let count = dec.len()?;
+    let mut fields = Vec::with_capacity(count);
+    for _ in 0..count {
+        fields.push((dec.str()?, dec.str()?));
+    }
+    Ok(CacheConfig {
+        block_size: int(get(0)),
+        num_gpu_blocks: int(get(1)),
+        num_cpu_blocks: int(get(2)),
+        gpu_memory_utilization: get(3),
+        enable_prefix_caching: get(4).map(|v| v != 0.0),
+        cache_dtype,
+        fields,
+    })
+}
+
+fn decode_gpu(
+    dec: &mut Dec<'_>,
+    target: TargetId,
+    memory: &mut Memory,
+) -> Result<GpuSample, DecodeError> {
+    let index = match dec.varint()? {
+        0 => {
+            let mut labels: [Option<String>; 6] = Default::default();
+            for label in &mut labels {
+                *label = dec.opt_str()?;
+            }
+            let [gpu, uuid, model_name, hostname, pod, namespace] = labels.clone();
+            let sample = GpuSample {
+                gpu: gpu.unwrap_or_default(),
+                uuid: uuid.unwrap_or_default(),
+                model_name: model_name.unwrap_or_default(),
+                hostname: hostname.unwrap_or_default(),
+                pod,
+                namespace,
+                ..GpuSample::default()
+            };
+            let index = u32::try_from(memory.gpu_labels.len()).unwrap_or(u32::MAX);
+            memory.gpus.insert((target, labels), index);
+            memory.gpu_labels.push(sample);
+            index
+        }
+        n => u32::try_from(n - 1).map_err(|_| DecodeError::Malformed("a GPU number"))?,
+    };
+    let mut gpu = memory
+        .gpu_labels
+        .get(index as usize)
+        .cloned()
+        .ok_or(DecodeError::Malformed("a GPU never defined"))?;
+    let previous = memory
+        .gpu_samples
+        .get(&index)
+        .map(gpu_values)
+        .unwrap_or_default();
+    set_gpu_values(&mut gpu, &values::decode(dec, 9, &previous)?);
+    memory.gpu_samples.insert(index, gpu.clone());
+    Ok(gpu)
+}
+
+fn decode_error(dec: &mut Dec<'_>) -> Result<ScrapeError, DecodeError> {
+    Ok(match dec.u8()? {
+        0 => ScrapeError::Timeout {
+            after_ms: dec.varint()?,
+        },
+        1 => ScrapeError::Refused,
+        2 => ScrapeError::Connect(dec.str()?),
+        3 => ScrapeError::Http {
+            status: u16::try_from(dec.varint()?)
+                .map_err(|_| DecodeError::Malformed("an HTTP status"))?,
+            reason: dec.opt_str()?,
+        },
+        4 => ScrapeError::TooLarge {
+            limit: usize::try_from(dec.varint()?).unwrap_or(usize::MAX),
+        },
+        5 => ScrapeError::Body(dec.str()?),
+        6 => ScrapeError::Empty,
+        7 => ScrapeError::NotMetrics(dec.str()?),
+        8 => {
+            let what = match dec.str()?.as_str() {
+                "engines" => "engines",
+                _ => "series",
+            };
+            ScrapeError::TooManySeries {
+                what,
+                limit: usize::try_from(dec.varint()?).unwrap_or(usize::MAX),
+            }
+        }
+        9 => ScrapeError::TooManyRedirects,
+        10 => ScrapeError::Other(dec.str()?),
+        _ => return Err(DecodeError::Malformed("a scrape error's tag")),
+    })
+}

@@ -1,0 +1,235 @@
+use super::*;
+use crate::engine::{extract_engines, extract_gpus};
+use crate::fleet::{ScrapeError, ScrapePayload};
+use crate::metrics::parse;
+
+fn fixture(name: &str) -> String {
+    let path = format!("{}/../../tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// A good scrape of a real payload at `at`, its counters moved on by `step`.
+fn scrape(at: Ts, step: f64) -> ScrapeReport {
+    let text = fixture("synthetic-v1-3models-prometheus_client.txt");
+    let expo = parse(&text);
+    let mut engines = extract_engines(&expo);
+    for engine in &mut engines {
+        engine.generation_tokens_total = engine.generation_tokens_total.map(|v| v + step * 40.0);
+        engine.kv_usage = engine.kv_usage.map(|v| v * (1.0 + step / 100.0));
+        if let Some(h) = engine.ttft.as_mut() {
+            for bucket in &mut h.buckets {
+                bucket.count += step;
+            }
+            h.sum = h.sum.map(|s| s + step * 0.37);
+        }
+    }
+    let gpus = extract_gpus(&parse(&fixture("datadog-dcgm-exporter-metrics.txt")));
+    ScrapeReport {
+        target: TargetId(3),
+        at,
+        took: 0.012,
+        outcome: Ok(ScrapePayload {
+            engines,
+            gpus,
+            samples: 937,
+            malformed: 2,
+            first_error: None,
+            bytes: 51_234,
+        }),
+    }
+}
+
+fn records() -> Vec<Record> {
+    let mut out = vec![Record::Targets {
+        at: 100.0,
+        targets: vec![(
+            TargetId(3),
+            TargetSpec {
+                name: "vllm-0".into(),
+                url: "http://10.0.0.1:8000/metrics".into(),
+            },
+        )],
+    }];
+    for i in 0..5 {
+        out.push(Record::Scrape(scrape(100.0 + f64::from(i), f64::from(i))));
+        out.push(Record::Cycle {
+            at: 100.5 + f64::from(i),
+        });
+    }
+    out.push(Record::Scrape(ScrapeReport {
+        target: TargetId(3),
+        at: 106.0,
+        took: 0.8,
+        outcome: Err(ScrapeError::Http {
+            status: 503,
+            reason: Some("Service Unavailable".into()),
+        }),
+    }));
+    out.push(Record::Logs {
+        at: 106.5,
+        lines: vec![(
+            TargetId(3),
+            vec![(106.2, "torch.OutOfMemoryError: CUDA out of memory".into())],
+        )],
+    });
+    out.push(Record::Gap {
+        at: 107.0,
+        dropped: 4,
+    });
+    out.push(Record::Scrape(scrape(108.0, 8.0)));
+    out
+}
+
+fn read_all(bytes: &[u8]) -> (Vec<Record>, Option<String>) {
+    let mut decoder = Decoder::new();
+    let mut out = Vec::new();
+    let mut rest = bytes;
+    loop {
+        match next_frame(rest) {
+            Frame::Record(payload, len) => {
+                match decoder.decode(payload) {
+                    Ok(record) => out.push(record),
+                    Err(e) => return (out, Some(e.to_string())),
+                }
+                rest = rest.get(len..).unwrap_or_default();
+            }
+            Frame::Incomplete if rest.is_empty() => return (out, None),
+            Frame::Incomplete => return (out, Some("incomplete".into())),
+            Frame::Damaged(why) => return (out, Some(why.into())),
+        }
+    }
+}
+
+#[test]
+fn records_come_back_as_they_were_written() {
+    let records = records();
+    let mut encoder = Encoder::new();
+    let mut bytes = Vec::new();
+    for record in &records {
+        encoder.encode(record, &mut bytes);
+    }
+    let (back, problem) = read_all(&bytes);
+    assert_eq!(problem, None);
+    assert_eq!(back, records);
+}
+
+#[test]
+fn a_scrape_after_the_first_takes_a_fraction_of_its_size() {
+    let mut encoder = Encoder::new();
+    let mut first = Vec::new();
+    encoder.encode(&Record::Scrape(scrape(100.0, 0.0)), &mut first);
+    let mut second = Vec::new();
+    encoder.encode(&Record::Scrape(scrape(101.0, 1.0)), &mut second);
+    assert!(
+        second.len() * 4 < first.len(),
+        "first {} bytes, second {} bytes",
+        first.len(),
+        second.len()
+    );
+}
+
+#[test]
+fn a_torn_last_record_ends_the_reading_after_the_good_ones() {
+    let records = records();
+    let mut encoder = Encoder::new();
+    let mut bytes = Vec::new();
+    let mut ends = Vec::new();
+    for record in &records {
+        encoder.encode(record, &mut bytes);
+        ends.push(bytes.len());
+    }
+    for cut in [ends[4] + 3, ends[4] + 9, bytes.len() - 1] {
+        let torn = bytes.get(..cut).unwrap_or_default();
+        let (back, problem) = read_all(torn);
+        assert_eq!(problem.as_deref(), Some("incomplete"));
+        let whole = ends.iter().filter(|end| **end <= cut).count();
+        assert_eq!(back.len(), whole);
+        assert_eq!(back.as_slice(), records.get(..whole).unwrap_or_default());
+    }
+}
+
+#[test]
+fn a_damaged_record_is_found_by_its_checksum() {
+    let records = records();
+    let mut encoder = Encoder::new();
+    let mut bytes = Vec::new();
+    let mut ends = Vec::new();
+    for record in &records {
+        encoder.encode(record, &mut bytes);
+        ends.push(bytes.len());
+    }
+    let flip = ends[2] + 20;
+    if let Some(byte) = bytes.get_mut(flip) {
+        *byte ^= 0x40;
+    }
+    let (back, problem) = read_all(&bytes);
+    assert_eq!(back.len(), 3);
+    assert_eq!(
+        problem.as_deref(),
+        Some("a record whose checksum does not match")
+    );
+    // A length beyond any record.
+    let mut huge = u32::MAX.to_le_bytes().to_vec();
+    huge.extend_from_slice(&[0; 12]);
+    assert_eq!(
+        next_frame(&huge),
+        Frame::Damaged("a record length out of bounds")
+    );
+}
+
+#[test]
+fn garbage_frames_never_panic_the_decoder() {
+    let mut decoder = Decoder::new();
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    for len in 0..400 {
+        let bytes: Vec<u8> = (0..len)
+            .map(|_| {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                (seed >> 24) as u8
+            })
+            .collect();
+        let _ = decoder.decode(&bytes);
+        for kind in [TARGETS, SCRAPE, LOGS, CYCLE, GAP] {
+            let mut framed = vec![kind];
+            framed.extend_from_slice(&bytes);
+            let _ = decoder.decode(&framed);
+        }
+    }
+}
+
+#[test]
+fn headers_name_what_is_wrong() {
+    let header = Header {
+        format: FORMAT_VERSION,
+        kvtop: "0.1.0".into(),
+        started: 1_700_000_000.0,
+        source: "demo".into(),
+        interval: 1.0,
+        window: "1m".into(),
+        history_full_secs: 600.0,
+        history_total_secs: 3600.0,
+        history_coarse_step: 10.0,
+        restart_mark_secs: 120.0,
+    };
+    let bytes = encode_header(&header);
+    assert_eq!(decode_header(&bytes), Ok((header, bytes.len())));
+    assert_eq!(
+        decode_header(b"# HELP vllm:num_requests_running"),
+        Err(HeaderError::NotARecording)
+    );
+    let mut newer = bytes.clone();
+    newer[8] = 9;
+    assert_eq!(decode_header(&newer), Err(HeaderError::Newer(9)));
+    assert_eq!(
+        decode_header(bytes.get(..20).unwrap_or_default()),
+        Err(HeaderError::Short)
+    );
+    let mut damaged = bytes.clone();
+    damaged[14] = b'!';
+    assert!(matches!(
+        decode_header(&damaged),
+        Err(HeaderError::Damaged(_))
+    ));
+}
