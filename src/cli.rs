@@ -286,6 +286,19 @@ pub struct CheckArgs {
     /// file, if it exists).
     #[arg(long, value_name = "FILE")]
     pub rules: Option<PathBuf>,
+    /// Record what the check ingests to FILE (replay it with --replay or `kvtop replay`).
+    #[arg(long, value_name = "FILE", conflicts_with = "replay")]
+    pub record: Option<PathBuf>,
+    /// Check a recording instead of live targets: the rules run on its data at its instants.
+    #[arg(long, value_name = "FILE")]
+    pub replay: Option<PathBuf>,
+    /// With --replay: report from this instant (RFC 3339, e.g. 2026-11-26T03:12:00Z, or +5m
+    /// from the recording's start).
+    #[arg(long, value_name = "TIME", requires = "replay")]
+    pub from: Option<String>,
+    /// With --replay: report until this instant (as --from).
+    #[arg(long, value_name = "TIME", requires = "replay")]
+    pub to: Option<String>,
 }
 
 /// The in-process simulated fleet `kvtop check` can observe instead of real targets.

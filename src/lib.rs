@@ -13,6 +13,7 @@ pub mod commands;
 pub mod config;
 pub mod diagnose;
 pub mod logging;
+pub mod record;
 pub mod sources;
 pub mod terminal;
 pub mod theme;

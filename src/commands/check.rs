@@ -19,7 +19,8 @@ use crate::config::Config;
 use crate::diagnose::observe::{self, Progress, wall_time};
 use crate::diagnose::plan::{AUTO_CAP_SECS, DurationPlan};
 use crate::diagnose::report::{self, Format, Verdict, exit};
-use crate::diagnose::{Clock, ObserveSettings, ObserveTarget};
+use crate::diagnose::{Clock, ObserveSettings, ObserveTarget, replay};
+use kvtop_core::fleet::Ts;
 use crate::sources::ScrapeSettings;
 use crate::ui::format::{age, span};
 use kvtop_core::rules::RuleSet;
@@ -50,6 +51,9 @@ pub fn run(args: CheckArgs, global: &GlobalArgs) -> ExitCode {
         Some(Ok(_)) => return fail("--duration must be longer than zero"),
         Some(Err(e)) => return fail(&format!("--duration: {e}")),
     };
+    if let Some(path) = &args.replay {
+        return check_replay(path, &args, &rules);
+    }
     let runtime = match super::setup::runtime() {
         Ok(rt) => rt,
         Err(err) => return fail(&format!("cannot start the runtime: {err}")),
@@ -83,6 +87,7 @@ pub fn run(args: CheckArgs, global: &GlobalArgs) -> ExitCode {
             fleet: config.fleet_settings(),
             duration,
             auto_cap: AUTO_CAP_SECS,
+            record: args.record.clone(),
         };
         let mut progress = Announce {
             subject: report::plural(targets.len(), "target"),
@@ -97,6 +102,54 @@ pub fn run(args: CheckArgs, global: &GlobalArgs) -> ExitCode {
         };
         print_report(&obs, args.output)
     })
+}
+
+/// `check --replay FILE`: the rules over a recording (see `diagnose::replay`).
+fn check_replay(path: &std::path::Path, args: &CheckArgs, rules: &RuleSet) -> ExitCode {
+    let mut recording = match crate::record::open(path) {
+        Ok(recording) => recording,
+        Err(err) => return fail(&err.to_string()),
+    };
+    let start = recording.header().started;
+    let instant = |flag: &str, text: &Option<String>| -> Result<Option<Ts>, String> {
+        text.as_deref()
+            .map(|t| parse_instant(t, start).map_err(|e| format!("--{flag} {t:?}: {e}")))
+            .transpose()
+    };
+    let window = match (instant("from", &args.from), instant("to", &args.to)) {
+        (Ok(from), Ok(to)) => replay::Window { from, to },
+        (Err(message), _) | (_, Err(message)) => return fail(&message),
+    };
+    super::err(&format!(
+        "kvtop check: replaying {} (recorded {} from {})",
+        path.display(),
+        kvtop_core::clock::utc(start),
+        recording.header().source
+    ));
+    let (obs, notes) = replay::replay(&mut recording, rules, window, &mut observe::Quiet);
+    if let Some(problem) = recording.problem() {
+        super::err(&format!("kvtop check: {problem}"));
+    }
+    if notes.dropped > 0 {
+        super::err(&format!(
+            "kvtop check: the recording lost {} record(s) to a slow disk while it was made",
+            notes.dropped
+        ));
+    }
+    if obs.cycles == 0 {
+        return fail("no rules cycle in the recording (or in --from/--to)");
+    }
+    print_report(&obs, args.output)
+}
+
+/// An instant given to --from/--to: RFC 3339, or `+DURATION` after `start`.
+fn parse_instant(text: &str, start: Ts) -> Result<Ts, String> {
+    if let Some(offset) = text.strip_prefix('+') {
+        let d = kvtop_core::units::parse_duration(offset).map_err(|e| e.to_string())?;
+        return Ok(start + d.as_secs_f64());
+    }
+    kvtop_core::clock::parse_utc(text)
+        .map_err(|e| format!("not an RFC 3339 time or +DURATION ({e})"))
 }
 
 /// Print the report in the chosen format; the exit code of its verdict.
@@ -127,6 +180,7 @@ async fn check_pods(
         fleet: config.fleet_settings(),
         duration,
         auto_cap: AUTO_CAP_SECS,
+        record: None,
     };
     let contexts: Vec<&str> = clusters.iter().map(|c| c.context.as_str()).collect();
     let mut progress = Announce {
@@ -190,6 +244,7 @@ async fn check_prometheus(
         fleet: config.fleet_settings(),
         duration,
         auto_cap: AUTO_CAP_SECS,
+        record: None,
     };
     let mut progress = Announce {
         subject: format!("the fleet through Prometheus at {}", prom.url),

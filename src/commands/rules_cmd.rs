@@ -91,6 +91,7 @@ fn fleet_coverage(
             fleet: config.fleet_settings(),
             duration: Some(3.0 * config.interval.as_secs_f64()),
             auto_cap: 0.0,
+            record: None,
         };
         super::err(&format!(
             "kvtop rules: reading {} targets for {} to see which signals they export",

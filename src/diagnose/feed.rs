@@ -10,7 +10,6 @@ use std::time::Duration;
 
 use tokio::task::JoinHandle;
 
-use super::TargetLogs;
 use crate::sources::Outbox;
 use kvtop_core::fleet::{Fleet, TargetId};
 use kvtop_sim::{SimControl, SimEndpoint};
@@ -47,15 +46,6 @@ impl SimLogPoller {
                 .map(|t| (index, t.id))
         });
         Self::new(control, streams)
-    }
-
-    /// Add every line written since the last call (the first call reads each log from its
-    /// start), then forget lines no longer recent at the simulator's current time.
-    pub(crate) fn poll(&mut self, logs: &mut TargetLogs) {
-        for (target, lines) in self.collect() {
-            logs.extend(target, lines);
-        }
-        logs.prune(self.control.now());
     }
 
     /// The lines written since the last call, per target (every followed target, possibly

@@ -33,6 +33,7 @@ use kvtop_core::clock::unix_now;
 use kvtop_core::fleet::{
     Fleet, FleetSettings, ScrapeReport, SourceReport, TargetId, TargetSpec, Ts,
 };
+use kvtop_core::recording::Record;
 use kvtop_core::rules::{Finding, RuleEngine, RuleSet};
 #[cfg(feature = "demo")]
 use kvtop_sim::SimControl;
@@ -97,6 +98,8 @@ pub struct ObserveSettings {
     pub duration: Option<f64>,
     /// Upper bound of an automatic duration, seconds.
     pub auto_cap: f64,
+    /// Record what the observation ingests to this file (`--record`).
+    pub record: Option<std::path::PathBuf>,
 }
 
 /// What an observation saw.
@@ -132,6 +135,8 @@ pub enum ObserveError {
     /// Kubernetes discovery found no engine: what was searched and why nothing matched.
     #[error("{}", .0.join("\n  "))]
     NothingFound(Vec<String>),
+    #[error("{0}")]
+    Record(#[from] crate::record::StartError),
 }
 
 /// What an observation tells its caller while it runs.
@@ -197,12 +202,17 @@ pub async fn observe(
         scrape_targets,
         Outbox::new(tx),
     );
+    let recorder = match &settings.record {
+        Some(path) => Some(start_recording(path, &fleet, &clock, "check")?),
+        None => None,
+    };
     let sources = Sources {
         scrapes: rx,
         kube: None,
         sim_streams,
         hold_secs: 0.0,
         derived: None,
+        recorder,
     };
     let observation = run(fleet, sources, rules, settings, clock, progress).await;
     drop(scrapers);
@@ -247,6 +257,7 @@ pub async fn observe_pods(
         // Events and logs are read every few seconds: wait for one reading at least.
         hold_secs: (TEXT_POLL + kube.api_timeout).as_secs_f64(),
         derived: None,
+        recorder: None,
     };
     Ok(run(fleet, sources, rules, settings, Clock::Wall, progress).await)
 }
@@ -265,6 +276,24 @@ struct Sources {
     hold_secs: f64,
     /// What a Prometheus source's worker reports.
     derived: Option<mpsc::Receiver<SourceReport>>,
+    /// Where what is ingested is recorded (`--record`).
+    recorder: Option<crate::record::Recorder>,
+}
+
+/// Start recording an observation of `fleet` to `path`.
+fn start_recording(
+    path: &std::path::Path,
+    fleet: &Fleet,
+    clock: &Clock,
+    source: &str,
+) -> Result<crate::record::Recorder, crate::record::StartError> {
+    let now = clock.now();
+    let header = crate::record::header_for(fleet, source, now);
+    let mut recorder =
+        crate::record::Recorder::start(path, header, crate::record::Rotation::default())?;
+    // The targets first: every scrape recorded after them has its target in a replay.
+    recorder.observe(fleet, None, now);
+    Ok(recorder)
 }
 
 /// The next report of a Prometheus source; never, without one.
@@ -301,6 +330,7 @@ pub async fn observe_prometheus(
         sim_streams: Vec::new(),
         hold_secs: 0.0,
         derived: Some(rx),
+        recorder: None,
     };
     let observation = run(fleet, sources, rules, settings, Clock::Wall, progress).await;
     drop(poller);
@@ -331,6 +361,7 @@ async fn run(
         sim_streams,
         hold_secs,
         mut derived,
+        mut recorder,
     } = sources;
     let scale = clock.scale();
     let interval = settings.scrape.interval.as_secs_f64() * scale;
@@ -359,6 +390,9 @@ async fn run(
         tokio::select! {
             Some(mut report) = rx.recv() => {
                 report.at = clock.restamp(report.at);
+                if let Some(recorder) = recorder.as_mut() {
+                    recorder.record(&Record::Scrape(report.clone()));
+                }
                 fleet.ingest(report);
                 continue;
             }
@@ -382,7 +416,21 @@ async fn run(
         }
         #[cfg(feature = "demo")]
         if let Some(poller) = poller.as_mut() {
-            poller.poll(&mut logs);
+            let fresh = poller.collect();
+            if let Some(recorder) = recorder.as_mut() {
+                recorder.record(&Record::Logs {
+                    at: now,
+                    lines: fresh.clone(),
+                });
+            }
+            for (target, lines) in fresh {
+                logs.extend(target, lines);
+            }
+            logs.prune(now);
+        }
+        if let Some(recorder) = recorder.as_mut() {
+            recorder.observe(&fleet, Some(now), now);
+            recorder.flush();
         }
         let mut gpus = Vec::new();
         inputs::gpu_signals(&fleet, &mut gpus);
@@ -414,6 +462,9 @@ async fn run(
         }
     };
     drop(kube);
+    if let Some(mut recorder) = recorder {
+        recorder.finish();
+    }
     let any_scraped = fleet.targets().iter().any(|t| t.last_ok.is_some());
     Observation {
         fleet,

@@ -86,6 +86,7 @@ async fn observe_scenario_with(
         fleet: FleetSettings::default(),
         duration: Some(seconds),
         auto_cap: 300.0,
+        record: None,
     };
     let obs = observe(
         &targets,

@@ -205,9 +205,36 @@ impl Fleet {
     /// Add a scrape target; it shows as one Down placeholder row until it is scraped.
     pub fn add_target(&mut self, spec: TargetSpec) -> TargetId {
         let id = TargetId(self.next_target);
-        self.next_target = self.next_target.saturating_add(1);
+        self.insert_target(id, spec);
+        id
+    }
+
+    /// Make the targets exactly `targets`, with their ids (a replay re-creates the targets a
+    /// recording names): missing ones are added, others removed, renamed ones updated.
+    pub fn set_targets(&mut self, targets: &[(TargetId, TargetSpec)]) {
+        let gone: Vec<TargetId> = self
+            .targets
+            .iter()
+            .map(|t| t.id)
+            .filter(|id| !targets.iter().any(|(wanted, _)| wanted == id))
+            .collect();
+        for id in gone {
+            self.remove_target(id);
+        }
+        for (id, spec) in targets {
+            match self.target_index(*id).and_then(|i| self.targets.get_mut(i)) {
+                Some(target) => target.spec = spec.clone(),
+                None => self.insert_target(*id, spec.clone()),
+            }
+        }
+    }
+
+    /// Add a target with a given id, keeping the targets sorted by id.
+    fn insert_target(&mut self, id: TargetId, spec: TargetSpec) {
+        self.next_target = self.next_target.max(id.0.saturating_add(1));
         let placeholder = self.new_row(id, EngineId::default(), spec.name.clone());
-        self.targets.push(TargetState {
+        let at = self.targets.partition_point(|t| t.id < id);
+        self.targets.insert(at, TargetState {
             id,
             spec,
             last_attempt: None,
@@ -223,7 +250,6 @@ impl Fleet {
         let at = self.rows_of(id).end;
         self.engines.insert(at, placeholder);
         self.join_dirty = true;
-        id
     }
     /// The fleet as its histories had it at `t`, for the time cursor: like
     /// [`without_history`](Self::without_history), with each engine's signals, last good scrape

@@ -1,0 +1,104 @@
+//! `kvtop check --replay FILE`: the observation of a recording. The fleet model and the rules
+//! get what the recorded console or check ingested, in order, and the rules run at the
+//! recorded instants, so the findings are the ones the recorded run had at those instants.
+//! `--from` and `--to` bound the cycles reported; everything before `--from` is still fed in,
+//! so rates, windows and `for` durations are what they were.
+
+use super::TargetLogs;
+use super::inputs;
+use super::observe::{Observation, Progress};
+use crate::record::{Recording, fleet_settings};
+use kvtop_core::fleet::{Fleet, Ts};
+use kvtop_core::recording::Record;
+use kvtop_core::rules::{RuleEngine, RuleSet};
+
+/// The part of a recording to report on.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Window {
+    pub from: Option<Ts>,
+    pub to: Option<Ts>,
+}
+
+/// What a replay saw besides the observation.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ReplayNotes {
+    /// Records dropped while recording (a slow disk), as the recording says.
+    pub dropped: u64,
+    /// The recording's first and last record times.
+    pub first: Option<Ts>,
+    pub last: Option<Ts>,
+}
+
+/// Replay `recording` through the fleet model and `rules`.
+pub fn replay(
+    recording: &mut Recording,
+    rules: &RuleSet,
+    window: Window,
+    progress: &mut dyn Progress,
+) -> (Observation, ReplayNotes) {
+    let settings = fleet_settings(recording.header());
+    let interval = settings.interval;
+    let mut fleet = Fleet::new(settings);
+    let mut engine = RuleEngine::new(rules);
+    let mut logs = TargetLogs::default();
+    let mut notes = ReplayNotes::default();
+    let mut findings = Vec::new();
+    let (mut started, mut ended, mut cycles) = (None::<Ts>, None::<Ts>, 0u32);
+    let mut planned = false;
+    for record in recording.by_ref() {
+        let at = record.at();
+        notes.first.get_or_insert(at);
+        notes.last = Some(at);
+        if window.to.is_some_and(|to| at > to) {
+            break;
+        }
+        match record {
+            Record::Targets { targets, .. } => fleet.set_targets(&targets),
+            Record::Scrape(report) => fleet.ingest(report),
+            Record::Logs { lines, .. } => {
+                for (target, lines) in lines {
+                    logs.extend(target, lines);
+                }
+            }
+            Record::Gap { dropped, .. } => notes.dropped += dropped,
+            Record::Cycle { at } => {
+                fleet.tick(at);
+                logs.prune(at);
+                let mut gpus = Vec::new();
+                inputs::gpu_signals(&fleet, &mut gpus);
+                let cycle_inputs = inputs::engine_inputs(&fleet, &gpus, &logs);
+                let found = engine.evaluate(&cycle_inputs, at);
+                if window.from.is_some_and(|from| at < from) {
+                    continue;
+                }
+                if !planned {
+                    planned = true;
+                    progress.planned(
+                        window.to.map_or(0.0, |to| to - at).max(0.0),
+                        None,
+                        1.0,
+                    );
+                }
+                progress.evaluated(at, found);
+                findings = found.to_vec();
+                started.get_or_insert(at);
+                ended = Some(at);
+                cycles += 1;
+            }
+        }
+    }
+    let any_scraped = fleet.targets().iter().any(|t| t.last_ok.is_some());
+    let observation = Observation {
+        fleet,
+        findings,
+        logs,
+        started: started.unwrap_or(0.0),
+        ended: ended.unwrap_or(0.0),
+        interval,
+        time_scale: 1.0,
+        plan: None,
+        cycles,
+        any_scraped,
+    };
+    (observation, notes)
+}

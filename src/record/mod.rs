@@ -1,0 +1,420 @@
+//! Recording what the console ingests to a file (`--record FILE`) and reading it back for a
+//! replay. The format is `kvtop_core::recording`; this module does the file work.
+//!
+//! **Never blocking the console.** Records are encoded where they happen (the event loop; a
+//! scrape report codes in microseconds) and handed to a writer thread through a bounded
+//! queue. When the queue is full (a slow or stuck disk) the record is dropped, counted (the
+//! header shows the count), and the next record written says how many were lost and starts
+//! afresh, so what follows never depends on a record that is not in the file. Writes are
+//! buffered and flushed when the queue runs empty, so a crash loses at most the records of
+//! the last moments, and a record torn by it is ignored on reading.
+//!
+//! **Rotation.** A file that reaches its size or age limit is closed and renamed `FILE.1`
+//! (older ones move to `.2`, … up to `keep`); recording goes on in a new `FILE`, which starts
+//! with a header and the targets, so each file replays alone. A file already at `FILE` when
+//! recording starts is rotated away the same way: nothing is ever overwritten.
+
+mod reader;
+
+use std::fs::{File, OpenOptions};
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError, sync_channel};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use kvtop_core::fleet::{Fleet, TargetId, TargetSpec, Ts};
+use kvtop_core::recording::{Encoder, Header, Record, encode_header};
+
+pub use reader::{ReadProblem, Recording, RecordingError, open};
+
+/// The header of a recording of `fleet`, watched as `source`, starting at `now`.
+pub fn header_for(fleet: &Fleet, source: &str, now: Ts) -> Header {
+    let settings = fleet.settings();
+    Header {
+        format: kvtop_core::recording::FORMAT_VERSION,
+        kvtop: env!("CARGO_PKG_VERSION").to_owned(),
+        started: now,
+        source: source.to_owned(),
+        interval: settings.interval,
+        window: settings.window.label().to_owned(),
+        history_full_secs: settings.history_full_secs,
+        history_total_secs: settings.history_total_secs,
+        history_coarse_step: settings.history_coarse_step,
+        restart_mark_secs: settings.restart_mark_secs,
+    }
+}
+
+/// The fleet settings a recording was made with.
+pub fn fleet_settings(header: &Header) -> kvtop_core::fleet::FleetSettings {
+    let window = [
+        kvtop_core::fleet::QuantileWindow::S15,
+        kvtop_core::fleet::QuantileWindow::M1,
+        kvtop_core::fleet::QuantileWindow::M5,
+    ]
+    .into_iter()
+    .find(|w| w.label() == header.window)
+    .unwrap_or_default();
+    kvtop_core::fleet::FleetSettings {
+        interval: header.interval,
+        window,
+        restart_mark_secs: header.restart_mark_secs,
+        history_full_secs: header.history_full_secs,
+        history_total_secs: header.history_total_secs,
+        history_coarse_step: header.history_coarse_step,
+    }
+}
+
+/// Chunks of encoded records queued for the writer.
+const QUEUE: usize = 256;
+/// The writer flushes its buffer at least this often while records arrive: a crash loses at
+/// most this much.
+const FLUSH_EVERY: Duration = Duration::from_secs(1);
+/// Records encoded into one chunk before it is queued.
+const CHUNK_BYTES: usize = 64 << 10;
+
+/// When a file is rotated, and how many rotated files are kept.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Rotation {
+    pub max_bytes: u64,
+    pub max_age_secs: f64,
+    pub keep: usize,
+}
+
+impl Default for Rotation {
+    fn default() -> Self {
+        Rotation {
+            max_bytes: 512 << 20,
+            max_age_secs: 6.0 * 3600.0,
+            keep: 5,
+        }
+    }
+}
+
+/// What the console shows of a recording.
+#[derive(Debug, Default)]
+pub struct RecordStats {
+    /// Records written to the queue.
+    pub written: AtomicU64,
+    /// Records dropped because the writer fell behind.
+    pub dropped: AtomicU64,
+    /// Bytes encoded.
+    pub bytes: AtomicU64,
+    /// The writer's last failure (a full disk), if any.
+    pub failure: Mutex<Option<String>>,
+}
+
+impl RecordStats {
+    pub fn dropped(&self) -> u64 {
+        self.dropped.load(Ordering::Relaxed)
+    }
+
+    pub fn failure(&self) -> Option<String> {
+        self.failure.lock().ok().and_then(|f| f.clone())
+    }
+}
+
+enum Chunk {
+    Bytes(Vec<u8>),
+    /// Close the file, rotate it, start a new one with these first bytes.
+    Rotate(Vec<u8>),
+}
+
+/// Encodes what the console ingests and hands it to the writer thread.
+pub struct Recorder {
+    path: PathBuf,
+    header: Header,
+    encoder: Encoder,
+    chunk: Vec<u8>,
+    tx: Option<SyncSender<Chunk>>,
+    writer: Option<JoinHandle<()>>,
+    stats: Arc<RecordStats>,
+    rotation: Rotation,
+    /// Records dropped since the last one that reached the queue.
+    unsent: u64,
+    /// Bytes and start time of the current file.
+    file_bytes: u64,
+    file_started: Ts,
+    /// The targets as last recorded, and when the rules last ran.
+    targets: Vec<(TargetId, TargetSpec)>,
+    last_cycle: Option<Ts>,
+}
+
+/// Why recording cannot start.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot record to {path}: {source}")]
+pub struct StartError {
+    path: String,
+    source: std::io::Error,
+}
+
+impl Recorder {
+    /// Start recording to `path` (rotating away what is there), with `header` first.
+    pub fn start(path: &Path, header: Header, rotation: Rotation) -> Result<Recorder, StartError> {
+        let start_error = |source| StartError {
+            path: reader::display(path),
+            source,
+        };
+        if path.exists() {
+            rotate(path, rotation.keep).map_err(start_error)?;
+        }
+        let file = OpenOptions::new()
+            .create_new(true)
+            .write(true)
+            .open(path)
+            .map_err(start_error)?;
+        let stats = Arc::new(RecordStats::default());
+        let (tx, rx) = sync_channel(QUEUE);
+        let writer = {
+            let stats = Arc::clone(&stats);
+            let path = path.to_path_buf();
+            std::thread::Builder::new()
+                .name("kvtop-record".into())
+                .spawn(move || write_loop(file, &path, rotation.keep, rx, &stats))
+                .map_err(start_error)?
+        };
+        let started = header.started;
+        let mut recorder = Recorder {
+            path: path.to_path_buf(),
+            header,
+            encoder: Encoder::new(),
+            chunk: Vec::new(),
+            tx: Some(tx),
+            writer: Some(writer),
+            stats,
+            rotation,
+            unsent: 0,
+            file_bytes: 0,
+            file_started: started,
+            targets: Vec::new(),
+            last_cycle: None,
+        };
+        recorder.chunk = encode_header(&recorder.header);
+        Ok(recorder)
+    }
+
+    /// What the console shows of it.
+    pub fn stats(&self) -> Arc<RecordStats> {
+        Arc::clone(&self.stats)
+    }
+
+    /// Where it records.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Record one thing.
+    pub fn record(&mut self, record: &Record) {
+        if self.unsent > 0 {
+            let gap = Record::Gap {
+                at: record.at(),
+                dropped: self.unsent,
+            };
+            self.encoder.encode(&gap, &mut self.chunk);
+            // The targets again: what follows the gap stands alone.
+            let targets = Record::Targets {
+                at: record.at(),
+                targets: self.targets.clone(),
+            };
+            self.encoder.encode(&targets, &mut self.chunk);
+            self.unsent = 0;
+        }
+        let before = self.chunk.len();
+        self.encoder.encode(record, &mut self.chunk);
+        self.file_bytes += (self.chunk.len() - before) as u64;
+        self.stats.written.fetch_add(1, Ordering::Relaxed);
+        self.stats
+            .bytes
+            .fetch_add((self.chunk.len() - before) as u64, Ordering::Relaxed);
+        if self.chunk.len() >= CHUNK_BYTES {
+            self.flush();
+        }
+        let age = record.at() - self.file_started;
+        if self.file_bytes >= self.rotation.max_bytes || age >= self.rotation.max_age_secs {
+            self.rotate(record.at());
+        }
+    }
+
+    /// Record the fleet's targets if they changed, and a rules cycle if the rules ran at `evaluated`.
+    pub fn observe(&mut self, fleet: &Fleet, evaluated: Option<Ts>, now: Ts) {
+        let same = self.targets.len() == fleet.targets().len()
+            && self
+                .targets
+                .iter()
+                .zip(fleet.targets())
+                .all(|((id, spec), t)| *id == t.id && *spec == t.spec);
+        if !same {
+            self.targets = fleet
+                .targets()
+                .iter()
+                .map(|t| (t.id, t.spec.clone()))
+                .collect();
+            self.record(&Record::Targets {
+                at: now,
+                targets: self.targets.clone(),
+            });
+        }
+        if let Some(at) = evaluated.filter(|at| Some(*at) != self.last_cycle) {
+            self.last_cycle = Some(at);
+            self.record(&Record::Cycle { at });
+        }
+    }
+
+    /// Queue what was encoded; a full queue drops it (counted) instead of waiting.
+    pub fn flush(&mut self) {
+        if self.chunk.is_empty() {
+            return;
+        }
+        let chunk = std::mem::take(&mut self.chunk);
+        self.send(Chunk::Bytes(chunk));
+    }
+
+    fn send(&mut self, chunk: Chunk) {
+        let Some(tx) = &self.tx else {
+            return;
+        };
+        match tx.try_send(chunk) {
+            Ok(()) => {}
+            Err(TrySendError::Full(Chunk::Bytes(bytes))) => {
+                let records = count_frames(&bytes);
+                self.stats.dropped.fetch_add(records, Ordering::Relaxed);
+                self.unsent += records;
+                // What comes next must not depend on what was dropped.
+                self.encoder.reset();
+            }
+            Err(TrySendError::Full(Chunk::Rotate(first))) => {
+                // The new file must still start: wait for room (rare, and bounded by the
+                // writer's progress).
+                let _ = tx.send(Chunk::Rotate(first));
+            }
+            Err(TrySendError::Disconnected(_)) => self.tx = None,
+        }
+    }
+
+    fn rotate(&mut self, now: Ts) {
+        self.flush();
+        self.encoder.reset();
+        self.header.started = now;
+        self.file_started = now;
+        let mut first = encode_header(&self.header);
+        self.encoder.encode(
+            &Record::Targets {
+                at: now,
+                targets: self.targets.clone(),
+            },
+            &mut first,
+        );
+        self.file_bytes = first.len() as u64;
+        self.send(Chunk::Rotate(first));
+    }
+
+    /// Write what is queued and stop the writer (at exit).
+    pub fn finish(&mut self) {
+        self.flush();
+        self.tx = None;
+        if let Some(writer) = self.writer.take() {
+            let _ = writer.join();
+        }
+    }
+}
+
+impl Drop for Recorder {
+    fn drop(&mut self) {
+        self.finish();
+    }
+}
+
+/// Frames in a chunk of encoded records (a header at its start counts as none).
+fn count_frames(bytes: &[u8]) -> u64 {
+    let mut rest = match kvtop_core::recording::decode_header(bytes) {
+        Ok((_, len)) => bytes.get(len..).unwrap_or_default(),
+        Err(_) => bytes,
+    };
+    let mut count = 0;
+    while let Some(len) = rest.get(..4) {
+        let len = u32::from_le_bytes(len.try_into().unwrap_or_default()) as usize;
+        count += 1;
+        rest = rest.get(8 + len..).unwrap_or_default();
+    }
+    count
+}
+
+/// Move `path` to `path.1`, `.1` to `.2`, … keeping `keep` of them.
+fn rotate(path: &Path, keep: usize) -> std::io::Result<()> {
+    let numbered = |n: usize| {
+        let mut name = path.as_os_str().to_owned();
+        name.push(format!(".{n}"));
+        PathBuf::from(name)
+    };
+    if keep == 0 {
+        return std::fs::remove_file(path);
+    }
+    let _ = std::fs::remove_file(numbered(keep));
+    for n in (1..keep).rev() {
+        let from = numbered(n);
+        if from.exists() {
+            std::fs::rename(&from, numbered(n + 1))?;
+        }
+    }
+    std::fs::rename(path, numbered(1))
+}
+
+fn write_loop(file: File, path: &Path, keep: usize, rx: Receiver<Chunk>, stats: &RecordStats) {
+    let mut out = Some(BufWriter::with_capacity(256 << 10, file));
+    let mut last_flush = Instant::now();
+    let fail = |err: std::io::Error| {
+        if let Ok(mut failure) = stats.failure.lock() {
+            *failure = Some(format!("recording: {err}"));
+        }
+    };
+    loop {
+        let chunk = match rx.recv_timeout(FLUSH_EVERY) {
+            Ok(chunk) => chunk,
+            Err(RecvTimeoutError::Timeout) => {
+                if let Some(Err(err)) = out.as_mut().map(BufWriter::flush) {
+                    fail(err);
+                }
+                continue;
+            }
+            Err(RecvTimeoutError::Disconnected) => break,
+        };
+        match chunk {
+            Chunk::Bytes(bytes) => {
+                if let Some(Err(err)) = out.as_mut().map(|o| o.write_all(&bytes)) {
+                    fail(err);
+                }
+            }
+            Chunk::Rotate(first) => {
+                if let Some(mut old) = out.take() {
+                    if let Err(err) = old.flush() {
+                        fail(err);
+                    }
+                }
+                let opened = rotate(path, keep).and_then(|()| {
+                    OpenOptions::new().create_new(true).write(true).open(path)
+                });
+                match opened {
+                    Ok(file) => {
+                        let mut new = BufWriter::with_capacity(256 << 10, file);
+                        if let Err(err) = new.write_all(&first) {
+                            fail(err);
+                        }
+                        out = Some(new);
+                    }
+                    Err(err) => fail(err),
+                }
+            }
+        }
+        if last_flush.elapsed() >= FLUSH_EVERY {
+            last_flush = Instant::now();
+            if let Some(Err(err)) = out.as_mut().map(BufWriter::flush) {
+                fail(err);
+            }
+        }
+    }
+    if let Some(Err(err)) = out.as_mut().map(BufWriter::flush) {
+        fail(err);
+    }
+}

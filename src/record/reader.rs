@@ -1,0 +1,192 @@
+//! Reading a recording: the header, then records one by one. What cannot be read ends the
+//! reading with a [`ReadProblem`] naming the file and the byte offset; what came before it is
+//! replayed.
+
+use std::fs::File;
+use std::io::{BufReader, Read};
+use std::path::{Path, PathBuf};
+
+use kvtop_core::recording::{
+    Decoder, Frame, Header, HeaderError, MAX_RECORD, Record, decode_header, next_frame,
+};
+use kvtop_core::safe_text;
+
+/// Why a recording cannot be replayed at all.
+#[derive(Debug, thiserror::Error)]
+pub enum RecordingError {
+    #[error("{path}: {source}")]
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("{path}: {source}")]
+    Header { path: String, source: HeaderError },
+}
+
+/// Why reading stopped before the end of the file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReadProblem {
+    pub path: String,
+    /// Byte offset of the record that could not be read.
+    pub offset: u64,
+    pub reason: String,
+    /// Records read before it.
+    pub records: u64,
+}
+
+impl std::fmt::Display for ReadProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}: {} at byte {}; the {} record(s) before it are replayed",
+            self.path, self.reason, self.offset, self.records
+        )
+    }
+}
+
+/// An open recording.
+pub struct Recording {
+    path: PathBuf,
+    header: Header,
+    input: BufReader<File>,
+    decoder: Decoder,
+    /// Offset of the next record.
+    offset: u64,
+    records: u64,
+    buf: Vec<u8>,
+    problem: Option<ReadProblem>,
+}
+
+/// Open a recording and read its header.
+pub fn open(path: &Path) -> Result<Recording, RecordingError> {
+    let shown = display(path);
+    let io = |source| RecordingError::Io {
+        path: shown.clone(),
+        source,
+    };
+    let mut input = BufReader::with_capacity(1 << 20, File::open(path).map_err(io)?);
+    // The header: magic, version, length, then the document.
+    let mut head = vec![0u8; 14];
+    let got = read_up_to(&mut input, &mut head).map_err(io)?;
+    head.truncate(got);
+    let header_error = |source| RecordingError::Header {
+        path: shown.clone(),
+        source,
+    };
+    let json_len = match decode_header(&head) {
+        Err(HeaderError::Short) if got == 14 => {
+            let len = head.get(10..14).unwrap_or_default();
+            u32::from_le_bytes(len.try_into().unwrap_or_default()) as usize
+        }
+        Err(err) => return Err(header_error(err)),
+        Ok(_) => 0,
+    };
+    let mut json = vec![0u8; json_len.min(1 << 20)];
+    let got_json = read_up_to(&mut input, &mut json).map_err(io)?;
+    head.extend_from_slice(json.get(..got_json).unwrap_or_default());
+    let (header, len) = decode_header(&head).map_err(header_error)?;
+    Ok(Recording {
+        path: path.to_path_buf(),
+        header,
+        input,
+        decoder: Decoder::new(),
+        offset: len as u64,
+        records: 0,
+        buf: Vec::new(),
+        problem: None,
+    })
+}
+
+impl Recording {
+    pub fn header(&self) -> &Header {
+        &self.header
+    }
+
+    /// Why reading stopped early, once it has.
+    pub fn problem(&self) -> Option<&ReadProblem> {
+        self.problem.as_ref()
+    }
+
+    fn stop(&mut self, reason: &str) -> Option<Record> {
+        self.problem = Some(ReadProblem {
+            path: display(&self.path),
+            offset: self.offset,
+            reason: reason.to_owned(),
+            records: self.records,
+        });
+        None
+    }
+}
+
+impl Iterator for Recording {
+    type Item = Record;
+
+    fn next(&mut self) -> Option<Record> {
+        if self.problem.is_some() {
+            return None;
+        }
+        self.buf.resize(8, 0);
+        let got = match read_up_to(&mut self.input, &mut self.buf) {
+            Ok(got) => got,
+            Err(err) => return self.stop(&format!("read error ({err})")),
+        };
+        if got == 0 {
+            return None;
+        }
+        if got < 8 {
+            return self.stop("a record cut short (the recording ends mid-record)");
+        }
+        let len = self
+            .buf
+            .get(..4)
+            .and_then(|b| b.try_into().ok())
+            .map_or(0, u32::from_le_bytes);
+        if len == 0 || len > MAX_RECORD {
+            return self.stop("a record length out of bounds (damaged)");
+        }
+        self.buf.resize(8 + len as usize, 0);
+        let got = match self
+            .buf
+            .get_mut(8..)
+            .map(|rest| read_up_to(&mut self.input, rest))
+        {
+            Some(Ok(got)) => got,
+            Some(Err(err)) => return self.stop(&format!("read error ({err})")),
+            None => 0,
+        };
+        if got < len as usize {
+            return self.stop("a record cut short (the recording ends mid-record)");
+        }
+        let record = match next_frame(&self.buf) {
+            Frame::Record(payload, _) => self.decoder.decode(payload),
+            Frame::Incomplete => return self.stop("a record cut short"),
+            Frame::Damaged(why) => return self.stop(why),
+        };
+        match record {
+            Ok(record) => {
+                self.offset += self.buf.len() as u64;
+                self.records += 1;
+                Some(record)
+            }
+            Err(err) => self.stop(&err.to_string()),
+        }
+    }
+}
+
+/// Read until `buf` is full or the input ends; how many bytes were read.
+fn read_up_to(input: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut filled = 0;
+    while let Some(rest) = buf.get_mut(filled..).filter(|r| !r.is_empty()) {
+        match input.read(rest) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(err) if err.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(err) => return Err(err),
+        }
+    }
+    Ok(filled)
+}
+
+pub(crate) fn display(path: &Path) -> String {
+    safe_text::line(&path.display().to_string()).into_owned()
+}
