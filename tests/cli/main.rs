@@ -14,4 +14,5 @@ mod config_files;
 mod doctor_cli;
 mod home_isolation;
 mod hostile_output;
+mod replay_cli;
 mod shell_integration;

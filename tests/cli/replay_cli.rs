@@ -1,0 +1,137 @@
+//! `kvtop check --record` and `--replay`: a recording replayed gives the findings the live run
+//! gave, at the same instants; a torn, damaged or newer recording says what and where, and what
+//! can be read is replayed.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn kvtop(home: &Path, args: &[&str]) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_kvtop"));
+    command.args(args);
+    crate::common::isolate_home(&mut command, home);
+    command.env_remove("KVTOP_CONFIG").output().expect("kvtop runs")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn json(o: &Output) -> Value {
+    serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}\n{}", String::from_utf8_lossy(&o.stdout), stderr(o)))
+}
+
+/// A 3-minute simulated check of a KV-thrashing engine at 20×, recorded to `rec.kvr`.
+fn recorded(home: &Path) -> (Value, std::path::PathBuf) {
+    let file = home.join("rec.kvr");
+    let path = file.to_str().expect("utf-8 path");
+    let out = kvtop(
+        home,
+        &[
+            "check", "--sim", "--engines", "3", "--scenario", "kv-thrash@1", "--time-scale",
+            "20", "--duration", "3m", "-o", "json", "--record", path,
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    (json(&out), file)
+}
+
+fn replay(home: &Path, file: &Path, extra: &[&str]) -> Output {
+    let mut args = vec!["check", "--replay", file.to_str().expect("utf-8"), "-o", "json"];
+    args.extend_from_slice(extra);
+    kvtop(home, &args)
+}
+
+#[test]
+fn a_replayed_recording_gives_the_live_findings_at_the_same_instants() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let (live, file) = recorded(home.path());
+    let out = replay(home.path(), &file, &[]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let replayed = json(&out);
+    let results = &live["results"];
+    assert!(
+        results.as_array().is_some_and(|r| r.iter().any(|f| f["rule"] == "kv-breaker")),
+        "{live}"
+    );
+    // Same findings, same since and firing times to the bit, same order; the same signals.
+    assert_eq!(replayed["results"], *results);
+    assert_eq!(replayed["engines"], live["engines"]);
+    assert_eq!(replayed["observed"]["cycles"], live["observed"]["cycles"]);
+    assert_eq!(replayed["status"], live["status"]);
+
+    // --to before the fault: nothing fires yet; --from bounds the cycles reported.
+    let early = replay(home.path(), &file, &["--to", "+20s"]);
+    assert_eq!(early.status.code(), Some(0), "{}", stderr(&early));
+    let late = json(&replay(home.path(), &file, &["--from", "+150s"]));
+    let cycles = late["observed"]["cycles"].as_u64().unwrap_or(0);
+    assert!(cycles > 0 && cycles < live["observed"]["cycles"].as_u64().unwrap_or(0));
+    assert_eq!(late["results"], *results);
+}
+
+#[test]
+fn a_torn_or_damaged_recording_names_the_file_and_offset_and_replays_what_it_can() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let (_, file) = recorded(home.path());
+    let bytes = std::fs::read(&file).expect("recording");
+
+    // A crash mid-record: the last record is cut.
+    let torn = home.path().join("torn.kvr");
+    std::fs::write(&torn, bytes.get(..bytes.len() - 5).expect("bytes")).expect("write");
+    let out = replay(home.path(), &torn, &[]);
+    let err = stderr(&out);
+    assert!(err.contains("torn.kvr"), "{err}");
+    assert!(err.contains("cut short") && err.contains("at byte"), "{err}");
+    assert!(out.status.code().is_some_and(|c| c <= 2), "{err}");
+    assert!(json(&out)["observed"]["cycles"].as_u64().unwrap_or(0) > 10);
+
+    // A damaged byte in the middle: the checksum finds it; what came before is replayed.
+    let damaged = home.path().join("damaged.kvr");
+    let mut flipped = bytes.clone();
+    let middle = flipped.len() / 2;
+    if let Some(b) = flipped.get_mut(middle) {
+        *b ^= 0x5a;
+    }
+    std::fs::write(&damaged, &flipped).expect("write");
+    let out = replay(home.path(), &damaged, &[]);
+    let err = stderr(&out);
+    assert!(err.contains("damaged.kvr") && err.contains("checksum"), "{err}");
+    assert!(err.contains("record(s) before it are replayed"), "{err}");
+
+    // A newer format, and not a recording at all: refused, naming the file.
+    let newer = home.path().join("newer.kvr");
+    let mut bumped = bytes.clone();
+    if let Some(b) = bumped.get_mut(8) {
+        *b = 7;
+    }
+    std::fs::write(&newer, &bumped).expect("write");
+    let out = replay(home.path(), &newer, &[]);
+    assert_eq!(out.status.code(), Some(3));
+    let err = stderr(&out);
+    assert!(err.contains("newer.kvr") && err.contains("format 7"), "{err}");
+    let text = home.path().join("metrics.txt");
+    std::fs::write(&text, "# HELP vllm:num_requests_running\n").expect("write");
+    let err = stderr(&replay(home.path(), &text, &[]));
+    assert!(err.contains("not a kvtop recording"), "{err}");
+}
+
+#[test]
+fn recording_never_overwrites_an_earlier_file() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let file = home.path().join("rec.kvr");
+    std::fs::write(&file, b"an earlier recording").expect("write");
+    let path = file.to_str().expect("utf-8");
+    let out = kvtop(
+        home.path(),
+        &[
+            "check", "--sim", "--engines", "1", "--time-scale", "30", "--duration", "10s",
+            "--record", path,
+        ],
+    );
+    assert!(out.status.code().is_some_and(|c| c <= 2), "{}", stderr(&out));
+    let kept = home.path().join("rec.kvr.1");
+    assert_eq!(std::fs::read(&kept).expect("rotated"), b"an earlier recording");
+    assert!(std::fs::read(&file).expect("new").starts_with(b"KVTOPREC"));
+}
