@@ -65,6 +65,10 @@ pub struct GlobalArgs {
     /// `/`) and the detail pane enlarged, e.g. one pod's detail from k9s.
     #[arg(long, global = true, value_name = "TEXT")]
     pub focus: Option<String>,
+    /// Record what the console (or `check`) ingests to FILE, for `kvtop replay` and
+    /// `kvtop check --replay`. An existing FILE is rotated to FILE.1, never overwritten.
+    #[arg(long, global = true, value_name = "FILE")]
+    pub record: Option<PathBuf>,
     #[command(flatten)]
     pub kube: KubeArgs,
 }
@@ -286,9 +290,6 @@ pub struct CheckArgs {
     /// file, if it exists).
     #[arg(long, value_name = "FILE")]
     pub rules: Option<PathBuf>,
-    /// Record what the check ingests to FILE (replay it with --replay or `kvtop replay`).
-    #[arg(long, value_name = "FILE", conflicts_with = "replay")]
-    pub record: Option<PathBuf>,
     /// Check a recording instead of live targets: the rules run on its data at its instants.
     #[arg(long, value_name = "FILE")]
     pub replay: Option<PathBuf>,

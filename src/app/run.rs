@@ -46,6 +46,14 @@ pub enum ExitReason {
 /// pod's log). `Quit` never reaches it.
 pub trait Executor {
     fn execute(&mut self, command: Command);
+
+    /// See an event before the state machine folds it in at `now` (a recording keeps what
+    /// the console ingests).
+    fn observe(&mut self, _event: &Event, _now: Ts) {}
+
+    /// See the state once it settled at `now` (a recording keeps the targets and the
+    /// instants the rules ran).
+    fn settled(&mut self, _app: &App, _now: Ts) {}
 }
 
 /// No workers to command.
@@ -77,7 +85,7 @@ pub async fn run_with(
     let mut sigint = signal(SignalKind::interrupt())?;
 
     let mut ticker = second_ticker();
-    run_commands(settle(app, unix_now()), workers);
+    settle_with(app, workers);
     render(app, terminal, draw)?;
     let mut last_frame = Instant::now();
     let mut events_open = true;
@@ -123,7 +131,7 @@ pub async fn run_with(
             // Settles the batches folded since the last frame, and rules an earlier settle
             // deferred.
             if std::mem::take(&mut unsettled) || app.diag.has_news() {
-                run_commands(settle(app, unix_now()), workers);
+                settle_with(app, workers);
             }
             render(app, terminal, draw)?;
             last_frame = Instant::now();
@@ -172,7 +180,7 @@ fn on_input(
     match term {
         Some(Ok(ev)) => {
             if std::mem::take(unsettled) {
-                run_commands(settle(app, unix_now()), workers);
+                settle_with(app, workers);
             }
             handle_terminal_event(app, ev, workers)
         }
@@ -202,7 +210,18 @@ fn handle_terminal_event(
 /// Apply one event and settle (`update`), handing the commands to the workers; true when the
 /// state machine asks to quit.
 fn apply(app: &mut App, event: Event, workers: &mut dyn Executor) -> bool {
-    run_commands(update(app, event, unix_now()), workers)
+    let now = unix_now();
+    workers.observe(&event, now);
+    let quit = run_commands(update(app, event, now), workers);
+    workers.settled(app, now);
+    quit
+}
+
+/// Settle the state and hand its commands to the workers, which then see it settled.
+fn settle_with(app: &mut App, workers: &mut dyn Executor) {
+    let now = unix_now();
+    run_commands(settle(app, now), workers);
+    workers.settled(app, now);
 }
 
 /// Step `first` and everything already queued behind it (up to [`MAX_EVENTS_PER_BATCH`]), to
@@ -228,7 +247,9 @@ fn fold_batch(
 /// Step one worker event without settling (see the module docs); true when the state machine
 /// asks to quit.
 fn fold(app: &mut App, event: Event, workers: &mut dyn Executor) -> bool {
-    run_commands(step(app, event, unix_now()), workers)
+    let now = unix_now();
+    workers.observe(&event, now);
+    run_commands(step(app, event, now), workers)
 }
 
 /// Hand commands to the workers; true when one of them is `Quit`.

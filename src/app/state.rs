@@ -219,6 +219,8 @@ pub struct App {
     pub clipboard: bool,
     /// Text copied since the last frame, for the draw loop to send (see `crate::clipboard`).
     pub copy_out: Option<String>,
+    /// What the header shows of a recording in progress (`--record`).
+    pub recording: Option<std::sync::Arc<crate::record::RecordStats>>,
     /// The rows as settled after the last batch of events (see `update::settle`).
     pub(crate) view_model: ViewModel,
 }
@@ -264,6 +266,7 @@ impl App {
             story: None,
             clipboard: false,
             copy_out: None,
+            recording: None,
             view_model,
         }
     }

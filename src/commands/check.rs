@@ -20,9 +20,9 @@ use crate::diagnose::observe::{self, Progress, wall_time};
 use crate::diagnose::plan::{AUTO_CAP_SECS, DurationPlan};
 use crate::diagnose::report::{self, Format, Verdict, exit};
 use crate::diagnose::{Clock, ObserveSettings, ObserveTarget, replay};
-use kvtop_core::fleet::Ts;
 use crate::sources::ScrapeSettings;
 use crate::ui::format::{age, span};
+use kvtop_core::fleet::Ts;
 use kvtop_core::rules::RuleSet;
 
 pub fn run(args: CheckArgs, global: &GlobalArgs) -> ExitCode {
@@ -87,7 +87,7 @@ pub fn run(args: CheckArgs, global: &GlobalArgs) -> ExitCode {
             fleet: config.fleet_settings(),
             duration,
             auto_cap: AUTO_CAP_SECS,
-            record: args.record.clone(),
+            record: global.record.clone(),
         };
         let mut progress = Announce {
             subject: report::plural(targets.len(), "target"),

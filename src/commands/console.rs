@@ -16,11 +16,13 @@ use crate::app::{Command, Event};
 use crate::config::{Config, PrometheusConfig, TargetConfig};
 #[cfg(feature = "demo")]
 use crate::diagnose::{SimLogFeed, SimLogPoller};
+use crate::record::{Recorder, Rotation};
 use crate::sources::kube::{ClusterClient, Discovery, PodScrapers, WorkerOutboxes};
 use crate::sources::prometheus::{ClientSettings, PollSettings, Poller, PromClient, QueryPlan};
 use crate::sources::{Outbox, ScrapeSettings, ScrapeTarget, Scrapers, build_client};
 use crate::theme::Theme;
-use kvtop_core::fleet::{Fleet, QuantileWindow};
+use kvtop_core::fleet::{Fleet, QuantileWindow, Ts};
+use kvtop_core::recording::Record;
 #[cfg(feature = "demo")]
 use kvtop_sim::SimHandle;
 
@@ -70,9 +72,32 @@ struct Workers {
     pods: Option<PodScrapers>,
     discovery: Option<Discovery>,
     actions: Option<ActionRunner>,
+    /// `--record`: what the console ingests, to a file.
+    recorder: Option<Recorder>,
 }
 
 impl Executor for Workers {
+    fn observe(&mut self, event: &Event, now: Ts) {
+        let Some(recorder) = self.recorder.as_mut() else {
+            return;
+        };
+        match event {
+            Event::Scrape(report) => recorder.record(&Record::Scrape(report.clone())),
+            Event::Logs(lines) => recorder.record(&Record::Logs {
+                at: now,
+                lines: lines.clone(),
+            }),
+            _ => {}
+        }
+    }
+
+    fn settled(&mut self, app: &App, now: Ts) {
+        if let Some(recorder) = self.recorder.as_mut() {
+            recorder.observe(&app.fleet, app.diag.live().evaluated_at(), now);
+            recorder.flush();
+        }
+    }
+
     fn execute(&mut self, command: Command) {
         // Action commands are the runner's; the rest come back.
         let command = match &mut self.actions {
@@ -188,7 +213,26 @@ pub async fn run_console_with(
         let poller = SimLogPoller::matching(sim.control(), &sim.engines, &app.fleet);
         SimLogFeed::start(poller, config.interval, Outbox::new(tx.clone()))
     });
+    let recorder = config.record.file.as_deref().and_then(|path| {
+        let header = crate::record::header_for(&app.fleet, &app.source, now);
+        let rotation = Rotation {
+            max_bytes: config.record.max_bytes,
+            max_age_secs: config.record.max_age.as_secs_f64(),
+            keep: config.record.keep,
+        };
+        match Recorder::start(path, header, rotation) {
+            Ok(recorder) => {
+                app.recording = Some(recorder.stats());
+                Some(recorder)
+            }
+            Err(err) => {
+                app.warn(format!("not recording: {err}"), now);
+                None
+            }
+        }
+    });
     let mut workers = Workers {
+        recorder,
         scrapers: Scrapers::start(
             client.clone(),
             settings.clone(),

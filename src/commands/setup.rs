@@ -39,6 +39,9 @@ pub(crate) fn load_config(global: &GlobalArgs) -> Loaded {
     if let Err(err) = config.apply(overrides(global)) {
         problems.push(err.to_string());
     }
+    if let Some(path) = &global.record {
+        config.record.file = Some(path.clone());
+    }
     Loaded { config, problems }
 }
 

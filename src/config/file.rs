@@ -31,6 +31,20 @@ pub(crate) struct ConfigFile {
     #[serde(default)]
     pub rules: RulesSection,
     pub prometheus: Option<super::prometheus::PrometheusSection>,
+    #[serde(default)]
+    pub record: RecordSection,
+}
+
+/// `[record]`
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RecordSection {
+    /// Record what the console ingests to this file (as `--record`).
+    pub file: Option<String>,
+    /// Rotate the file at this size or age; keep this many rotated files.
+    pub max_size: Option<SizeValue>,
+    pub max_age: Option<DurationValue>,
+    pub keep: Option<usize>,
 }
 
 /// `[scrape]`

@@ -3,6 +3,7 @@
 
 use std::ffi::OsString;
 use std::path::Path;
+use std::time::Duration;
 
 use super::file::{ConfigFile, TargetEntry};
 use super::paths::expand_path;
@@ -102,6 +103,20 @@ pub(crate) fn resolve(file: ConfigFile, cx: &ResolveContext<'_>) -> Result<Confi
             return Err(Problem::new(Setting::LogFile, "must not be empty"));
         }
         config.log_file = Some(expand_path(&file, cx.base_dir()));
+    }
+
+    let record = file.record;
+    if let Some(path) = record.file.filter(|f| !f.trim().is_empty()) {
+        config.record.file = Some(expand_path(&path, cx.base_dir()));
+    }
+    if let Some(size) = record.max_size {
+        config.record.max_bytes = size.0.max(1 << 20);
+    }
+    if let Some(age) = record.max_age {
+        config.record.max_age = age.0.max(Duration::from_secs(60));
+    }
+    if let Some(keep) = record.keep {
+        config.record.keep = keep.min(1000);
     }
 
     if let Some(file) = file.rules.file {

@@ -57,6 +57,30 @@ pub struct Config {
     pub(crate) timeout_provenance: TimeoutProvenance,
     /// Read the fleet (and GPUs) through this Prometheus server as well.
     pub prometheus: Option<super::prometheus::PrometheusConfig>,
+    /// Recording what the console ingests.
+    pub record: RecordSettings,
+}
+
+/// Recording what the console ingests (`[record]`, `--record`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordSettings {
+    /// Where to record; nothing is recorded without it.
+    pub file: Option<PathBuf>,
+    /// A file is rotated once it reaches this size or age; this many rotated files are kept.
+    pub max_bytes: u64,
+    pub max_age: Duration,
+    pub keep: usize,
+}
+
+impl Default for RecordSettings {
+    fn default() -> Self {
+        RecordSettings {
+            file: None,
+            max_bytes: 512 << 20,
+            max_age: Duration::from_secs(6 * 3600),
+            keep: 5,
+        }
+    }
 }
 
 /// How much history is kept per engine.
@@ -115,6 +139,7 @@ impl Default for Config {
             kubernetes: KubernetesConfig::default(),
             timeout_provenance: TimeoutProvenance { derived: true },
             prometheus: None,
+            record: RecordSettings::default(),
         }
     }
 }

@@ -73,11 +73,7 @@ pub fn replay(
                 }
                 if !planned {
                     planned = true;
-                    progress.planned(
-                        window.to.map_or(0.0, |to| to - at).max(0.0),
-                        None,
-                        1.0,
-                    );
+                    progress.planned(window.to.map_or(0.0, |to| to - at).max(0.0), None, 1.0);
                 }
                 progress.evaluated(at, found);
                 findings = found.to_vec();

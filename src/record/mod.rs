@@ -392,9 +392,8 @@ fn write_loop(file: File, path: &Path, keep: usize, rx: Receiver<Chunk>, stats: 
                         fail(err);
                     }
                 }
-                let opened = rotate(path, keep).and_then(|()| {
-                    OpenOptions::new().create_new(true).write(true).open(path)
-                });
+                let opened = rotate(path, keep)
+                    .and_then(|()| OpenOptions::new().create_new(true).write(true).open(path));
                 match opened {
                     Ok(file) => {
                         let mut new = BufWriter::with_capacity(256 << 10, file);

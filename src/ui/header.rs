@@ -79,6 +79,18 @@ pub fn render(buf: &mut Buffer, area: Rect, app: &App, now: Ts) {
         )
     });
 
+    let recording = app.recording.as_ref().map(|stats| {
+        let mut spans = vec![Span::styled(
+            format!(" {} ", text::RECORDING),
+            theme.crit.add_modifier(Modifier::BOLD),
+        )];
+        let lost = stats.dropped();
+        if lost > 0 || stats.failure().is_some() {
+            spans.push(Span::styled(text::recording_lost(lost), theme.warn));
+        }
+        Segment::right(1, spans)
+    });
+
     let window = Segment::left(
         2,
         vec![Span::styled(
@@ -96,6 +108,7 @@ pub fn render(buf: &mut Buffer, area: Rect, app: &App, now: Ts) {
         Some(&counts),
         Some(&clock),
         frozen.as_ref(),
+        recording.as_ref(),
     ]
     .into_iter()
     .flatten()
@@ -123,6 +136,7 @@ pub fn render(buf: &mut Buffer, area: Rect, app: &App, now: Ts) {
         )],
     ));
     segments.extend(frozen);
+    segments.extend(recording);
     segments.extend(findings);
     segments.push(counts);
     segments.push(clock);

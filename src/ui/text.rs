@@ -38,6 +38,14 @@ pub fn counts(c: StatusCounts) -> [(String, &'static str); 3] {
     ]
 }
 
+/// The header's mark while the console records (`--record`).
+pub(crate) const RECORDING: &str = "REC";
+
+/// After the mark: records lost to a slow disk (or a failing one).
+pub(crate) fn recording_lost(lost: u64) -> String {
+    format!("{lost} lost ")
+}
+
 /// "AT 03:12:40": the time cursor's instant.
 pub(crate) fn cursor_at(clock: &str) -> String {
     format!("AT {clock}")

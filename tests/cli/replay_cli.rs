@@ -11,7 +11,10 @@ fn kvtop(home: &Path, args: &[&str]) -> Output {
     let mut command = Command::new(env!("CARGO_BIN_EXE_kvtop"));
     command.args(args);
     crate::common::isolate_home(&mut command, home);
-    command.env_remove("KVTOP_CONFIG").output().expect("kvtop runs")
+    command
+        .env_remove("KVTOP_CONFIG")
+        .output()
+        .expect("kvtop runs")
 }
 
 fn stderr(o: &Output) -> String {
@@ -30,8 +33,20 @@ fn recorded(home: &Path) -> (Value, std::path::PathBuf) {
     let out = kvtop(
         home,
         &[
-            "check", "--sim", "--engines", "3", "--scenario", "kv-thrash@1", "--time-scale",
-            "20", "--duration", "3m", "-o", "json", "--record", path,
+            "check",
+            "--sim",
+            "--engines",
+            "3",
+            "--scenario",
+            "kv-thrash@1",
+            "--time-scale",
+            "20",
+            "--duration",
+            "3m",
+            "-o",
+            "json",
+            "--record",
+            path,
         ],
     );
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
@@ -39,7 +54,13 @@ fn recorded(home: &Path) -> (Value, std::path::PathBuf) {
 }
 
 fn replay(home: &Path, file: &Path, extra: &[&str]) -> Output {
-    let mut args = vec!["check", "--replay", file.to_str().expect("utf-8"), "-o", "json"];
+    let mut args = vec![
+        "check",
+        "--replay",
+        file.to_str().expect("utf-8"),
+        "-o",
+        "json",
+    ];
     args.extend_from_slice(extra);
     kvtop(home, &args)
 }
@@ -53,7 +74,9 @@ fn a_replayed_recording_gives_the_live_findings_at_the_same_instants() {
     let replayed = json(&out);
     let results = &live["results"];
     assert!(
-        results.as_array().is_some_and(|r| r.iter().any(|f| f["rule"] == "kv-breaker")),
+        results
+            .as_array()
+            .is_some_and(|r| r.iter().any(|f| f["rule"] == "kv-breaker")),
         "{live}"
     );
     // Same findings, same since and firing times to the bit, same order; the same signals.
@@ -83,7 +106,10 @@ fn a_torn_or_damaged_recording_names_the_file_and_offset_and_replays_what_it_can
     let out = replay(home.path(), &torn, &[]);
     let err = stderr(&out);
     assert!(err.contains("torn.kvr"), "{err}");
-    assert!(err.contains("cut short") && err.contains("at byte"), "{err}");
+    assert!(
+        err.contains("cut short") && err.contains("at byte"),
+        "{err}"
+    );
     assert!(out.status.code().is_some_and(|c| c <= 2), "{err}");
     assert!(json(&out)["observed"]["cycles"].as_u64().unwrap_or(0) > 10);
 
@@ -97,7 +123,10 @@ fn a_torn_or_damaged_recording_names_the_file_and_offset_and_replays_what_it_can
     std::fs::write(&damaged, &flipped).expect("write");
     let out = replay(home.path(), &damaged, &[]);
     let err = stderr(&out);
-    assert!(err.contains("damaged.kvr") && err.contains("checksum"), "{err}");
+    assert!(
+        err.contains("damaged.kvr") && err.contains("checksum"),
+        "{err}"
+    );
     assert!(err.contains("record(s) before it are replayed"), "{err}");
 
     // A newer format, and not a recording at all: refused, naming the file.
@@ -110,7 +139,10 @@ fn a_torn_or_damaged_recording_names_the_file_and_offset_and_replays_what_it_can
     let out = replay(home.path(), &newer, &[]);
     assert_eq!(out.status.code(), Some(3));
     let err = stderr(&out);
-    assert!(err.contains("newer.kvr") && err.contains("format 7"), "{err}");
+    assert!(
+        err.contains("newer.kvr") && err.contains("format 7"),
+        "{err}"
+    );
     let text = home.path().join("metrics.txt");
     std::fs::write(&text, "# HELP vllm:num_requests_running\n").expect("write");
     let err = stderr(&replay(home.path(), &text, &[]));
@@ -126,12 +158,27 @@ fn recording_never_overwrites_an_earlier_file() {
     let out = kvtop(
         home.path(),
         &[
-            "check", "--sim", "--engines", "1", "--time-scale", "30", "--duration", "10s",
-            "--record", path,
+            "check",
+            "--sim",
+            "--engines",
+            "1",
+            "--time-scale",
+            "30",
+            "--duration",
+            "10s",
+            "--record",
+            path,
         ],
     );
-    assert!(out.status.code().is_some_and(|c| c <= 2), "{}", stderr(&out));
+    assert!(
+        out.status.code().is_some_and(|c| c <= 2),
+        "{}",
+        stderr(&out)
+    );
     let kept = home.path().join("rec.kvr.1");
-    assert_eq!(std::fs::read(&kept).expect("rotated"), b"an earlier recording");
+    assert_eq!(
+        std::fs::read(&kept).expect("rotated"),
+        b"an earlier recording"
+    );
     assert!(std::fs::read(&file).expect("new").starts_with(b"KVTOPREC"));
 }

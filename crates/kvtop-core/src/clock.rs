@@ -29,7 +29,10 @@ pub fn utc_datetime(at: Ts) -> DateTime {
 
 /// Unix seconds of an RFC 3339 time (`2026-11-26T03:12:00Z`, `…+01:00`).
 pub fn parse_utc(text: &str) -> Result<Ts, String> {
-    let stamp: Timestamp = text.trim().parse().map_err(|e: jiff::Error| e.to_string())?;
+    let stamp: Timestamp = text
+        .trim()
+        .parse()
+        .map_err(|e: jiff::Error| e.to_string())?;
     Ok(stamp.as_millisecond() as f64 / 1000.0)
 }
 
@@ -57,7 +60,10 @@ mod tests {
     #[test]
     fn rfc3339_times_parse_to_unix_seconds() {
         assert_eq!(parse_utc("2024-08-12T10:15:32Z"), Ok(1_723_457_732.0));
-        assert_eq!(parse_utc("2024-08-12T12:15:32.5+02:00"), Ok(1_723_457_732.5));
+        assert_eq!(
+            parse_utc("2024-08-12T12:15:32.5+02:00"),
+            Ok(1_723_457_732.5)
+        );
         assert!(parse_utc("03:12").is_err());
     }
 

@@ -234,19 +234,22 @@ impl Fleet {
         self.next_target = self.next_target.max(id.0.saturating_add(1));
         let placeholder = self.new_row(id, EngineId::default(), spec.name.clone());
         let at = self.targets.partition_point(|t| t.id < id);
-        self.targets.insert(at, TargetState {
-            id,
-            spec,
-            last_attempt: None,
-            last_ok: None,
-            last_error: None,
-            failing: false,
-            last_took: None,
-            last_bytes: None,
-            malformed: 0,
-            first_malformed: None,
-            gpus: Vec::new(),
-        });
+        self.targets.insert(
+            at,
+            TargetState {
+                id,
+                spec,
+                last_attempt: None,
+                last_ok: None,
+                last_error: None,
+                failing: false,
+                last_took: None,
+                last_bytes: None,
+                malformed: 0,
+                first_malformed: None,
+                gpus: Vec::new(),
+            },
+        );
         let at = self.rows_of(id).end;
         self.engines.insert(at, placeholder);
         self.join_dirty = true;
