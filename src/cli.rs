@@ -130,6 +130,9 @@ pub enum CliCommand {
     /// while, evaluate the troubleshooting rules, print the findings and exit 0 (healthy),
     /// 1 (warnings), 2 (critical) or 3 (nothing could be scraped).
     Check(CheckArgs),
+    /// The console on a recording made with --record: the same views and rules, at its
+    /// time; the time cursor keys move through what was replayed.
+    Replay(ReplayArgs),
     /// The troubleshooting rules.
     Rules {
         #[command(subcommand)]
@@ -209,6 +212,29 @@ or a pod name, DELAY when it starts (e.g. oom-crashloop@2+30s); repeatable. NAME
 kv-thrash, low-throughput, stuck-requests, oom-crashloop, high-cpu, spec-decode-poor, \
 prefix-miss, circuit-open, empty-worker-trap, queue-buildup, idle, down, kv-pressure, \
 gpu-thermal, xid[:CODE], gpu-low-util, healthy. With --scenario, every other engine is healthy.";
+
+/// `kvtop replay FILE`.
+#[derive(Debug, Args, Clone)]
+pub struct ReplayArgs {
+    /// The recording (`--record FILE`).
+    pub file: PathBuf,
+    /// Replay this many times faster than it was recorded (0.1 to 1000).
+    #[arg(long, default_value_t = 1.0, value_parser = speed)]
+    pub speed: f64,
+    /// Start here (RFC 3339, or +DURATION from the recording's start); what comes before is
+    /// read at once, so rates and windows are as they were.
+    #[arg(long, value_name = "TIME")]
+    pub from: Option<String>,
+}
+
+fn speed(text: &str) -> Result<f64, String> {
+    let speed: f64 = text.parse().map_err(|e| format!("{e}"))?;
+    if (0.1..=1000.0).contains(&speed) {
+        Ok(speed)
+    } else {
+        Err("must be between 0.1 and 1000".into())
+    }
+}
 
 #[cfg(feature = "demo")]
 #[derive(Debug, Args, Clone)]

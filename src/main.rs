@@ -15,6 +15,7 @@ fn main() -> ExitCode {
         #[cfg(feature = "demo")]
         CliCommand::Sim(args) => commands::sim::run(args, &cli.global),
         CliCommand::Check(args) => commands::check::run(args, &cli.global),
+        CliCommand::Replay(args) => commands::replay::run(args, &cli.global),
         CliCommand::Rules { action } => commands::rules_cmd::run(action, &cli.global),
         CliCommand::Drain(args) => {
             commands::action_cmd::run(ActionKind::DrainPod, args, &cli.global)

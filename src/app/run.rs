@@ -54,6 +54,16 @@ pub trait Executor {
     /// See the state once it settled at `now` (a recording keeps the targets and the
     /// instants the rules ran).
     fn settled(&mut self, _app: &App, _now: Ts) {}
+
+    /// The console's clock: the wall clock, or a replay's (see `commands::replay`).
+    fn now(&self) -> Ts {
+        unix_now()
+    }
+
+    /// Wall time between two clock ticks (one second of the console's clock).
+    fn tick_every(&self) -> Duration {
+        Duration::from_secs(1)
+    }
 }
 
 /// No workers to command.
@@ -84,9 +94,9 @@ pub async fn run_with(
     let mut sighup = signal(SignalKind::hangup())?;
     let mut sigint = signal(SignalKind::interrupt())?;
 
-    let mut ticker = second_ticker();
+    let mut ticker = second_ticker(workers.now(), workers.tick_every());
     settle_with(app, workers);
-    render(app, terminal, draw)?;
+    render(app, terminal, draw, workers.now())?;
     let mut last_frame = Instant::now();
     let mut events_open = true;
     // Worker events were stepped since the state was last settled.
@@ -133,7 +143,7 @@ pub async fn run_with(
             if std::mem::take(&mut unsettled) || app.diag.has_news() {
                 settle_with(app, workers);
             }
-            render(app, terminal, draw)?;
+            render(app, terminal, draw, workers.now())?;
             last_frame = Instant::now();
         }
     }
@@ -161,10 +171,9 @@ fn should_draw(
 }
 
 /// Clock ticks just after each wall-clock second, so the header clock changes once per tick.
-fn second_ticker() -> tokio::time::Interval {
-    let to_next_second = Duration::from_secs_f64(1.0 - unix_now().fract() + 0.005);
-    let mut ticker =
-        tokio::time::interval_at(Instant::now() + to_next_second, Duration::from_secs(1));
+fn second_ticker(now: Ts, every: Duration) -> tokio::time::Interval {
+    let to_next_second = every.mul_f64(1.0 - now.fract()) + Duration::from_millis(5);
+    let mut ticker = tokio::time::interval_at(Instant::now() + to_next_second, every);
     ticker.set_missed_tick_behavior(MissedTickBehavior::Skip);
     ticker
 }
@@ -210,7 +219,7 @@ fn handle_terminal_event(
 /// Apply one event and settle (`update`), handing the commands to the workers; true when the
 /// state machine asks to quit.
 fn apply(app: &mut App, event: Event, workers: &mut dyn Executor) -> bool {
-    let now = unix_now();
+    let now = workers.now();
     workers.observe(&event, now);
     let quit = run_commands(update(app, event, now), workers);
     workers.settled(app, now);
@@ -219,7 +228,7 @@ fn apply(app: &mut App, event: Event, workers: &mut dyn Executor) -> bool {
 
 /// Settle the state and hand its commands to the workers, which then see it settled.
 fn settle_with(app: &mut App, workers: &mut dyn Executor) {
-    let now = unix_now();
+    let now = workers.now();
     run_commands(settle(app, now), workers);
     workers.settled(app, now);
 }
@@ -247,7 +256,7 @@ fn fold_batch(
 /// Step one worker event without settling (see the module docs); true when the state machine
 /// asks to quit.
 fn fold(app: &mut App, event: Event, workers: &mut dyn Executor) -> bool {
-    let now = unix_now();
+    let now = workers.now();
     workers.observe(&event, now);
     run_commands(step(app, event, now), workers)
 }
@@ -264,8 +273,7 @@ fn run_commands(commands: Vec<Command>, workers: &mut dyn Executor) -> bool {
     quit
 }
 
-fn render(app: &mut App, terminal: &mut ConsoleTerminal, draw: Draw) -> io::Result<()> {
-    let now = unix_now();
+fn render(app: &mut App, terminal: &mut ConsoleTerminal, draw: Draw, now: Ts) -> io::Result<()> {
     terminal.draw(|frame| draw(frame, app, now))?;
     if let Some(text) = app.copy_out.take() {
         use std::io::Write;

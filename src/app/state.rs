@@ -139,6 +139,8 @@ pub enum NoticeKind {
     CursorAtStart {
         ago: f64,
     },
+    /// A replay reached the end of its recording.
+    ReplayEnded,
     /// A problem worked around at start-up (a broken config file, a theme that did not load).
     Problem(String),
     /// About an action: it is done, or something the operator must know.

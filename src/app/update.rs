@@ -5,7 +5,7 @@
 //! that drawing only reads. [`update`] does both; the event loop steps through a batch of
 //! worker events and settles once before it draws.
 
-use super::state::App;
+use super::state::{App, NoticeKind};
 use super::{Command, Event, input, kube};
 use kvtop_core::fleet::Ts;
 
@@ -61,6 +61,19 @@ pub fn step(app: &mut App, event: Event, now: Ts) -> Vec<Command> {
         }
         Event::Kube(update) => kube::apply(app, update, now),
         Event::Action(update) => super::action_update::apply(app, update, now),
+        Event::ReplayTargets(targets) => {
+            app.fleet.set_targets(&targets);
+            app.diag.mark_stale();
+            app.dirty = true;
+            Vec::new()
+        }
+        Event::ReplayEnded(problem) => {
+            match problem {
+                Some(problem) => app.warn(problem, now),
+                None => app.set_notice(NoticeKind::ReplayEnded, now),
+            }
+            Vec::new()
+        }
     }
 }
 
@@ -110,7 +123,6 @@ mod tests {
     use super::*;
     use crate::app::mode::Mode;
     use crate::app::rows::SortColumn;
-    use crate::app::state::NoticeKind;
     use crate::theme::Theme;
     use kvtop_core::engine::{EngineId, EngineSample};
     use kvtop_core::fleet::{

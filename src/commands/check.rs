@@ -143,7 +143,7 @@ fn check_replay(path: &std::path::Path, args: &CheckArgs, rules: &RuleSet) -> Ex
 }
 
 /// An instant given to --from/--to: RFC 3339, or `+DURATION` after `start`.
-fn parse_instant(text: &str, start: Ts) -> Result<Ts, String> {
+pub(crate) fn parse_instant(text: &str, start: Ts) -> Result<Ts, String> {
     if let Some(offset) = text.strip_prefix('+') {
         let d = kvtop_core::units::parse_duration(offset).map_err(|e| e.to_string())?;
         return Ok(start + d.as_secs_f64());

@@ -267,6 +267,7 @@ pub fn notice(kind: &NoticeKind) -> String {
             "view frozen: data keeps arriving in the background (f resumes)".into()
         }
         NoticeKind::Unfrozen => "view live again".into(),
+        NoticeKind::ReplayEnded => "end of the recording: the replay stops here".into(),
         NoticeKind::CursorAtStart { ago } => format!(
             "the kept past starts {} ago: the time cursor stops there",
             format::age(*ago)

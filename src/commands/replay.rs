@@ -1,0 +1,213 @@
+//! `kvtop replay FILE [--speed N] [--from TIME]`: the console on a recording.
+//!
+//! A feeder thread reads the recording and hands its scrapes, logs and target changes to the
+//! console's event loop when the replay clock reaches their time; the console runs on that
+//! clock (ages, staleness, `for` durations, the header's time), `--speed` times faster than it
+//! was recorded. Records before `--from` are handed over at once, so rates and windows are as
+//! they were at `--from`. At the end of the recording the clock stops there and the console
+//! stays, with the time cursor keys to go back through what was replayed. Nothing in a replay
+//! reaches a cluster: the views are read-only.
+
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use tokio::sync::mpsc;
+
+use super::setup::{Session, load_config};
+use crate::app::run::{Executor, ExitReason, run_with};
+use crate::app::state::App;
+use crate::app::{Command, Event};
+use crate::cli::{GlobalArgs, ReplayArgs};
+use crate::record::{Recording, fleet_settings};
+use kvtop_core::fleet::{Fleet, Ts};
+use kvtop_core::recording::Record;
+
+/// Events queued from the feeder to the console.
+const QUEUE: usize = 4096;
+
+/// The replay's clock: the recording's time, running `speed` times faster than the wall
+/// clock from `origin`, stopped at the recording's end once the feeder reached it.
+#[derive(Debug)]
+struct ReplayClock {
+    wall: Instant,
+    origin: Ts,
+    speed: f64,
+    end: Mutex<Option<Ts>>,
+}
+
+impl ReplayClock {
+    fn now(&self) -> Ts {
+        let running = self.origin + self.wall.elapsed().as_secs_f64() * self.speed;
+        match self.end.lock().ok().and_then(|end| *end) {
+            Some(end) => running.min(end),
+            None => running,
+        }
+    }
+
+    fn stop_at(&self, end: Ts) {
+        if let Ok(mut slot) = self.end.lock() {
+            *slot = Some(end);
+        }
+    }
+}
+
+/// The replay's workers: nothing to command (no scraping, no cluster), only the clock.
+struct ReplayWorkers {
+    clock: Arc<ReplayClock>,
+}
+
+impl Executor for ReplayWorkers {
+    fn execute(&mut self, _command: Command) {}
+
+    fn now(&self) -> Ts {
+        self.clock.now()
+    }
+
+    fn tick_every(&self) -> Duration {
+        Duration::from_secs_f64(1.0 / self.clock.speed)
+    }
+}
+
+pub fn run(args: ReplayArgs, global: &GlobalArgs) -> ExitCode {
+    let mut recording = match crate::record::open(&args.file) {
+        Ok(recording) => recording,
+        Err(err) => {
+            super::err(&format!("kvtop replay: {err}"));
+            return ExitCode::from(2);
+        }
+    };
+    let header = recording.header().clone();
+    let from = match args.from.as_deref() {
+        None => None,
+        Some(text) => match super::check::parse_instant(text, header.started) {
+            Ok(at) => Some(at),
+            Err(e) => {
+                super::err(&format!("kvtop replay: --from {text:?}: {e}"));
+                return ExitCode::from(2);
+            }
+        },
+    };
+    // The first record's time starts the clock (or --from).
+    let Some(first) = recording.next() else {
+        let why = recording
+            .problem()
+            .map_or_else(|| "nothing recorded".to_owned(), ToString::to_string);
+        super::err(&format!("kvtop replay: {}: {why}", args.file.display()));
+        return ExitCode::from(3);
+    };
+    let Session {
+        config,
+        theme,
+        problems,
+        runtime,
+    } = match Session::start(load_config(global)) {
+        Ok(session) => session,
+        Err(code) => return code,
+    };
+    let clock = Arc::new(ReplayClock {
+        wall: Instant::now(),
+        origin: from.unwrap_or_else(|| first.at()),
+        speed: args.speed,
+        end: Mutex::new(None),
+    });
+    let settings = fleet_settings(&header);
+    let interval = Duration::from_secs_f64(settings.interval.clamp(0.05, 3600.0));
+    let source = format!(
+        "replay of {} ({}, recorded {})",
+        file_name(&args.file),
+        header.source,
+        kvtop_core::clock::utc(header.started)
+    );
+    let mut app = App::new(Fleet::new(settings), theme, source, interval, config.range);
+    app.utc_offset_secs = 0;
+    let now = clock.now();
+    for problem in problems {
+        app.warn(problem, now);
+    }
+    app.load_user_rules(config.user_rules_path().as_deref(), now);
+    runtime.block_on(async move {
+        let (tx, rx) = mpsc::channel(QUEUE);
+        let feeder = {
+            let clock = Arc::clone(&clock);
+            std::thread::Builder::new()
+                .name("kvtop-replay".into())
+                .spawn(move || feed(first, recording, &clock, &tx))
+        };
+        if let Err(err) = feeder {
+            super::err(&format!("kvtop replay: cannot start reading: {err}"));
+            return ExitCode::from(1);
+        }
+        let mut terminal = match crate::terminal::enter() {
+            Ok(t) => t,
+            Err(err) => {
+                super::err(&format!("kvtop: cannot take over the terminal: {err}"));
+                return ExitCode::from(1);
+            }
+        };
+        let mut workers = ReplayWorkers { clock };
+        let result = run_with(
+            &mut app,
+            &mut terminal,
+            rx,
+            config.max_fps,
+            None,
+            &mut workers,
+            crate::ui::draw,
+        )
+        .await;
+        drop(terminal);
+        crate::terminal::restore();
+        match result {
+            Ok(ExitReason::HangUp) => ExitCode::from(129),
+            Ok(_) => ExitCode::SUCCESS,
+            Err(err) => {
+                super::err(&format!("kvtop: terminal error: {err}"));
+                ExitCode::from(1)
+            }
+        }
+    })
+}
+
+/// Hand the recording's records to the console as the clock reaches them; stop the clock at
+/// the last one.
+fn feed(first: Record, mut recording: Recording, clock: &ReplayClock, tx: &mpsc::Sender<Event>) {
+    let mut last = first.at();
+    let mut next = Some(first);
+    while let Some(record) = next.take().or_else(|| recording.next()) {
+        last = record.at();
+        wait_until(clock, record.at());
+        let event = match record {
+            Record::Targets { targets, .. } => Event::ReplayTargets(targets),
+            Record::Scrape(report) => Event::Scrape(report),
+            Record::Logs { lines, .. } => Event::Logs(lines),
+            Record::Cycle { .. } | Record::Gap { .. } => continue,
+        };
+        if tx.blocking_send(event).is_err() {
+            return;
+        }
+    }
+    clock.stop_at(last.max(clock.now()));
+    let problem = recording.problem().map(|p| format!("replay: {p}"));
+    let _ = tx.blocking_send(Event::ReplayEnded(problem));
+}
+
+/// Sleep until the replay clock reaches `at` (at once when it already has).
+fn wait_until(clock: &ReplayClock, at: Ts) {
+    loop {
+        let ahead = at - clock.now();
+        if ahead <= 0.0 || !ahead.is_finite() {
+            return;
+        }
+        let wall = (ahead / clock.speed).min(0.25);
+        std::thread::sleep(Duration::from_secs_f64(wall));
+    }
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    )
+}
