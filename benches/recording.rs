@@ -50,7 +50,9 @@ fn advance(s: &mut EngineSample, noise: &mut Noise) {
     for (_, v) in &mut s.request_success_total {
         *v += noise.count(3.0);
     }
-    s.kv_usage = s.kv_usage.map(|k| (k + 0.02 * (noise.next() - 0.5)).clamp(0.0, 1.0));
+    s.kv_usage = s
+        .kv_usage
+        .map(|k| (k + 0.02 * (noise.next() - 0.5)).clamp(0.0, 1.0));
     s.running = Some(noise.count(40.0));
     s.waiting = Some(noise.count(2.0));
     for h in [&mut s.ttft, &mut s.itl, &mut s.e2e, &mut s.queue_time]
@@ -58,16 +60,22 @@ fn advance(s: &mut EngineSample, noise: &mut Noise) {
         .flatten()
     {
         let observations = noise.count(if h.buckets.len() > 20 { 3000.0 } else { 8.0 });
-        let mut cumulative = 0.0;
+        let mut cumulative: f64 = 0.0;
         let n = h.buckets.len().max(1);
         for (i, bucket) in h.buckets.iter_mut().enumerate() {
             // Observations land in the lower-middle buckets, as latencies do.
-            let share = if i < n / 2 { 2.0 * i as f64 / n as f64 } else { 1.0 };
+            let share = if i < n / 2 {
+                2.0 * i as f64 / n as f64
+            } else {
+                1.0
+            };
             cumulative = cumulative.max((observations * share * share).round());
             bucket.count += cumulative;
         }
         h.count = h.count.map(|c| c + observations);
-        h.sum = h.sum.map(|s| s + observations * 0.02 * (1.0 + noise.next()));
+        h.sum = h
+            .sum
+            .map(|s| s + observations * 0.02 * (1.0 + noise.next()));
     }
 }
 

@@ -10,6 +10,7 @@ mod common;
 mod exit_paths;
 mod tmux_demo;
 mod tmux_story;
+mod tmux_time;
 mod ui_diagnostics;
 mod ui_gpu;
 mod ui_prometheus;

@@ -84,13 +84,29 @@ fn flavor_of(code: u8) -> EngineFlavor {
     }
 }
 
-/// A histogram's numbers: each bucket's count, then sum and count.
-fn histogram_values(h: &Histogram) -> Vec<Option<f64>> {
+/// A histogram's numbers as written: with `per_bucket`, each bucket's own observations (its
+/// cumulative count less the one below's) — observations land in a few buckets, so most of
+/// these stay the same from one scrape to the next and take two bits — else the cumulative
+/// counts; then sum and count.
+fn histogram_numbers(h: &Histogram, per_bucket: bool) -> Vec<Option<f64>> {
+    let mut below = 0.0;
     h.buckets
         .iter()
-        .map(|b| Some(b.count))
+        .map(|b| {
+            let own = if per_bucket { b.count - below } else { b.count };
+            below = b.count;
+            Some(own)
+        })
         .chain([h.sum, h.count])
         .collect()
+}
+
+/// Whether a histogram's counts can be written per bucket and read back exactly: every count
+/// an integer a float holds exactly.
+fn per_bucket_exact(h: &Histogram) -> bool {
+    h.buckets
+        .iter()
+        .all(|b| b.count.fract() == 0.0 && b.count.abs() < 9_007_199_254_740_992.0)
 }
 
 /// GPU numbers, in the order they are written.
@@ -254,18 +270,22 @@ fn encode_histogram(enc: &mut Enc<'_>, h: Option<&Histogram>, before: Option<&Hi
                 .zip(&h.buckets)
                 .all(|(x, y)| x.le.to_bits() == y.le.to_bits())
     });
+    let per_bucket = per_bucket_exact(h);
+    let numbers = histogram_numbers(h, per_bucket);
     match before.filter(|_| same_layout) {
         Some(before) => {
             enc.u8(1);
-            values::encode(enc, &histogram_values(h), &histogram_values(before));
+            enc.u8(u8::from(per_bucket));
+            values::encode(enc, &numbers, &histogram_numbers(before, per_bucket));
         }
         None => {
             enc.u8(2);
+            enc.u8(u8::from(per_bucket));
             enc.varint(h.buckets.len() as u64);
             for bucket in &h.buckets {
                 enc.f64(bucket.le);
             }
-            values::encode(enc, &histogram_values(h), &[]);
+            values::encode(enc, &numbers, &[]);
         }
     }
 }
@@ -480,12 +500,20 @@ fn decode_histogram(
     dec: &mut Dec<'_>,
     before: Option<&Histogram>,
 ) -> Result<Option<Histogram>, DecodeError> {
-    let (les, previous) = match dec.u8()? {
-        0 => return Ok(None),
+    let tag = dec.u8()?;
+    if tag == 0 {
+        return Ok(None);
+    }
+    let per_bucket = match dec.u8()? {
+        0 => false,
+        1 => true,
+        _ => return Err(DecodeError::Malformed("a histogram's count form")),
+    };
+    let (les, previous) = match tag {
         1 => {
             let before = before.ok_or(DecodeError::Malformed("a histogram change without one"))?;
             let les: Vec<f64> = before.buckets.iter().map(|b| b.le).collect();
-            (les, histogram_values(before))
+            (les, histogram_numbers(before, per_bucket))
         }
         2 => {
             let count = dec.len()?;
@@ -499,12 +527,15 @@ fn decode_histogram(
     };
     let numbers = values::decode(dec, les.len() + 2, &previous)?;
     let count_of = |i: usize| numbers.get(i).copied().flatten();
+    let mut below = 0.0;
     let buckets = les
         .iter()
         .enumerate()
-        .map(|(i, le)| Bucket {
-            le: *le,
-            count: count_of(i).unwrap_or(f64::NAN),
+        .map(|(i, le)| {
+            let own = count_of(i).unwrap_or(f64::NAN);
+            let count = if per_bucket { below + own } else { own };
+            below = count;
+            Bucket { le: *le, count }
         })
         .collect();
     Ok(Some(Histogram {

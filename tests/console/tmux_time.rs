@@ -1,0 +1,92 @@
+//! Time travel through a real terminal: the time cursor in the demo (back, the `AT` header,
+//! forward to live), and `kvtop replay` of a recording made by `kvtop check --record`, on the
+//! recording's clock, to its end.
+
+use crate::common;
+
+use std::process::Command;
+use std::time::Duration;
+
+use common::tmux::Tmux;
+
+#[test]
+fn the_time_cursor_goes_back_and_returns_to_live() {
+    if !common::have_program("tmux") {
+        return;
+    }
+    let tmux = Tmux::new("cursor");
+    let home = tempfile::tempdir().expect("temp home");
+    let bin = env!("CARGO_BIN_EXE_kvtop");
+    tmux.start(&format!("{bin} demo"), 80, 24, home.path(), &[]);
+    tmux.wait_for("the fleet", Duration::from_secs(20), |s| {
+        s.matches(" UP").count() >= 3
+    });
+    std::thread::sleep(Duration::from_secs(12));
+    tmux.send("[");
+    let screen = tmux.wait_for("the AT header", Duration::from_secs(5), |s| {
+        s.lines()
+            .next()
+            .is_some_and(|l| l.contains(" AT ") && l.contains("(−10s)"))
+    });
+    assert!(screen.matches(" UP").count() >= 3, "{screen}");
+    tmux.send("]");
+    tmux.wait_for("live again", Duration::from_secs(5), |s| {
+        s.lines().next().is_some_and(|l| !l.contains(" AT ")) && s.contains("view live again")
+    });
+    tmux.send("q");
+    assert_eq!(tmux.wait_exit(Duration::from_secs(10)), "0");
+}
+
+#[test]
+fn a_recording_replays_in_the_console_to_its_end() {
+    if !common::have_program("tmux") {
+        return;
+    }
+    let home = tempfile::tempdir().expect("temp home");
+    let file = home.path().join("rec.kvr");
+    let bin = env!("CARGO_BIN_EXE_kvtop");
+    let mut check = Command::new(bin);
+    check.args([
+        "check",
+        "--sim",
+        "--engines",
+        "2",
+        "--time-scale",
+        "30",
+        "--duration",
+        "90s",
+        "--record",
+    ]);
+    check.arg(&file);
+    common::isolate_home(&mut check, home.path());
+    let out = check.output().expect("kvtop check runs");
+    assert!(out.status.code().is_some_and(|c| c <= 2), "{out:?}");
+
+    let tmux = Tmux::new("replay");
+    tmux.start(
+        &format!("{bin} replay --speed 20 {}", file.display()),
+        100,
+        30,
+        home.path(),
+        &[],
+    );
+    let screen = tmux.wait_for("the replay", Duration::from_secs(20), |s| {
+        s.contains("replay of rec.kvr") && s.matches(" UP").count() >= 2
+    });
+    assert!(screen.contains("recorded"), "{screen}");
+    tmux.wait_for("the end of the recording", Duration::from_secs(30), |s| {
+        s.contains("end of the recording")
+    });
+    tmux.send("{");
+    tmux.wait_for(
+        "the cursor over the replayed past",
+        Duration::from_secs(5),
+        |s| {
+            s.lines()
+                .next()
+                .is_some_and(|l| l.contains(" AT ") && l.contains("(−1m)"))
+        },
+    );
+    tmux.send("q");
+    assert_eq!(tmux.wait_exit(Duration::from_secs(10)), "0");
+}
