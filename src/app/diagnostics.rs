@@ -21,6 +21,7 @@ use std::cmp::Ordering;
 use std::path::Path;
 use std::sync::Arc;
 
+use super::incident_rows::DiagRow;
 use super::state::{App, RowKey};
 use crate::diagnose::{TargetLogs, inputs};
 use kvtop_core::engine::EngineId;
@@ -356,6 +357,50 @@ impl Diagnostics {
             .as_ref()
             .and_then(|key| findings.iter().position(|f| key.is(f)));
         Some(found.unwrap_or(0))
+    }
+}
+
+impl Diagnostics {
+    /// Position in `rows` (of `view`) of the selected finding's row; when the selected finding
+    /// has no row of its own (the same cause on another engine of the incident), its
+    /// incident's row; the first row when it is gone; `None` when there are no rows.
+    pub fn selected_row(&self, view: &RulesView, rows: &[DiagRow]) -> Option<usize> {
+        if rows.is_empty() {
+            return None;
+        }
+        let Some(key) = self.selected.as_ref() else {
+            return Some(0);
+        };
+        let findings = view.findings();
+        let own = rows
+            .iter()
+            .position(|row| findings.get(row.finding).is_some_and(|f| key.is(f)));
+        let of_incident = || {
+            let incident = view.incidents().iter().position(|i| {
+                i.members
+                    .iter()
+                    .any(|(rule, subject)| *rule == key.rule_id && *subject == key.subject)
+            })?;
+            rows.iter().position(|row| {
+                row.kind == super::incident_rows::DiagRowKind::Incident { incident }
+            })
+        };
+        Some(own.or_else(of_incident).unwrap_or(0))
+    }
+
+    /// The finding the diagnostics list shows in full: the selected one (even without a row of
+    /// its own), else the finding of the row standing for it.
+    pub fn selected_finding<'v>(&self, view: &'v RulesView) -> Option<&'v Finding> {
+        let findings = view.findings();
+        let own = self
+            .selected
+            .as_ref()
+            .and_then(|key| findings.iter().find(|f| key.is(f)));
+        own.or_else(|| {
+            let rows = super::incident_rows::diag_rows(view);
+            let at = self.selected_row(view, &rows)?;
+            findings.get(rows.get(at)?.finding)
+        })
     }
 }
 

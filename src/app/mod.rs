@@ -10,6 +10,7 @@ pub mod action_update;
 pub mod actions;
 pub mod diagnostics;
 mod freeze;
+pub mod incident_rows;
 mod input;
 pub mod keys;
 pub mod kube;
@@ -23,6 +24,7 @@ pub mod view_model;
 mod views;
 
 pub use diagnostics::{Diagnostics, EngineMarks, FindingKey, RulesView};
+pub use incident_rows::{DiagRow, DiagRowKind, diag_rows};
 pub use keys::{Action, Binding, Context, KEYMAP, Key};
 pub use mode::{Mode, Modes};
 pub use rows::{SortColumn, visible_rows};

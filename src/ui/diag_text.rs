@@ -98,6 +98,8 @@ pub(crate) const LIST_SEVERITY: &str = "SEV";
 pub(crate) const LIST_SUBJECT: &str = "ENGINE / GROUP";
 pub(crate) const LIST_TITLE: &str = "FINDING";
 pub(crate) const LIST_SINCE: &str = "SINCE";
+/// Leads a symptom folded under its incident in the diagnostics list.
+pub(crate) const SYMPTOM_MARK: &str = "└ ";
 pub(crate) const LIST_SOURCE: &str = "SOURCE";
 pub(crate) const LABEL_STATE: &str = "state";
 pub(crate) const LABEL_EVIDENCE: &str = "evidence";

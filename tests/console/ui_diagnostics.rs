@@ -286,9 +286,15 @@ fn enter_jumps_from_a_finding_to_its_engine() {
     };
     assert_eq!(selected(&app).as_deref(), Some("vllm-gone"));
     press(&mut app, KeyCode::Char('x'));
+    // Down to the second incident (the list starts with the older critical, vllm-gone's).
     press(&mut app, KeyCode::Home);
-    let findings = app.diag.view().findings();
-    let first = findings.first().map(|f| f.subject.label().to_string());
+    press(&mut app, KeyCode::Char('j'));
+    press(&mut app, KeyCode::Char('j'));
+    let view = app.diag.view();
+    let first = app
+        .diag
+        .selected_finding(view)
+        .map(|f| f.subject.label().to_string());
     assert_eq!(first.as_deref(), Some("vllm-hot"));
     press(&mut app, KeyCode::Enter);
     assert_eq!(app.view, View::Fleet);
@@ -526,3 +532,32 @@ fn render(app: &App, width: u16, height: u16) -> Buffer {
 }
 
 use common::screen::buffer_text as text;
+
+#[test]
+fn diagnostics_list_incidents_with_their_symptoms_beneath() {
+    let mut app = app(Theme::fallback());
+    press(&mut app, KeyCode::Char('x'));
+    let screen = text(&render(&app, 160, 48));
+    let lines: Vec<&str> = screen.lines().collect();
+    let at = |needle: &str| lines.iter().position(|l| l.contains(needle));
+    // The crashed engine is one incident: its cause, then what it explains, indented.
+    let Some(down) = at("Engine down +1") else {
+        panic!("no incident line:\n{screen}");
+    };
+    let symptom = lines.get(down + 1).copied().unwrap_or_default();
+    assert!(symptom.contains("└ WARN Engine not answering"), "{screen}");
+    assert!(!symptom.contains("vllm-gone"), "one engine: not named again\n{screen}");
+    // Each finding is listed once: the hot engine's lesser findings only under its incident.
+    let hot_lines = lines
+        .iter()
+        .filter(|l| l.contains("vllm-hot") && !l.contains("·"))
+        .count();
+    assert_eq!(hot_lines, 1, "{screen}");
+    // Pending findings, which no incident holds yet, follow the incidents.
+    press(&mut app, KeyCode::End);
+    let screen = text(&render(&app, 160, 48));
+    let lines: Vec<&str> = screen.lines().collect();
+    let pending = lines.iter().position(|l| l.contains("pending 6m39s"));
+    let resolved = lines.iter().position(|l| l.contains("resolved 1m59s ago"));
+    assert!(pending > resolved && resolved.is_some(), "{screen}");
+}
