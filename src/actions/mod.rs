@@ -9,6 +9,7 @@ pub mod audit;
 pub mod error;
 pub mod execute;
 pub mod identity;
+pub mod incident_audit;
 pub mod in_flight;
 mod node_drain;
 pub mod policy;

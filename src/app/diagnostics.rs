@@ -28,7 +28,7 @@ use kvtop_core::engine::EngineId;
 use kvtop_core::fleet::{Fleet, TargetId, Ts};
 use kvtop_core::rules::{
     EngineHealth, Explains, Finding, FindingCounts, FindingState, GpuSignals, Incident, RuleEngine,
-    RuleSet, Severity, Subject, fold,
+    RuleSet, Severity, Silences, Subject, fold,
 };
 
 /// What the table shows about one engine: the severity of the worst firing incident touching
@@ -258,6 +258,8 @@ pub struct Diagnostics {
     pub logs: TargetLogs,
     /// The finding selected in the diagnostics view.
     pub selected: Option<FindingKey>,
+    /// Incidents acknowledged or snoozed (kept over the live incidents, shown in both views).
+    pub silences: Silences,
     /// First line of the routing view shown.
     pub routing_offset: usize,
     /// Rows of the findings list as last drawn (for paging); written while drawing.
@@ -276,6 +278,7 @@ impl Diagnostics {
             news: false,
             logs: TargetLogs::default(),
             selected: None,
+            silences: Silences::default(),
             routing_offset: 0,
             list_height: Cell::new(0),
             routing_extent: Cell::new((0, 0)),
@@ -388,6 +391,16 @@ impl Diagnostics {
         Some(own.or_else(of_incident).unwrap_or(0))
     }
 
+    /// The incidents of the findings strip: those of the view not acknowledged or snoozed,
+    /// worst first.
+    pub fn strip_incidents(&self) -> Vec<&Incident> {
+        self.view()
+            .incidents()
+            .iter()
+            .filter(|i| self.silences.of(i).is_none())
+            .collect()
+    }
+
     /// The finding the diagnostics list shows in full: the selected one (even without a row of
     /// its own), else the finding of the row standing for it.
     pub fn selected_finding<'v>(&self, view: &'v RulesView) -> Option<&'v Finding> {
@@ -412,6 +425,7 @@ impl App {
     pub fn evaluate_rules(&mut self, now: Ts) {
         self.diag.logs.prune(now);
         self.diag.live.evaluate(&self.fleet, &self.diag.logs, now);
+        self.diag.silences.prune(&self.diag.live.incidents, now);
         self.diag.stale = false;
         self.diag.news = false;
     }

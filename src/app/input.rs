@@ -8,7 +8,7 @@ use super::mode::Mode;
 use super::rows::matching_rows;
 use super::state::{App, NoticeKind};
 use super::view_model::engine_rows;
-use super::{Command, action_update, story, views};
+use super::{Command, action_update, incident_keys, story, views};
 use kvtop_core::fleet::Ts;
 
 /// Longest filter kept, in characters: matching runs over every row at each keystroke, so an
@@ -76,6 +76,9 @@ pub(super) fn on_key(app: &mut App, key: &KeyEvent, now: Ts) -> Vec<Command> {
 /// A key of the view shown, with nothing open over it.
 fn browse_key(app: &mut App, action: Action, now: Ts) -> Vec<Command> {
     if let Some(commands) = action_update::pod_key(app, action, now) {
+        return commands;
+    }
+    if let Some(commands) = incident_keys::key(app, action, now) {
         return commands;
     }
     let changed = match action {

@@ -131,6 +131,12 @@ pub enum Action {
     PlanBackspace,
     /// Hide the progress panel (the action goes on) or close it once finished.
     HideProgress,
+    /// Acknowledge the incident (the selected one, or the strip's worst), or take it back.
+    AckIncident,
+    /// Snooze the incident 15m, then 1h, 4h, then lift the snooze.
+    SnoozeIncident,
+    /// Copy the selected incident to the clipboard (OSC 52).
+    CopyIncident,
     /// Open the selected engine's story: arguments, cache config, events, the whole log.
     OpenStory,
     StoryDown,
@@ -467,6 +473,24 @@ pub const KEYMAP: &[Binding] = &[
         Context::Views,
         Action::ShowFleet,
         "back to the fleet",
+    ),
+    bind(
+        &[plain('A')],
+        Context::Views,
+        Action::AckIncident,
+        "ack / un-ack incident",
+    ),
+    bind(
+        &[plain('z')],
+        Context::Views,
+        Action::SnoozeIncident,
+        "snooze 15m/1h/4h/off",
+    ),
+    bind(
+        &[plain('y')],
+        Context::Views,
+        Action::CopyIncident,
+        "copy incident (OSC 52)",
     ),
     // Filter prompt.
     bind(

@@ -10,7 +10,9 @@ pub mod action_update;
 pub mod actions;
 pub mod diagnostics;
 mod freeze;
+pub mod incident_keys;
 pub mod incident_rows;
+mod incident_text;
 mod input;
 pub mod keys;
 pub mod kube;
@@ -129,4 +131,6 @@ pub enum Command {
         plan: Box<Plan>,
         reason: String,
     },
+    /// Record an acknowledgement or snooze of an incident in the audit log.
+    AuditIncident(Box<incident_keys::IncidentNote>),
 }

@@ -100,12 +100,28 @@ impl Executor for Workers {
                     discovery.follow(key);
                 }
             }
+            // Without Kubernetes there is no runner: the note goes to the audit log in the
+            // state directory with the OS user.
+            Command::AuditIncident(note) => audit_note_alone(&note),
             // Without Kubernetes no action is offered, so none is asked for.
             Command::ReviewAccess { .. }
             | Command::PlanAction { .. }
             | Command::RunAction { .. }
             | Command::AuditRefused { .. } => {}
         }
+    }
+}
+
+fn audit_note_alone(note: &crate::app::incident_keys::IncidentNote) {
+    use crate::actions::{AuditLog, Identity, incident_audit};
+    let Some(path) = AuditLog::default_path() else {
+        tracing::warn!("no state directory: the incident note is not audited");
+        return;
+    };
+    let written = AuditLog::open(&path)
+        .and_then(|mut log| incident_audit::write_note(&mut log, note, &Identity::unknown()));
+    if let Err(err) = written {
+        tracing::warn!(%err, "incident note not audited");
     }
 }
 

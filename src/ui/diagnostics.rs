@@ -143,7 +143,13 @@ fn list(buf: &mut Buffer, area: Rect, app: &App, rows: &[DiagRow], selected: usi
         }
         let spans = match row.kind {
             DiagRowKind::Incident { incident } => match view.incidents().get(incident) {
-                Some(incident) => incident_row(theme, incident, finding, &columns, now),
+                Some(incident) => {
+                    let silence = app.diag.silences.of(incident).map(|s| match s.remaining(now) {
+                        Some(left) => text::snoozed(left),
+                        None => text::ACKED.to_owned(),
+                    });
+                    incident_row(theme, incident, finding, silence, &columns, now)
+                }
                 None => continue,
             },
             DiagRowKind::Symptom { incident, symptom } => {
@@ -196,6 +202,7 @@ fn incident_row(
     theme: &Theme,
     incident: &Incident,
     head: &Finding,
+    silence: Option<String>,
     columns: &Columns,
     now: Ts,
 ) -> Vec<Span<'static>> {
@@ -221,8 +228,17 @@ fn incident_row(
         Span::raw("  "),
         Span::styled(format::left_middle(&incident.place(), columns.subject), style),
         Span::raw("  "),
-        Span::styled(format::left(&title, columns.title), style),
     ];
+    // The acknowledgement or snooze closes the title column, where it is not cut.
+    match silence {
+        Some(mark) => {
+            let mark = format!(" {mark}");
+            let room = columns.title.saturating_sub(mark.chars().count());
+            spans.push(Span::styled(format::left(&title, room), style));
+            spans.push(Span::styled(mark, theme.key));
+        }
+        None => spans.push(Span::styled(format::left(&title, columns.title), style)),
+    }
     let since = match incident.state {
         IncidentState::Firing => text::firing_for(incident.duration(now)),
         IncidentState::Resolved { at } => text::resolved_ago(now - at),

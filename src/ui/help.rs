@@ -39,16 +39,33 @@ pub(crate) fn sections(theme: &Theme, contexts: &[Context]) -> Vec<Vec<Line<'sta
         .collect()
 }
 
-/// Split sections into columns no taller than `height` (one blank line between sections);
-/// a section taller than `height` gets a column of its own and is clipped.
-fn columns(sections: Vec<Vec<Line<'static>>>, height: usize) -> Vec<Vec<Line<'static>>> {
+/// Columns no taller than `height`: sections a blank line apart, or, when that takes more
+/// columns than sections set close (their headings still stand out), close.
+fn layout(sections: Vec<Vec<Line<'static>>>, height: usize) -> Vec<Vec<Line<'static>>> {
+    let close = columns(sections.clone(), height, false);
+    let spaced = columns(sections, height, true);
+    if close.len() < spaced.len() {
+        close
+    } else {
+        spaced
+    }
+}
+
+/// Split sections into columns no taller than `height` (one blank line between sections when
+/// `spaced`); a section taller than `height` goes on in the next column.
+fn columns(
+    sections: Vec<Vec<Line<'static>>>,
+    height: usize,
+    spaced: bool,
+) -> Vec<Vec<Line<'static>>> {
     let mut out: Vec<Vec<Line<'static>>> = vec![Vec::new()];
     for section in sections {
         let Some(current) = out.last_mut() else { break };
-        let needed = section.len() + usize::from(!current.is_empty());
+        let gap = spaced && !current.is_empty();
+        let needed = section.len() + usize::from(gap);
         if !current.is_empty() && current.len() + needed > height {
             out.push(Vec::new());
-        } else if !current.is_empty() {
+        } else if gap {
             current.push(Line::raw(""));
         }
         // A section taller than the screen goes on in the next column rather than being cut.
@@ -106,9 +123,9 @@ pub fn render(
     let one_column_height: usize =
         sections.iter().map(Vec::len).sum::<usize>() + sections.len().saturating_sub(1);
     let cols = if one_column_height <= max_inner_height {
-        columns(sections, usize::MAX)
+        columns(sections, usize::MAX, true)
     } else {
-        columns(sections, max_inner_height)
+        layout(sections, max_inner_height)
     };
     let widths: Vec<u16> = cols.iter().map(|c| width_of(c)).collect();
     let inner_width = widths.iter().sum::<u16>()
@@ -174,18 +191,20 @@ mod tests {
     fn sections_flow_into_a_second_column_when_too_tall() {
         let theme = Theme::fallback_mono();
         // Fleet: heading + 22 bindings = 23 lines; the 22 rows of an 80×24 screen take 22 of
-        // them and its last one goes on in a second column, where the pod's actions (4), the
-        // other views (3), Filter (5), Help (2) and Anywhere (2) follow with a blank line
-        // between sections (20 lines, as before the Fleet section grew): 1 + 1 + 20.
-        let screen = columns(sections(&theme, &Context::HELP_ORDER), 22);
+        // them and the last goes on in a second column, where the pod's actions (4), the
+        // other views (6, with A ack, z snooze, y copy), Filter (5), Help (2) and Anywhere (2)
+        // follow. A blank line between sections would push Anywhere into a third column, so
+        // they are set close: 22 + 20.
+        let screen = layout(sections(&theme, &Context::HELP_ORDER), 22);
         let heights: Vec<usize> = screen.iter().map(Vec::len).collect();
-        assert_eq!(heights, [22, 22]);
-        let tall = columns(sections(&theme, &Context::HELP_ORDER), usize::MAX);
+        assert_eq!(heights, [22, 20]);
+        assert!(screen.iter().flatten().all(|l| l.width() > 0), "close");
+        let tall = columns(sections(&theme, &Context::HELP_ORDER), usize::MAX, true);
         assert_eq!(tall.len(), 1);
         // Over the plan screen: the menu (6) and the plan screen (14, with Ctrl-O override,
         // Ctrl-E on timeout and Ctrl-Y copy) with a blank line between them take 21 of the 22
         // rows; progress (4, with q quit) and Anywhere (2) start a second column.
-        let modal = columns(sections(&theme, &Context::ACTION_HELP_ORDER), 22);
+        let modal = layout(sections(&theme, &Context::ACTION_HELP_ORDER), 22);
         let heights: Vec<usize> = modal.iter().map(Vec::len).collect();
         assert_eq!(heights, [21, 7]);
     }

@@ -198,8 +198,11 @@ pub(crate) const FOOTER_HINTS: [(Action, &str); 8] = [
 /// The footer's key hint on a Kubernetes pod whose context allows actions.
 pub(crate) const POD_HINTS: [(Action, &str); 1] = [(Action::OpenActionMenu, "actions")];
 /// The footer's key hints in the diagnostics view.
-pub(crate) const DIAGNOSTICS_HINTS: [(Action, &str); 5] = [
-    (Action::JumpToEngine, "show its engine"),
+pub(crate) const DIAGNOSTICS_HINTS: [(Action, &str); 8] = [
+    (Action::JumpToEngine, "engine"),
+    (Action::AckIncident, "ack"),
+    (Action::SnoozeIncident, "snooze"),
+    (Action::CopyIncident, "copy"),
     (Action::ShowFleet, "fleet"),
     (Action::OpenRouting, "routing"),
     (Action::ToggleHelp, "help"),

@@ -561,3 +561,79 @@ fn diagnostics_list_incidents_with_their_symptoms_beneath() {
     let resolved = lines.iter().position(|l| l.contains("resolved 1m59s ago"));
     assert!(pending > resolved && resolved.is_some(), "{screen}");
 }
+
+fn key_at(app: &mut App, c: char, now: Ts) -> Vec<kvtop::app::Command> {
+    let key = crossterm::event::KeyEvent::new(KeyCode::Char(c), crossterm::event::KeyModifiers::NONE);
+    update(app, Event::Key(key), now)
+}
+
+/// The findings strip: the lines between the table and the detail pane naming an incident.
+fn strip_has(app: &App, needle: &str, now: Ts) -> bool {
+    let screen = text(&common::screen::render(app, 80, 24, now));
+    screen
+        .lines()
+        .any(|l| l.contains(needle) && (l.starts_with(" CRIT") || l.starts_with(" WARN")))
+}
+
+#[test]
+fn an_acknowledged_incident_leaves_the_strip_stays_listed_and_is_audited() {
+    let mut app = app(Theme::fallback());
+    assert!(strip_has(&app, "Engine down", NOW), "on the strip first");
+    // `x` opens on the selected engine (vllm-gone): its incident is selected.
+    press(&mut app, KeyCode::Char('x'));
+    let commands = key_at(&mut app, 'A', NOW);
+    let notes: Vec<_> = commands
+        .iter()
+        .filter_map(|c| match c {
+            kvtop::app::Command::AuditIncident(note) => Some(note),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(notes.len(), 1, "{commands:?}");
+    assert_eq!(notes[0].action, "acknowledge");
+    assert_eq!(notes[0].rule_id, "engine-down");
+    assert_eq!(notes[0].engines, ["vllm-gone"]);
+    let screen = text(&render(&app, 80, 24));
+    assert!(line_with(&screen, "Engine down").contains("acked"), "{screen}");
+    press(&mut app, KeyCode::Tab);
+    assert!(!strip_has(&app, "Engine down", NOW), "acknowledged: off the strip");
+    assert!(strip_has(&app, "KV above 95%", NOW), "the others stay");
+    // Still acknowledged after the next cycles (nothing got worse).
+    update(&mut app, Event::Tick, NOW + 1.0);
+    assert!(!strip_has(&app, "Engine down", NOW + 1.0));
+    // A again takes it back.
+    press(&mut app, KeyCode::Char('x'));
+    let commands = key_at(&mut app, 'A', NOW + 1.0);
+    assert!(commands.iter().any(|c| matches!(
+        c,
+        kvtop::app::Command::AuditIncident(n) if n.action == "unacknowledge"
+    )));
+    press(&mut app, KeyCode::Tab);
+    assert!(strip_has(&app, "Engine down", NOW + 1.0));
+}
+
+#[test]
+fn a_snooze_steps_through_its_lengths_shows_what_is_left_and_ends() {
+    let mut app = app(Theme::fallback());
+    press(&mut app, KeyCode::Char('x'));
+    let commands = key_at(&mut app, 'z', NOW);
+    let until = commands.iter().find_map(|c| match c {
+        kvtop::app::Command::AuditIncident(n) if n.action == "snooze" => n.until,
+        _ => None,
+    });
+    assert_eq!(until, Some(NOW + 900.0));
+    let screen = text(&common::screen::render(&app, 80, 24, NOW + 60.0));
+    assert!(line_with(&screen, "Engine down").contains("zz 14m00s"), "{screen}");
+    // z again: one hour from now.
+    let commands = key_at(&mut app, 'z', NOW + 60.0);
+    let until = commands.iter().find_map(|c| match c {
+        kvtop::app::Command::AuditIncident(n) => n.until,
+        _ => None,
+    });
+    assert_eq!(until, Some(NOW + 60.0 + 3600.0));
+    press(&mut app, KeyCode::Tab);
+    assert!(!strip_has(&app, "Engine down", NOW + 120.0));
+    // Once the hour is up, it is back.
+    update(&mut app, Event::Tick, NOW + 3700.0);
+    assert!(strip_has(&app, "Engine down", NOW + 3700.0));
+}

@@ -77,6 +77,7 @@ mod lexer;
 pub mod model;
 mod pod_input;
 pub mod routing;
+pub mod silence;
 pub mod signals;
 pub mod truth;
 
@@ -94,4 +95,5 @@ pub use input::{EngineInput, GpuSignals};
 pub use model::{Per, Rule, Scope, Severity, Suggest, Unobservable};
 pub use pod_input::with_pod;
 pub use routing::{GroupRouting, PROMPT_SIZES, explain_routing};
+pub use silence::{Hush, Silence, Silences};
 pub use truth::{Evidence, Truth};
