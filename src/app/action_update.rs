@@ -84,11 +84,9 @@ impl App {
         let target = match self.view {
             View::Fleet => fleet_target(),
             View::Diagnostics => {
-                let findings = self.diag.view().findings();
                 let finding_target = self
                     .diag
-                    .selection(findings)
-                    .and_then(|i| findings.get(i))
+                    .selected_finding(self.diag.view())
                     .and_then(|f| match f.subject.as_ref() {
                         Subject::Engine { target, .. } => Some(*target),
                         _ => None,

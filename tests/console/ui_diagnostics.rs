@@ -637,3 +637,23 @@ fn a_snooze_steps_through_its_lengths_shows_what_is_left_and_ends() {
     update(&mut app, Event::Tick, NOW + 3700.0);
     assert!(strip_has(&app, "Engine down", NOW + 3700.0));
 }
+
+#[test]
+fn y_copies_the_selected_incident_as_a_block_for_the_incident_channel() {
+    let mut app = app(Theme::fallback());
+    app.clipboard = true;
+    press(&mut app, KeyCode::Char('x'));
+    key_at(&mut app, 'y', NOW);
+    let Some(copied) = app.copy_out.clone() else {
+        panic!("nothing copied: {:?}", app.notice);
+    };
+    let lines: Vec<&str> = copied.lines().collect();
+    assert!(
+        lines[0].starts_with("[CRITICAL] Engine down · vllm-gone (firing 6m39s, since"),
+        "{copied}"
+    );
+    assert!(lines.contains(&"symptoms:"), "{copied}");
+    assert!(lines.contains(&"  - warning Engine not answering"), "{copied}");
+    assert!(lines.iter().any(|l| l.starts_with("cause: ")), "{copied}");
+    assert!(lines.iter().any(|l| l.starts_with("rule: engine-down")), "{copied}");
+}
