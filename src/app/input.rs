@@ -147,6 +147,7 @@ fn display_key(app: &mut App, action: Action, now: Ts) -> bool {
             app.set_notice(NoticeKind::Range(app.range), now);
         }
         Action::ToggleFreeze => app.toggle_freeze(now),
+        Action::ToggleModelGroups => app.group_by_model = !app.group_by_model,
         _ => return false,
     }
     true

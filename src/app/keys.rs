@@ -137,6 +137,11 @@ pub enum Action {
     SnoozeIncident,
     /// Copy the selected incident to the clipboard (OSC 52).
     CopyIncident,
+    /// Group the fleet table by model, a summary line per model, or not.
+    ToggleModelGroups,
+    /// Write what the console has seen (signals, incidents, logs, actions) to the state
+    /// directory as Markdown and JSON.
+    WriteSnapshot,
     /// Open the selected engine's story: arguments, cache config, events, the whole log.
     OpenStory,
     StoryDown,
@@ -325,6 +330,18 @@ pub const KEYMAP: &[Binding] = &[
         Context::Fleet,
         Action::ToggleDeployments,
         "Deployments, HPAs, PDBs",
+    ),
+    bind(
+        &[plain('m')],
+        Context::Fleet,
+        Action::ToggleModelGroups,
+        "group by model",
+    ),
+    bind(
+        &[plain('e')],
+        Context::Fleet,
+        Action::WriteSnapshot,
+        "write a snapshot file",
     ),
     bind(
         &[plain('l')],

@@ -30,6 +30,7 @@ pub use incident_rows::{DiagRow, DiagRowKind, diag_rows};
 pub use keys::{Action, Binding, Context, KEYMAP, Key};
 pub use mode::{Mode, Modes};
 pub use rows::{SortColumn, visible_rows};
+pub use view_model::group_starts;
 pub use state::{
     App, ChartRange, Frozen, NodesExtent, Notice, NoticeKind, RowKey, TableScroll, View,
 };

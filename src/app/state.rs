@@ -178,6 +178,8 @@ pub struct App {
     pub selected: Option<RowKey>,
     pub sort: SortColumn,
     pub sort_descending: bool,
+    /// The fleet table groups its rows by model, a summary line heading each group (`m`).
+    pub group_by_model: bool,
     pub filter: String,
     /// The prompts and overlays open over the view; the top one has the keys.
     pub modes: Modes,
@@ -236,6 +238,7 @@ impl App {
             selected: None,
             sort: SortColumn::default(),
             sort_descending: SortColumn::default().natural_descending(),
+            group_by_model: false,
             filter: String::new(),
             modes: Modes::default(),
             range: ChartRange::new(range),
@@ -287,24 +290,32 @@ impl App {
 
     /// Recompute the visible rows as of `now` (see [`App::visible_rows`]).
     pub(crate) fn settle_rows(&mut self, now: Ts) {
-        self.view_model = ViewModel::compute(
+        let mut view_model = ViewModel::compute(
             self.view_fleet(),
             &self.filter,
             self.sort,
             self.sort_descending,
             self.view_now(now),
         );
+        if self.group_by_model {
+            view_model.group_by_model(self.view_fleet());
+        }
+        self.view_model = view_model;
     }
 
     /// The visible rows computed afresh from the state as it is now, filtered and sorted.
     pub fn rows(&self, now: Ts) -> Vec<usize> {
-        visible_rows(
+        let mut rows = visible_rows(
             self.view_fleet(),
             &self.filter,
             self.sort,
             self.sort_descending,
             self.view_now(now),
-        )
+        );
+        if self.group_by_model {
+            super::view_model::group_rows(self.view_fleet(), &mut rows);
+        }
+        rows
     }
 
     /// Position in `rows` of the selected engine; the first row when the selection is not

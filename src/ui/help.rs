@@ -190,14 +190,14 @@ mod tests {
     #[test]
     fn sections_flow_into_a_second_column_when_too_tall() {
         let theme = Theme::fallback_mono();
-        // Fleet: heading + 22 bindings = 23 lines; the 22 rows of an 80×24 screen take 22 of
-        // them and the last goes on in a second column, where the pod's actions (4), the
-        // other views (6, with A ack, z snooze, y copy), Filter (5), Help (2) and Anywhere (2)
-        // follow. A blank line between sections would push Anywhere into a third column, so
-        // they are set close: 22 + 20.
+        // Fleet: heading + 24 bindings (with m groups, e snapshot) = 25 lines; the 22 rows of
+        // an 80×24 screen take 22 of them and the last 3 go on in a second column, where the
+        // pod's actions (4), the other views (6, with A ack, z snooze, y copy), Filter (5),
+        // Help (2) and Anywhere (2) follow. A blank line between sections would take a third
+        // column, so they are set close: 22 + 22.
         let screen = layout(sections(&theme, &Context::HELP_ORDER), 22);
         let heights: Vec<usize> = screen.iter().map(Vec::len).collect();
-        assert_eq!(heights, [22, 20]);
+        assert_eq!(heights, [22, 22]);
         assert!(screen.iter().flatten().all(|l| l.width() > 0), "close");
         let tall = columns(sections(&theme, &Context::HELP_ORDER), usize::MAX, true);
         assert_eq!(tall.len(), 1);

@@ -182,6 +182,17 @@ pub fn ago(secs: f64) -> String {
     format!("{} ago", format::age(secs))
 }
 
+// Model groups of the fleet table.
+/// Leads a model group's summary line.
+pub(crate) const GROUP_MARK: &str = "▸ ";
+/// The group of engines that do not name a model.
+pub(crate) const GROUP_NO_MODEL: &str = "(no model)";
+
+/// "2/3 up"
+pub(crate) fn group_up(up: usize, engines: usize) -> String {
+    format!("{up}/{engines} up")
+}
+
 // Footer.
 pub(crate) const FILTER_PROMPT: &str = "/";
 /// The footer's key hints, most useful first (the keys come from the key map).

@@ -657,3 +657,33 @@ fn y_copies_the_selected_incident_as_a_block_for_the_incident_channel() {
     assert!(lines.iter().any(|l| l.starts_with("cause: ")), "{copied}");
     assert!(lines.iter().any(|l| l.starts_with("rule: engine-down")), "{copied}");
 }
+
+#[test]
+fn m_groups_the_table_by_model_with_a_summary_line_per_model() {
+    let mut app = app(Theme::fallback());
+    press(&mut app, KeyCode::Char('m'));
+    assert!(app.group_by_model);
+    let screen = text(&render(&app, 80, 24));
+    let llama = line_with(&screen, "▸ Llama-3.1-8B-Instruct");
+    // Four engines up of four; KV the mean of 97, 92, 35 and 30 %; 20 waiting on the hot one.
+    assert!(llama.contains("4/4 up"), "{llama}");
+    assert!(llama.contains("64%"), "{llama}");
+    // p95 TTFT of the merged histogram: per scrape 30 requests ≤ 50 ms from the three fast
+    // engines, 2 ≤ 1 s and 8 ≤ 2.5 s from the hot one; rank 38 of 40 lies 6/8 into (1, 2.5]:
+    // 1 + 1.5 × 0.75 = 2.125 s, shown 2.12s (the hot engine alone says 2.41 s).
+    assert!(llama.contains("2.12s"), "{llama}");
+    let qwen = line_with(&screen, "▸ Qwen2.5-7B-Instruct");
+    assert!(qwen.contains("1/1 up"), "{qwen}");
+    // The engine that never answered has no model, and nothing known but its count.
+    let none = line_with(&screen, "▸ (no model)");
+    assert!(none.contains("0/1 up"), "{none}");
+    assert!(none.contains('–'), "{none}");
+    // Each group's engines follow its line.
+    let lines: Vec<&str> = screen.lines().collect();
+    let at = |needle: &str| lines.iter().position(|l| l.contains(needle)).unwrap_or(0);
+    assert!(at("▸ Llama") < at("vllm-hot ") && at("vllm-hot ") < at("▸ Qwen"), "{screen}");
+    insta::assert_snapshot!(screen);
+    press(&mut app, KeyCode::Char('m'));
+    let screen = text(&render(&app, 80, 24));
+    assert!(!screen.contains("▸ "), "{screen}");
+}
