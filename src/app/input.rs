@@ -81,6 +81,10 @@ fn browse_key(app: &mut App, action: Action, now: Ts) -> Vec<Command> {
     if let Some(commands) = incident_keys::key(app, action, now) {
         return commands;
     }
+    if action == Action::WriteSnapshot {
+        app.dirty = true;
+        return super::snapshot::write(app, now);
+    }
     let changed = match action {
         Action::ToggleHelp => {
             app.modes.open(Mode::Help);

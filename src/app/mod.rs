@@ -19,6 +19,7 @@ pub mod kube;
 pub mod mode;
 pub mod rows;
 pub mod run;
+pub mod snapshot;
 pub mod state;
 pub mod story;
 pub mod update;
@@ -134,4 +135,6 @@ pub enum Command {
     },
     /// Record an acknowledgement or snooze of an incident in the audit log.
     AuditIncident(Box<incident_keys::IncidentNote>),
+    /// Write an incident snapshot (with the actions of the audit log over its span).
+    WriteSnapshot(Box<snapshot::SnapshotJob>),
 }

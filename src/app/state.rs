@@ -180,6 +180,10 @@ pub struct App {
     pub sort_descending: bool,
     /// The fleet table groups its rows by model, a summary line heading each group (`m`).
     pub group_by_model: bool,
+    /// Where snapshots (`e`) go, under `snapshots/` (`None`: nowhere to write).
+    pub state_dir: Option<std::path::PathBuf>,
+    /// How far back a snapshot reaches.
+    pub snapshot_span: Duration,
     pub filter: String,
     /// The prompts and overlays open over the view; the top one has the keys.
     pub modes: Modes,
@@ -239,6 +243,8 @@ impl App {
             sort: SortColumn::default(),
             sort_descending: SortColumn::default().natural_descending(),
             group_by_model: false,
+            state_dir: None,
+            snapshot_span: Duration::from_secs(15 * 60),
             filter: String::new(),
             modes: Modes::default(),
             range: ChartRange::new(range),

@@ -103,6 +103,12 @@ impl Executor for Workers {
             // Without Kubernetes there is no runner: the note goes to the audit log in the
             // state directory with the OS user.
             Command::AuditIncident(note) => audit_note_alone(&note),
+            Command::WriteSnapshot(job) => {
+                let audit = crate::actions::AuditLog::default_path();
+                if let Err(err) = super::snapshot_files::write(*job, audit.as_deref()) {
+                    tracing::warn!(%err, "snapshot not written");
+                }
+            }
             // Without Kubernetes no action is offered, so none is asked for.
             Command::ReviewAccess { .. }
             | Command::PlanAction { .. }
@@ -169,6 +175,8 @@ pub async fn run_console_with(
     app.help_note = help_note;
     app.clipboard =
         crate::clipboard::allowed(config.clipboard, std::env::var("TERM").ok().as_deref());
+    app.state_dir = crate::config::state_dir();
+    app.snapshot_span = config.snapshot_span;
     if let Some(focus) = focus.filter(|f| !f.trim().is_empty()) {
         // As if typed after `/` and kept with Enter: the first matching row is selected.
         app.filter = focus;

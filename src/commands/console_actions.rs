@@ -196,6 +196,7 @@ impl ActionRunner {
                 }
             }
             other @ (Command::Quit
+            | Command::WriteSnapshot(_)
             | Command::ScrapePod(_)
             | Command::StopScrape(_)
             | Command::FollowLogs(_)) => return Some(other),

@@ -15,6 +15,7 @@ pub mod setup;
 pub mod shell_docs;
 #[cfg(feature = "demo")]
 pub mod sim;
+pub mod snapshot_files;
 mod simulated;
 
 /// Longest error or progress message printed (a config error quoting a 200 KB line is cut);

@@ -687,3 +687,53 @@ fn m_groups_the_table_by_model_with_a_summary_line_per_model() {
     let screen = text(&render(&app, 80, 24));
     assert!(!screen.contains("▸ "), "{screen}");
 }
+
+#[test]
+fn e_writes_a_snapshot_of_what_the_console_saw_and_names_it_in_the_footer() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let mut app = app(Theme::fallback());
+    app.state_dir = Some(dir.path().to_path_buf());
+    let commands = key_at(&mut app, 'e', NOW);
+    let job = commands.into_iter().find_map(|c| match c {
+        kvtop::app::Command::WriteSnapshot(job) => Some(*job),
+        _ => None,
+    });
+    let Some(job) = job else {
+        panic!("no snapshot asked for");
+    };
+    assert_eq!(
+        job.markdown,
+        dir.path().join("snapshots/kvtop-snapshot-20240101-120304.md")
+    );
+    let screen = text(&render(&app, 160, 48));
+    assert!(screen.contains("kvtop-snapshot-20240101-120304.md"), "{screen}");
+    // The last 15 minutes: the whole run here.
+    assert_eq!(job.snapshot.started, NOW - 900.0);
+    let audit = dir.path().join("audit.jsonl");
+    std::fs::write(
+        &audit,
+        "{\"time\":\"2024-01-01T12:01:00Z\",\"user\":\"alice\",\"action\":\"drain\",\"target\":\"vllm-hot\",\"result\":\"ok\"}\n",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let (md_path, json_path) = (job.markdown.clone(), job.json.clone());
+    kvtop::commands::snapshot_files::write(job, Some(&audit)).unwrap_or_else(|e| panic!("{e}"));
+    let md = std::fs::read_to_string(md_path).unwrap_or_default();
+    assert!(md.starts_with("# kvtop incident snapshot: CRITICAL"), "{md}");
+    assert!(md.contains("## Over the last 15m"), "{md}");
+    // min / max / last of the recovered engine's KV usage: 30 % now, 97 % before.
+    let recovered = md
+        .lines()
+        .skip_while(|l| !l.starts_with("## Over the last"))
+        .find(|l| l.starts_with("| `vllm-recovered`"))
+        .unwrap_or_default();
+    assert!(recovered.contains("| 30% | 97% |"), "{recovered}");
+    assert!(md.contains("### CRITICAL: Engine down on `vllm-gone`"), "{md}");
+    assert!(md.contains("- Symptom: warning Engine not answering"), "{md}");
+    assert!(md.contains("## Actions taken\n\n- 2024-01-01T12:01:00Z alice drain vllm-hot: ok"), "{md}");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(json_path).unwrap_or_default())
+            .unwrap_or_default();
+    assert_eq!(json["verdict"], "critical");
+    assert_eq!(json["incidents"][0]["rule"], "engine-down");
+    assert_eq!(json["actions"].as_array().map(Vec::len), Some(1));
+}
