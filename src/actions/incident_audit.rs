@@ -59,7 +59,11 @@ fn rfc3339(secs: f64) -> Option<String> {
 }
 
 /// Append `who`'s `note` to `log`, timed now.
-pub fn write_note(log: &mut AuditLog, note: &IncidentNote, who: &Identity) -> Result<(), AuditError> {
+pub fn write_note(
+    log: &mut AuditLog,
+    note: &IncidentNote,
+    who: &Identity,
+) -> Result<(), AuditError> {
     let record = IncidentAuditRecord::new(note, who, super::execute::now_rfc3339());
     log.write(&record)
 }

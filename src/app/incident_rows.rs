@@ -58,7 +58,10 @@ pub fn diag_rows(view: &RulesView) -> Vec<DiagRow> {
                 }
             }
         }
-        let head = index.get(&(incident.head.rule_id.as_ref(), incident.head.subject.as_ref()));
+        let head = index.get(&(
+            incident.head.rule_id.as_ref(),
+            incident.head.subject.as_ref(),
+        ));
         let Some(&head) = head else {
             continue;
         };

@@ -25,7 +25,12 @@ pub(super) fn incident_text(app: &App, incident: &Incident, now: Ts) -> String {
         head.title,
         printable(&incident.place()),
         clock(incident.since, 0),
-        match app.diag.silences.of(incident).and_then(|s| s.remaining(now)) {
+        match app
+            .diag
+            .silences
+            .of(incident)
+            .and_then(|s| s.remaining(now))
+        {
             Some(left) => format!(", snoozed {} left", age(left)),
             None if app.diag.silences.of(incident).is_some() => ", acknowledged".to_owned(),
             None => String::new(),

@@ -31,11 +31,11 @@ pub use incident_rows::{DiagRow, DiagRowKind, diag_rows};
 pub use keys::{Action, Binding, Context, KEYMAP, Key};
 pub use mode::{Mode, Modes};
 pub use rows::{SortColumn, visible_rows};
-pub use view_model::group_starts;
 pub use state::{
     App, ChartRange, Frozen, NodesExtent, Notice, NoticeKind, RowKey, TableScroll, View,
 };
 pub use update::{settle, step, update};
+pub use view_model::group_starts;
 
 use crate::actions::Plan;
 use crate::sources::kube::{KubeUpdate, PodScrape};

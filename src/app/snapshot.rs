@@ -42,10 +42,7 @@ pub(super) fn write(app: &mut App, now: Ts) -> Vec<Command> {
         json: dir.join(format!("{stem}.json")),
     };
     app.set_notice(
-        NoticeKind::Action(format!(
-            "snapshot: {} (+ .json)",
-            job.markdown.display()
-        )),
+        NoticeKind::Action(format!("snapshot: {} (+ .json)", job.markdown.display())),
         now,
     );
     vec![Command::WriteSnapshot(Box::new(job))]

@@ -88,7 +88,10 @@ pub fn group_starts<'f>(fleet: &'f Fleet, rows: &[usize]) -> Vec<(usize, &'f str
         let Some(engine) = engines.get(i) else {
             continue;
         };
-        if starts.last().is_none_or(|(_, m)| *m != engine.id.model.as_str()) {
+        if starts
+            .last()
+            .is_none_or(|(_, m)| *m != engine.id.model.as_str())
+        {
             starts.push((pos, engine.id.model.as_str()));
         }
     }

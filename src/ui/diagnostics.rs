@@ -144,10 +144,14 @@ fn list(buf: &mut Buffer, area: Rect, app: &App, rows: &[DiagRow], selected: usi
         let spans = match row.kind {
             DiagRowKind::Incident { incident } => match view.incidents().get(incident) {
                 Some(incident) => {
-                    let silence = app.diag.silences.of(incident).map(|s| match s.remaining(now) {
-                        Some(left) => text::snoozed(left),
-                        None => text::ACKED.to_owned(),
-                    });
+                    let silence = app
+                        .diag
+                        .silences
+                        .of(incident)
+                        .map(|s| match s.remaining(now) {
+                            Some(left) => text::snoozed(left),
+                            None => text::ACKED.to_owned(),
+                        });
                     incident_row(theme, incident, finding, silence, &columns, now)
                 }
                 None => continue,
@@ -192,7 +196,10 @@ fn row_tail(
     ];
     if columns.source > 0 {
         spans.push(Span::raw("  "));
-        spans.push(Span::styled(format::left(source, columns.source), theme.dim));
+        spans.push(Span::styled(
+            format::left(source, columns.source),
+            theme.dim,
+        ));
     }
     spans
 }
@@ -226,7 +233,10 @@ fn incident_row(
             word_style,
         ),
         Span::raw("  "),
-        Span::styled(format::left_middle(&incident.place(), columns.subject), style),
+        Span::styled(
+            format::left_middle(&incident.place(), columns.subject),
+            style,
+        ),
         Span::raw("  "),
     ];
     // The acknowledgement or snooze closes the title column, where it is not cut.
@@ -243,13 +253,7 @@ fn incident_row(
         IncidentState::Firing => text::firing_for(incident.duration(now)),
         IncidentState::Resolved { at } => text::resolved_ago(now - at),
     };
-    spans.extend(row_tail(
-        theme,
-        since,
-        style,
-        &head.source,
-        columns,
-    ));
+    spans.extend(row_tail(theme, since, style, &head.source, columns));
     spans
 }
 
@@ -298,12 +302,7 @@ fn symptom_row(
 }
 
 /// A finding no incident holds (pending, or resolved beside firing ones).
-fn finding_row(
-    theme: &Theme,
-    finding: &Finding,
-    columns: &Columns,
-    now: Ts,
-) -> Vec<Span<'static>> {
+fn finding_row(theme: &Theme, finding: &Finding, columns: &Columns, now: Ts) -> Vec<Span<'static>> {
     let style = line_style(theme, finding);
     let mut spans = vec![
         Span::raw(" "),

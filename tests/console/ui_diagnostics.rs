@@ -546,7 +546,10 @@ fn diagnostics_list_incidents_with_their_symptoms_beneath() {
     };
     let symptom = lines.get(down + 1).copied().unwrap_or_default();
     assert!(symptom.contains("└ WARN Engine not answering"), "{screen}");
-    assert!(!symptom.contains("vllm-gone"), "one engine: not named again\n{screen}");
+    assert!(
+        !symptom.contains("vllm-gone"),
+        "one engine: not named again\n{screen}"
+    );
     // Each finding is listed once: the hot engine's lesser findings only under its incident.
     let hot_lines = lines
         .iter()
@@ -563,7 +566,8 @@ fn diagnostics_list_incidents_with_their_symptoms_beneath() {
 }
 
 fn key_at(app: &mut App, c: char, now: Ts) -> Vec<kvtop::app::Command> {
-    let key = crossterm::event::KeyEvent::new(KeyCode::Char(c), crossterm::event::KeyModifiers::NONE);
+    let key =
+        crossterm::event::KeyEvent::new(KeyCode::Char(c), crossterm::event::KeyModifiers::NONE);
     update(app, Event::Key(key), now)
 }
 
@@ -594,9 +598,15 @@ fn an_acknowledged_incident_leaves_the_strip_stays_listed_and_is_audited() {
     assert_eq!(notes[0].rule_id, "engine-down");
     assert_eq!(notes[0].engines, ["vllm-gone"]);
     let screen = text(&render(&app, 80, 24));
-    assert!(line_with(&screen, "Engine down").contains("acked"), "{screen}");
+    assert!(
+        line_with(&screen, "Engine down").contains("acked"),
+        "{screen}"
+    );
     press(&mut app, KeyCode::Tab);
-    assert!(!strip_has(&app, "Engine down", NOW), "acknowledged: off the strip");
+    assert!(
+        !strip_has(&app, "Engine down", NOW),
+        "acknowledged: off the strip"
+    );
     assert!(strip_has(&app, "KV above 95%", NOW), "the others stay");
     // Still acknowledged after the next cycles (nothing got worse).
     update(&mut app, Event::Tick, NOW + 1.0);
@@ -623,7 +633,10 @@ fn a_snooze_steps_through_its_lengths_shows_what_is_left_and_ends() {
     });
     assert_eq!(until, Some(NOW + 900.0));
     let screen = text(&common::screen::render(&app, 80, 24, NOW + 60.0));
-    assert!(line_with(&screen, "Engine down").contains("zz 14m00s"), "{screen}");
+    assert!(
+        line_with(&screen, "Engine down").contains("zz 14m00s"),
+        "{screen}"
+    );
     // z again: one hour from now.
     let commands = key_at(&mut app, 'z', NOW + 60.0);
     let until = commands.iter().find_map(|c| match c {
@@ -653,9 +666,15 @@ fn y_copies_the_selected_incident_as_a_block_for_the_incident_channel() {
         "{copied}"
     );
     assert!(lines.contains(&"symptoms:"), "{copied}");
-    assert!(lines.contains(&"  - warning Engine not answering"), "{copied}");
+    assert!(
+        lines.contains(&"  - warning Engine not answering"),
+        "{copied}"
+    );
     assert!(lines.iter().any(|l| l.starts_with("cause: ")), "{copied}");
-    assert!(lines.iter().any(|l| l.starts_with("rule: engine-down")), "{copied}");
+    assert!(
+        lines.iter().any(|l| l.starts_with("rule: engine-down")),
+        "{copied}"
+    );
 }
 
 #[test]
@@ -681,7 +700,10 @@ fn m_groups_the_table_by_model_with_a_summary_line_per_model() {
     // Each group's engines follow its line.
     let lines: Vec<&str> = screen.lines().collect();
     let at = |needle: &str| lines.iter().position(|l| l.contains(needle)).unwrap_or(0);
-    assert!(at("▸ Llama") < at("vllm-hot ") && at("vllm-hot ") < at("▸ Qwen"), "{screen}");
+    assert!(
+        at("▸ Llama") < at("vllm-hot ") && at("vllm-hot ") < at("▸ Qwen"),
+        "{screen}"
+    );
     insta::assert_snapshot!(screen);
     press(&mut app, KeyCode::Char('m'));
     let screen = text(&render(&app, 80, 24));
@@ -703,10 +725,14 @@ fn e_writes_a_snapshot_of_what_the_console_saw_and_names_it_in_the_footer() {
     };
     assert_eq!(
         job.markdown,
-        dir.path().join("snapshots/kvtop-snapshot-20240101-120304.md")
+        dir.path()
+            .join("snapshots/kvtop-snapshot-20240101-120304.md")
     );
     let screen = text(&render(&app, 160, 48));
-    assert!(screen.contains("kvtop-snapshot-20240101-120304.md"), "{screen}");
+    assert!(
+        screen.contains("kvtop-snapshot-20240101-120304.md"),
+        "{screen}"
+    );
     // The last 15 minutes: the whole run here.
     assert_eq!(job.snapshot.started, NOW - 900.0);
     let audit = dir.path().join("audit.jsonl");
@@ -718,7 +744,10 @@ fn e_writes_a_snapshot_of_what_the_console_saw_and_names_it_in_the_footer() {
     let (md_path, json_path) = (job.markdown.clone(), job.json.clone());
     kvtop::commands::snapshot_files::write(job, Some(&audit)).unwrap_or_else(|e| panic!("{e}"));
     let md = std::fs::read_to_string(md_path).unwrap_or_default();
-    assert!(md.starts_with("# kvtop incident snapshot: CRITICAL"), "{md}");
+    assert!(
+        md.starts_with("# kvtop incident snapshot: CRITICAL"),
+        "{md}"
+    );
     assert!(md.contains("## Over the last 15m"), "{md}");
     // min / max / last of the recovered engine's KV usage: 30 % now, 97 % before.
     let recovered = md
@@ -727,9 +756,18 @@ fn e_writes_a_snapshot_of_what_the_console_saw_and_names_it_in_the_footer() {
         .find(|l| l.starts_with("| `vllm-recovered`"))
         .unwrap_or_default();
     assert!(recovered.contains("| 30% | 97% |"), "{recovered}");
-    assert!(md.contains("### CRITICAL: Engine down on `vllm-gone`"), "{md}");
-    assert!(md.contains("- Symptom: warning Engine not answering"), "{md}");
-    assert!(md.contains("## Actions taken\n\n- 2024-01-01T12:01:00Z alice drain vllm-hot: ok"), "{md}");
+    assert!(
+        md.contains("### CRITICAL: Engine down on `vllm-gone`"),
+        "{md}"
+    );
+    assert!(
+        md.contains("- Symptom: warning Engine not answering"),
+        "{md}"
+    );
+    assert!(
+        md.contains("## Actions taken\n\n- 2024-01-01T12:01:00Z alice drain vllm-hot: ok"),
+        "{md}"
+    );
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(json_path).unwrap_or_default())
             .unwrap_or_default();

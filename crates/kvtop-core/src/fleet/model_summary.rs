@@ -32,7 +32,9 @@ impl EngineState {
 
 /// Sum of the known values; `None` when none is known.
 fn sum(values: impl Iterator<Item = Option<f64>>) -> Option<f64> {
-    values.flatten().fold(None, |acc, v| Some(acc.unwrap_or(0.0) + v))
+    values
+        .flatten()
+        .fold(None, |acc, v| Some(acc.unwrap_or(0.0) + v))
 }
 
 /// Summarise `engines` (those of one model) over a quantile window of `window_secs`.
@@ -47,7 +49,10 @@ pub fn summarize<'e>(
         .filter(|e| e.status == EngineStatus::Up)
         .collect();
     let kv: Vec<f64> = up.iter().filter_map(|e| e.signals.kv_usage).collect();
-    let deltas: Vec<Vec<Bucket>> = up.iter().filter_map(|e| e.ttft_deltas(window_secs)).collect();
+    let deltas: Vec<Vec<Bucket>> = up
+        .iter()
+        .filter_map(|e| e.ttft_deltas(window_secs))
+        .collect();
     let parts: Vec<&[Bucket]> = deltas.iter().map(Vec::as_slice).collect();
     ModelSummary {
         engines: engines.len(),

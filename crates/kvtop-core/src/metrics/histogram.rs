@@ -172,10 +172,7 @@ mod tests {
         let empty = [b(0.1, 0.0), b(f64::INFINITY, 0.0)];
         assert_eq!(merged_quantile(0.95, &[&empty, &empty]), None);
         // One engine alone is its own quantile.
-        assert_eq!(
-            merged_quantile(0.5, &[&a]),
-            histogram_quantile(0.5, &a)
-        );
+        assert_eq!(merged_quantile(0.5, &[&a]), histogram_quantile(0.5, &a));
     }
 
     use super::*;

@@ -77,8 +77,8 @@ mod lexer;
 pub mod model;
 mod pod_input;
 pub mod routing;
-pub mod silence;
 pub mod signals;
+pub mod silence;
 pub mod truth;
 
 pub use crate::signals::Unit;

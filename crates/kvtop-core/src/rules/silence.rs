@@ -182,7 +182,10 @@ mod tests {
         let mut silences = Silences::default();
         let i = incident(Severity::Critical, &[1]);
         silences.silence(&i, Hush::Snoozed { until: 900.0 }, 0.0);
-        assert_eq!(silences.of(&i).and_then(|s| s.remaining(300.0)), Some(600.0));
+        assert_eq!(
+            silences.of(&i).and_then(|s| s.remaining(300.0)),
+            Some(600.0)
+        );
         silences.prune(std::slice::from_ref(&i), 899.0);
         assert!(silences.of(&i).is_some());
         silences.prune(std::slice::from_ref(&i), 900.0);

@@ -673,7 +673,12 @@ fn oom_killed_fires_while_the_killed_pod_is_not_ready() {
 fn host_oom_and_ray_deaths_head_the_crash_they_cause() {
     let rules = builtin();
     let explains = Explains::of(rules.rules());
-    for symptom in ["crash-loop", "engine-down", "engine-unreachable", "probe-failing"] {
+    for symptom in [
+        "crash-loop",
+        "engine-down",
+        "engine-unreachable",
+        "probe-failing",
+    ] {
         assert!(explains.explains("oom-killed", symptom), "{symptom}");
         assert!(explains.explains("ray-actor-error", symptom), "{symptom}");
     }
@@ -695,7 +700,10 @@ fn host_oom_and_ray_deaths_head_the_crash_they_cause() {
     assert_eq!(firing.len(), 1, "{firing:#?}");
     assert_eq!(&*firing[0].head.rule_id, "oom-killed");
     assert!(
-        firing[0].symptoms.iter().any(|s| &*s.rule_id == "crash-loop"),
+        firing[0]
+            .symptoms
+            .iter()
+            .any(|s| &*s.rule_id == "crash-loop"),
         "{:#?}",
         firing[0].symptoms
     );
