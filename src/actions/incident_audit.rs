@@ -3,7 +3,28 @@
 
 use super::audit::{AuditError, AuditLog};
 use super::identity::{Identity, UserSource};
-use crate::app::incident_keys::IncidentNote;
+use kvtop_core::fleet::Ts;
+
+/// What the audit log records of an acknowledgement or a snooze.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IncidentNote {
+    /// `acknowledge`, `unacknowledge`, `snooze` or `unsnooze`.
+    pub action: &'static str,
+    /// The head rule's id.
+    pub rule_id: String,
+    pub title: String,
+    /// Where it is (`vllm-a`, `model ×3`, `fleet`).
+    pub place: String,
+    pub severity: String,
+    /// Names of the engines it touches.
+    pub engines: Vec<String>,
+    /// End of a snooze (Unix seconds).
+    pub until: Option<Ts>,
+    /// The Kubernetes context and namespace of its first engine's pod, when it is one (whose
+    /// user the log names).
+    pub context: Option<String>,
+    pub namespace: Option<String>,
+}
 
 /// One audit line about an incident.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]

@@ -7,33 +7,13 @@ use super::Command;
 use super::incident_rows::diag_rows;
 use super::keys::Action;
 use super::state::{App, NoticeKind, View};
+pub use crate::actions::incident_audit::IncidentNote;
 use kvtop_core::fleet::Ts;
 use kvtop_core::format::span;
 use kvtop_core::rules::{Hush, Incident, Subject};
 
 /// Snooze lengths `z` steps through, seconds (as Alertmanager silences are usually set).
 pub const SNOOZES: [f64; 3] = [15.0 * 60.0, 60.0 * 60.0, 4.0 * 60.0 * 60.0];
-
-/// What the audit log records of an acknowledgement or a snooze.
-#[derive(Debug, Clone, PartialEq)]
-pub struct IncidentNote {
-    /// `acknowledge`, `unacknowledge`, `snooze` or `unsnooze`.
-    pub action: &'static str,
-    /// The head rule's id.
-    pub rule_id: String,
-    pub title: String,
-    /// Where it is (`vllm-a`, `model ×3`, `fleet`).
-    pub place: String,
-    pub severity: String,
-    /// Names of the engines it touches.
-    pub engines: Vec<String>,
-    /// End of a snooze (Unix seconds).
-    pub until: Option<Ts>,
-    /// The Kubernetes context and namespace of its first engine's pod, when it is one (whose
-    /// user the log names).
-    pub context: Option<String>,
-    pub namespace: Option<String>,
-}
 
 /// Carry out an incident key; `None` when `action` is not one.
 pub(super) fn key(app: &mut App, action: Action, now: Ts) -> Option<Vec<Command>> {
