@@ -52,10 +52,14 @@ pub fn actions_since(audit: &str, since: Ts) -> Vec<String> {
                 (None, Some(until)) => format!(" until {until}"),
                 (None, None) => String::new(),
             };
+            // The local account tells who it was when the cluster user is unknown.
+            let who = match (record["user"].as_str(), record["os_user"].as_str()) {
+                (Some("unknown") | None, Some(os)) => format!("{} ({os})", text("user")),
+                _ => text("user"),
+            };
             format!(
-                "{} {} {} {}{outcome}",
+                "{} {who} {} {}{outcome}",
                 text("time"),
-                text("user"),
                 text("action"),
                 text("target")
             )
@@ -72,7 +76,7 @@ mod tests {
         let audit = concat!(
             r#"{"time":"2026-11-26T03:00:00Z","user":"bob","action":"drain","target":"vllm-a","result":"ok"}"#,
             "\n",
-            r#"{"time":"2026-11-26T04:05:12Z","user":"alice","action":"snooze","target":"vllm-b","until":"2026-11-26T04:20:12Z"}"#,
+            r#"{"time":"2026-11-26T04:05:12Z","user":"unknown","os_user":"alice","action":"snooze","target":"vllm-b","until":"2026-11-26T04:20:12Z"}"#,
             "\n",
             r#"{"time":"2026-11-26T04:06:00Z","user":"alice","action":"restart","target":"vllm-b","result":"error"}"#,
             "\n{\"torn"
@@ -82,7 +86,7 @@ mod tests {
         assert_eq!(
             actions_since(audit, since),
             [
-                "2026-11-26T04:05:12Z alice snooze vllm-b until 2026-11-26T04:20:12Z",
+                "2026-11-26T04:05:12Z unknown (alice) snooze vllm-b until 2026-11-26T04:20:12Z",
                 "2026-11-26T04:06:00Z alice restart vllm-b: error",
             ]
         );
