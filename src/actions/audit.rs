@@ -190,8 +190,8 @@ impl AuditLog {
         &self.path
     }
 
-    /// Append one record as a line and flush it.
-    pub fn write(&mut self, record: &AuditRecord) -> Result<(), AuditError> {
+    /// Append one record (an [`AuditRecord`], or another kind of line) and flush it.
+    pub fn write(&mut self, record: &impl serde::Serialize) -> Result<(), AuditError> {
         let err = |source| AuditError {
             path: self.path.clone(),
             source,

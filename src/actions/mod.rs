@@ -10,6 +10,7 @@ pub mod error;
 pub mod execute;
 pub mod identity;
 pub mod in_flight;
+pub mod incident_audit;
 mod node_drain;
 pub mod policy;
 pub mod run;

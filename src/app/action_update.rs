@@ -84,15 +84,12 @@ impl App {
         let target = match self.view {
             View::Fleet => fleet_target(),
             View::Diagnostics => {
-                let findings = self.diag.view().findings();
-                let finding_target = self
-                    .diag
-                    .selection(findings)
-                    .and_then(|i| findings.get(i))
-                    .and_then(|f| match f.subject.as_ref() {
+                let finding_target = self.diag.selected_finding(self.diag.view()).and_then(|f| {
+                    match f.subject.as_ref() {
                         Subject::Engine { target, .. } => Some(*target),
                         _ => None,
-                    });
+                    }
+                });
                 finding_target.or_else(fleet_target)
             }
             View::Routing | View::Nodes => None,

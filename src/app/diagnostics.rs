@@ -21,13 +21,14 @@ use std::cmp::Ordering;
 use std::path::Path;
 use std::sync::Arc;
 
+use super::incident_rows::DiagRow;
 use super::state::{App, RowKey};
 use crate::diagnose::{TargetLogs, inputs};
 use kvtop_core::engine::EngineId;
 use kvtop_core::fleet::{Fleet, TargetId, Ts};
 use kvtop_core::rules::{
     EngineHealth, Explains, Finding, FindingCounts, FindingState, GpuSignals, Incident, RuleEngine,
-    RuleSet, Severity, Subject, Timeline, fold,
+    RuleSet, Severity, Silences, Subject, Timeline, fold,
 };
 
 /// What the table shows about one engine: the severity of the worst firing incident touching
@@ -297,6 +298,8 @@ pub struct Diagnostics {
     timeline: Timeline,
     /// The finding selected in the diagnostics view.
     pub selected: Option<FindingKey>,
+    /// Incidents acknowledged or snoozed (kept over the live incidents, shown in both views).
+    pub silences: Silences,
     /// First line of the routing view shown.
     pub routing_offset: usize,
     /// Rows of the findings list as last drawn (for paging); written while drawing.
@@ -316,6 +319,7 @@ impl Diagnostics {
             logs: TargetLogs::default(),
             timeline: Timeline::new(DEFAULT_RETENTION_SECS),
             selected: None,
+            silences: Silences::default(),
             routing_offset: 0,
             list_height: Cell::new(0),
             routing_extent: Cell::new((0, 0)),
@@ -412,6 +416,59 @@ impl Diagnostics {
 
 /// How far back the time cursor can show the findings until the fleet's retention is known.
 const DEFAULT_RETENTION_SECS: f64 = 3600.0;
+impl Diagnostics {
+    /// Position in `rows` (of `view`) of the selected finding's row; when the selected finding
+    /// has no row of its own (the same cause on another engine of the incident), its
+    /// incident's row; the first row when it is gone; `None` when there are no rows.
+    pub fn selected_row(&self, view: &RulesView, rows: &[DiagRow]) -> Option<usize> {
+        if rows.is_empty() {
+            return None;
+        }
+        let Some(key) = self.selected.as_ref() else {
+            return Some(0);
+        };
+        let findings = view.findings();
+        let own = rows
+            .iter()
+            .position(|row| findings.get(row.finding).is_some_and(|f| key.is(f)));
+        let of_incident = || {
+            let incident = view.incidents().iter().position(|i| {
+                i.members
+                    .iter()
+                    .any(|(rule, subject)| *rule == key.rule_id && *subject == key.subject)
+            })?;
+            rows.iter().position(|row| {
+                row.kind == super::incident_rows::DiagRowKind::Incident { incident }
+            })
+        };
+        Some(own.or_else(of_incident).unwrap_or(0))
+    }
+
+    /// The incidents of the findings strip: those of the view not acknowledged or snoozed,
+    /// worst first.
+    pub fn strip_incidents(&self) -> Vec<&Incident> {
+        self.view()
+            .incidents()
+            .iter()
+            .filter(|i| self.silences.of(i).is_none())
+            .collect()
+    }
+
+    /// The finding the diagnostics list shows in full: the selected one (even without a row of
+    /// its own), else the finding of the row standing for it.
+    pub fn selected_finding<'v>(&self, view: &'v RulesView) -> Option<&'v Finding> {
+        let findings = view.findings();
+        let own = self
+            .selected
+            .as_ref()
+            .and_then(|key| findings.iter().find(|f| key.is(f)));
+        own.or_else(|| {
+            let rows = super::incident_rows::diag_rows(view);
+            let at = self.selected_row(view, &rows)?;
+            findings.get(rows.get(at)?.finding)
+        })
+    }
+}
 
 /// Longest spacing of evaluations before frames, seconds (see the module docs).
 pub(crate) const REFRESH_SPACING_MAX: f64 = 0.5;
@@ -430,6 +487,7 @@ impl App {
         self.diag
             .timeline
             .observe(live.engine.findings(), health, now);
+        self.diag.silences.prune(&self.diag.live.incidents, now);
         self.diag.stale = false;
         self.diag.news = false;
     }

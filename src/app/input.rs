@@ -8,7 +8,7 @@ use super::mode::Mode;
 use super::rows::matching_rows;
 use super::state::{App, NoticeKind};
 use super::view_model::engine_rows;
-use super::{Command, action_update, story, views};
+use super::{Command, action_update, incident_keys, story, views};
 use kvtop_core::fleet::Ts;
 
 /// Longest filter kept, in characters: matching runs over every row at each keystroke, so an
@@ -77,6 +77,13 @@ pub(super) fn on_key(app: &mut App, key: &KeyEvent, now: Ts) -> Vec<Command> {
 fn browse_key(app: &mut App, action: Action, key: &KeyEvent, now: Ts) -> Vec<Command> {
     if let Some(commands) = action_update::pod_key(app, action, now) {
         return commands;
+    }
+    if let Some(commands) = incident_keys::key(app, action, now) {
+        return commands;
+    }
+    if action == Action::WriteSnapshot {
+        app.dirty = true;
+        return super::snapshot::write(app, now);
     }
     let changed = match action {
         Action::ToggleHelp => {
@@ -160,6 +167,7 @@ fn display_key(app: &mut App, action: Action, key: &KeyEvent, now: Ts) -> bool {
             };
             app.step_cursor(sign * step, now);
         }
+        Action::ToggleModelGroups => app.group_by_model = !app.group_by_model,
         _ => return false,
     }
     true

@@ -137,6 +137,17 @@ pub enum Action {
     PlanBackspace,
     /// Hide the progress panel (the action goes on) or close it once finished.
     HideProgress,
+    /// Acknowledge the incident (the selected one, or the strip's worst), or take it back.
+    AckIncident,
+    /// Snooze the incident 15m, then 1h, 4h, then lift the snooze.
+    SnoozeIncident,
+    /// Copy the selected incident to the clipboard (OSC 52).
+    CopyIncident,
+    /// Group the fleet table by model, a summary line per model, or not.
+    ToggleModelGroups,
+    /// Write what the console has seen (signals, incidents, logs, actions) to the state
+    /// directory as Markdown and JSON.
+    WriteSnapshot,
     /// Open the selected engine's story: arguments, cache config, events, the whole log.
     OpenStory,
     StoryDown,
@@ -234,13 +245,13 @@ pub const KEYMAP: &[Binding] = &[
         &[plain('j'), Key::Plain(KeyCode::Down)],
         Context::Fleet,
         Action::SelectDown,
-        "next engine",
+        "next / previous engine",
     ),
     bind(
         &[plain('k'), Key::Plain(KeyCode::Up)],
         Context::Fleet,
         Action::SelectUp,
-        "previous engine",
+        "",
     ),
     bind(
         &[plain('g'), Key::Plain(KeyCode::Home)],
@@ -258,25 +269,25 @@ pub const KEYMAP: &[Binding] = &[
         &[Key::Plain(KeyCode::PageDown)],
         Context::Fleet,
         Action::PageDown,
-        "page down",
+        "page down / up",
     ),
     bind(
         &[Key::Plain(KeyCode::PageUp)],
         Context::Fleet,
         Action::PageUp,
-        "page up",
+        "",
     ),
     bind(
         &[plain('s')],
         Context::Fleet,
         Action::CycleSort,
-        "next sort column",
+        "sort: next column / reverse",
     ),
     bind(
         &[plain('S')],
         Context::Fleet,
         Action::ReverseSort,
-        "reverse sort",
+        "",
     ),
     bind(
         &[plain('/')],
@@ -300,13 +311,13 @@ pub const KEYMAP: &[Binding] = &[
         &[plain('+'), plain('=')],
         Context::Fleet,
         Action::ZoomIn,
-        "chart zoom in",
+        "chart zoom in / out",
     ),
     bind(
         &[plain('-')],
         Context::Fleet,
         Action::ZoomOut,
-        "chart zoom out",
+        "",
     ),
     bind(
         &[plain('f')],
@@ -318,13 +329,13 @@ pub const KEYMAP: &[Binding] = &[
         &[plain('['), plain('{')],
         Context::Fleet,
         Action::CursorBack,
-        "time cursor back 10s / 1m",
+        "time cursor back / on: 10s, 1m",
     ),
     bind(
         &[plain(']'), plain('}')],
         Context::Fleet,
         Action::CursorForward,
-        "time cursor on 10s / 1m, to live",
+        "",
     ),
     bind(
         &[Key::Plain(KeyCode::Enter), Key::Plain(KeyCode::Tab)],
@@ -337,6 +348,18 @@ pub const KEYMAP: &[Binding] = &[
         Context::Fleet,
         Action::ToggleDeployments,
         "Deployments, HPAs, PDBs",
+    ),
+    bind(
+        &[plain('m')],
+        Context::Fleet,
+        Action::ToggleModelGroups,
+        "group by model",
+    ),
+    bind(
+        &[plain('e')],
+        Context::Fleet,
+        Action::WriteSnapshot,
+        "write a snapshot file",
     ),
     bind(
         &[plain('l')],
@@ -491,6 +514,24 @@ pub const KEYMAP: &[Binding] = &[
         Context::Views,
         Action::ShowFleet,
         "back to the fleet",
+    ),
+    bind(
+        &[plain('A')],
+        Context::Views,
+        Action::AckIncident,
+        "ack / un-ack incident",
+    ),
+    bind(
+        &[plain('z')],
+        Context::Views,
+        Action::SnoozeIncident,
+        "snooze 15m/1h/4h/off",
+    ),
+    bind(
+        &[plain('y')],
+        Context::Views,
+        Action::CopyIncident,
+        "copy incident (OSC 52)",
     ),
     // Filter prompt.
     bind(
@@ -917,10 +958,16 @@ mod tests {
 
     #[test]
     fn every_action_but_input_has_a_visible_key_and_a_description() {
-        for b in KEYMAP {
+        for (i, b) in KEYMAP.iter().enumerate() {
             assert!(!b.keys.is_empty(), "{:?} has no key", b.action);
+            // A binding without a description shares the help line of the one before it (its
+            // opposite, same context), whose description says both.
+            let shares = i
+                .checked_sub(1)
+                .and_then(|p| KEYMAP.get(p))
+                .is_some_and(|p| p.context == b.context && !p.description.is_empty());
             assert!(
-                !b.description.is_empty(),
+                !b.description.is_empty() || shares,
                 "{:?} has no description",
                 b.action
             );

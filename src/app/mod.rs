@@ -10,12 +10,16 @@ pub mod action_update;
 pub mod actions;
 pub mod diagnostics;
 mod freeze;
+pub mod incident_keys;
+pub mod incident_rows;
+mod incident_text;
 mod input;
 pub mod keys;
 pub mod kube;
 pub mod mode;
 pub mod rows;
 pub mod run;
+pub mod snapshot;
 pub mod state;
 pub mod story;
 pub mod update;
@@ -23,6 +27,7 @@ pub mod view_model;
 mod views;
 
 pub use diagnostics::{Diagnostics, EngineMarks, FindingKey, RulesView};
+pub use incident_rows::{DiagRow, DiagRowKind, diag_rows};
 pub use keys::{Action, Binding, Context, KEYMAP, Key};
 pub use mode::{Mode, Modes};
 pub use rows::{SortColumn, visible_rows};
@@ -30,6 +35,7 @@ pub use state::{
     App, ChartRange, Frozen, NodesExtent, Notice, NoticeKind, RowKey, TableScroll, View,
 };
 pub use update::{settle, step, update};
+pub use view_model::group_starts;
 
 use crate::actions::Plan;
 use crate::sources::kube::{KubeUpdate, PodScrape};
@@ -131,4 +137,8 @@ pub enum Command {
         plan: Box<Plan>,
         reason: String,
     },
+    /// Record an acknowledgement or snooze of an incident in the audit log.
+    AuditIncident(Box<incident_keys::IncidentNote>),
+    /// Write an incident snapshot (with the actions of the audit log over its span).
+    WriteSnapshot(Box<snapshot::SnapshotJob>),
 }

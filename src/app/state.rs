@@ -188,6 +188,12 @@ pub struct App {
     pub selected: Option<RowKey>,
     pub sort: SortColumn,
     pub sort_descending: bool,
+    /// The fleet table groups its rows by model, a summary line heading each group (`m`).
+    pub group_by_model: bool,
+    /// Where snapshots (`e`) go, under `snapshots/` (`None`: nowhere to write).
+    pub state_dir: Option<std::path::PathBuf>,
+    /// How far back a snapshot reaches.
+    pub snapshot_span: Duration,
     pub filter: String,
     /// The prompts and overlays open over the view; the top one has the keys.
     pub modes: Modes,
@@ -249,6 +255,9 @@ impl App {
             selected: None,
             sort: SortColumn::default(),
             sort_descending: SortColumn::default().natural_descending(),
+            group_by_model: false,
+            state_dir: None,
+            snapshot_span: Duration::from_secs(15 * 60),
             filter: String::new(),
             modes: Modes::default(),
             range: ChartRange::new(range),
@@ -301,24 +310,32 @@ impl App {
 
     /// Recompute the visible rows as of `now` (see [`App::visible_rows`]).
     pub(crate) fn settle_rows(&mut self, now: Ts) {
-        self.view_model = ViewModel::compute(
+        let mut view_model = ViewModel::compute(
             self.view_fleet(),
             &self.filter,
             self.sort,
             self.sort_descending,
             self.view_now(now),
         );
+        if self.group_by_model {
+            view_model.group_by_model(self.view_fleet());
+        }
+        self.view_model = view_model;
     }
 
     /// The visible rows computed afresh from the state as it is now, filtered and sorted.
     pub fn rows(&self, now: Ts) -> Vec<usize> {
-        visible_rows(
+        let mut rows = visible_rows(
             self.view_fleet(),
             &self.filter,
             self.sort,
             self.sort_descending,
             self.view_now(now),
-        )
+        );
+        if self.group_by_model {
+            super::view_model::group_rows(self.view_fleet(), &mut rows);
+        }
+        rows
     }
 
     /// Position in `rows` of the selected engine; the first row when the selection is not

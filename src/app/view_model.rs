@@ -40,6 +40,11 @@ impl ViewModel {
         ViewModel::compute(fleet, "", sort, sort.natural_descending(), last_scrape)
     }
 
+    /// Group the rows by model (see [`group_rows`]).
+    pub(crate) fn group_by_model(&mut self, fleet: &Fleet) {
+        group_rows(fleet, &mut self.rows);
+    }
+
     /// Indices into the shown fleet's engines, in table order.
     pub fn rows(&self) -> &[usize] {
         &self.rows
@@ -58,4 +63,37 @@ pub(crate) fn engine_rows(fleet: &Fleet) -> usize {
         .iter()
         .filter(|e| !fleet.is_gpu_exporter(e.target))
         .count()
+}
+
+/// Reorder `rows` (indices into `fleet`'s engines) so that each model's engines follow each
+/// other, the models in the order their first engine had and each model's engines in the order
+/// they had: the sort still decides, within and between groups.
+pub(crate) fn group_rows(fleet: &Fleet, rows: &mut [usize]) {
+    let engines = fleet.engines();
+    let model = |i: usize| engines.get(i).map(|e| e.id.model.as_str()).unwrap_or("");
+    let mut order: Vec<&str> = Vec::new();
+    for &i in rows.iter() {
+        if !order.contains(&model(i)) {
+            order.push(model(i));
+        }
+    }
+    rows.sort_by_key(|&i| order.iter().position(|m| *m == model(i)));
+}
+
+/// Where model groups start in `rows` (grouped by [`group_rows`]): `(position, model)`.
+pub fn group_starts<'f>(fleet: &'f Fleet, rows: &[usize]) -> Vec<(usize, &'f str)> {
+    let engines = fleet.engines();
+    let mut starts: Vec<(usize, &str)> = Vec::new();
+    for (pos, &i) in rows.iter().enumerate() {
+        let Some(engine) = engines.get(i) else {
+            continue;
+        };
+        if starts
+            .last()
+            .is_none_or(|(_, m)| *m != engine.id.model.as_str())
+        {
+            starts.push((pos, engine.id.model.as_str()));
+        }
+    }
+    starts
 }

@@ -2,6 +2,7 @@
 //! between them.
 
 use super::diagnostics::FindingKey;
+use super::incident_rows::diag_rows;
 use super::keys::Action;
 use super::state::{App, NoticeKind, RowKey, View};
 use kvtop_core::fleet::Ts;
@@ -102,14 +103,16 @@ fn move_selection(app: &mut App, action: Action) -> bool {
     changed
 }
 
-/// Move the finding selection.
+/// Move the selection through the rows of the diagnostics list (incidents and their symptoms).
 fn move_finding(app: &mut App, action: Action) -> bool {
-    let findings = app.diag.view().findings();
-    let last = findings.len().saturating_sub(1);
+    let view = app.diag.view();
+    let rows = diag_rows(view);
+    let last = rows.len().saturating_sub(1);
     let page = app.diag.list_height().max(1);
-    let pos = app.diag.selection(findings).unwrap_or(0);
-    let key = findings
+    let pos = app.diag.selected_row(view, &rows).unwrap_or(0);
+    let key = rows
         .get(moved(action, pos, last, page))
+        .and_then(|row| view.findings().get(row.finding))
         .map(FindingKey::of);
     let changed = key.is_some() && key != app.diag.selected;
     if key.is_some() {
@@ -155,8 +158,8 @@ fn cursor_to_finding(app: &mut App, now: Ts) -> bool {
 }
 
 fn jump_to_engine(app: &mut App, now: Ts) -> bool {
-    let findings = app.diag.view().findings();
-    let Some(finding) = app.diag.selection(findings).and_then(|i| findings.get(i)) else {
+    let view = app.diag.view();
+    let Some(finding) = app.diag.selected_finding(view) else {
         return false;
     };
     let fleet = app.view_fleet();

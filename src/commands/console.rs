@@ -125,12 +125,34 @@ impl Executor for Workers {
                     discovery.follow(key);
                 }
             }
+            // Without Kubernetes there is no runner: the note goes to the audit log in the
+            // state directory with the OS user.
+            Command::AuditIncident(note) => audit_note_alone(&note),
+            Command::WriteSnapshot(job) => {
+                let audit = crate::actions::AuditLog::default_path();
+                if let Err(err) = super::snapshot_files::write(*job, audit.as_deref()) {
+                    tracing::warn!(%err, "snapshot not written");
+                }
+            }
             // Without Kubernetes no action is offered, so none is asked for.
             Command::ReviewAccess { .. }
             | Command::PlanAction { .. }
             | Command::RunAction { .. }
             | Command::AuditRefused { .. } => {}
         }
+    }
+}
+
+fn audit_note_alone(note: &crate::app::incident_keys::IncidentNote) {
+    use crate::actions::{AuditLog, Identity, incident_audit};
+    let Some(path) = AuditLog::default_path() else {
+        tracing::warn!("no state directory: the incident note is not audited");
+        return;
+    };
+    let written = AuditLog::open(&path)
+        .and_then(|mut log| incident_audit::write_note(&mut log, note, &Identity::unknown()));
+    if let Err(err) = written {
+        tracing::warn!(%err, "incident note not audited");
     }
 }
 
@@ -178,6 +200,8 @@ pub async fn run_console_with(
     app.help_note = help_note;
     app.clipboard =
         crate::clipboard::allowed(config.clipboard, std::env::var("TERM").ok().as_deref());
+    app.state_dir = crate::config::state_dir();
+    app.snapshot_span = config.snapshot_span;
     if let Some(focus) = focus.filter(|f| !f.trim().is_empty()) {
         // As if typed after `/` and kept with Enter: the first matching row is selected.
         app.filter = focus;

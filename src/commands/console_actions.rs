@@ -15,6 +15,7 @@ use tokio::task::JoinHandle;
 use crate::actions::audit::{Attribution, AuditLog};
 use crate::actions::execute::{ExecSettings, review_access};
 use crate::actions::identity::{Identity, identify};
+use crate::actions::incident_audit;
 use crate::actions::run::{self, Interruption, Run, RunEnd, SharedAudit};
 use crate::actions::{
     ActionError, AuditProblem, InFlightProbe, Plan, PolicyChoices, Progress, policy_for,
@@ -179,7 +180,23 @@ impl ActionRunner {
                         .try_send(Event::Action(ActionUpdate::AuditFailed(problem)));
                 }
             }
+            Command::AuditIncident(note) => {
+                let who = self.identity(note.context.as_deref().unwrap_or_default());
+                let written = match &self.audit {
+                    Ok(audit) => {
+                        let mut log = audit.lock().unwrap_or_else(|p| p.into_inner());
+                        incident_audit::write_note(&mut log, &note, &who).map_err(Into::into)
+                    }
+                    Err(problem) => Err(problem.clone()),
+                };
+                if let Err(problem) = written {
+                    let _ = self
+                        .events
+                        .try_send(Event::Action(ActionUpdate::AuditFailed(problem)));
+                }
+            }
             other @ (Command::Quit
+            | Command::WriteSnapshot(_)
             | Command::ScrapePod(_)
             | Command::StopScrape(_)
             | Command::FollowLogs(_)) => return Some(other),

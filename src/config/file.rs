@@ -80,6 +80,8 @@ pub(crate) struct DisplaySection {
     pub range: Option<DurationValue>,
     pub max_fps: Option<u32>,
     pub clipboard: Option<bool>,
+    /// How far back the console's snapshot (`e`) reaches.
+    pub snapshot_span: Option<DurationValue>,
 }
 
 /// `[history]`

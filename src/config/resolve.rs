@@ -82,6 +82,9 @@ pub(crate) fn resolve(file: ConfigFile, cx: &ResolveContext<'_>) -> Result<Confi
     if let Some(clipboard) = display.clipboard {
         config.clipboard = clipboard;
     }
+    if let Some(span) = display.snapshot_span {
+        config.snapshot_span = span.0;
+    }
 
     let history = file.history;
     if let Some(full) = history.full_resolution {

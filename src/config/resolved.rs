@@ -42,6 +42,8 @@ pub struct Config {
     pub max_fps: u32,
     /// Copies (`y`) go to the terminal's clipboard with OSC 52 (`[display] clipboard`).
     pub clipboard: bool,
+    /// How far back the console's snapshot (`e`) reaches (`[display] snapshot_span`).
+    pub snapshot_span: Duration,
     pub history: HistorySettings,
     /// `tracing` filter: a level (`info`) or directives (`kvtop=debug,reqwest=warn`).
     pub log_level: String,
@@ -131,6 +133,7 @@ impl Default for Config {
             range: Duration::from_secs(300),
             max_fps: 10,
             clipboard: true,
+            snapshot_span: Duration::from_secs(15 * 60),
             history: HistorySettings::default(),
             log_level: "info".to_owned(),
             log_file: super::paths::state_dir().map(|dir| dir.join(LOG_FILE_NAME)),

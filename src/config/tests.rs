@@ -51,6 +51,7 @@ window = "15s"
 range = "2m"
 max_fps = 30
 clipboard = false
+snapshot_span = "30m"
 
 [history]
 full_resolution = "5m"
@@ -83,6 +84,7 @@ file = "rules/site.toml"
     assert_eq!(config.range, Duration::from_secs(120));
     assert_eq!(config.max_fps, 30);
     assert!(!config.clipboard);
+    assert_eq!(config.snapshot_span, Duration::from_secs(30 * 60));
     assert_eq!(
         config.history,
         HistorySettings {

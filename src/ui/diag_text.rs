@@ -63,6 +63,20 @@ pub(crate) fn strip_quiet(rules: usize, engines: usize) -> String {
     format!("no findings · {rules} rules over {engines} engines")
 }
 /// The findings strip before the rules first ran.
+/// The strip when every incident is acknowledged or snoozed.
+pub(crate) fn strip_all_silenced(n: usize) -> String {
+    let s = if n == 1 { "" } else { "s" };
+    format!("{n} incident{s} acknowledged or snoozed · x lists them")
+}
+
+/// Marks an acknowledged incident in the diagnostics list.
+pub(crate) const ACKED: &str = "acked";
+
+/// Marks a snoozed incident with the snooze left: `zz 14m59s`.
+pub(crate) fn snoozed(left_secs: f64) -> String {
+    format!("zz {}", kvtop_core::format::age(left_secs))
+}
+
 pub(crate) const STRIP_NOT_RUN: &str = "rules not evaluated yet";
 /// "+3 more"
 pub fn more(n: usize) -> String {
@@ -98,6 +112,8 @@ pub(crate) const LIST_SEVERITY: &str = "SEV";
 pub(crate) const LIST_SUBJECT: &str = "ENGINE / GROUP";
 pub(crate) const LIST_TITLE: &str = "FINDING";
 pub(crate) const LIST_SINCE: &str = "SINCE";
+/// Leads a symptom folded under its incident in the diagnostics list.
+pub(crate) const SYMPTOM_MARK: &str = "└ ";
 pub(crate) const LIST_SOURCE: &str = "SOURCE";
 pub(crate) const LABEL_STATE: &str = "state";
 pub(crate) const LABEL_EVIDENCE: &str = "evidence";

@@ -11,10 +11,10 @@ use ratatui::widgets::{Block, Borders, Paragraph, Widget};
 
 use super::findings::{line_style, severity_span, severity_style, since_cell};
 use super::{diag_text as text, format};
-use crate::app::App;
+use crate::app::{App, DiagRow, DiagRowKind, diag_rows};
 use crate::theme::Theme;
 use kvtop_core::fleet::Ts;
-use kvtop_core::rules::{Evidence, Finding, FindingState, Truth};
+use kvtop_core::rules::{Evidence, Finding, FindingState, Incident, IncidentState, Symptom, Truth};
 
 /// Share of the body the list gets, percent, and the fewest rows it gets (header + 3).
 const LIST_SHARE: u16 = 40;
@@ -68,9 +68,10 @@ pub fn render(buf: &mut Buffer, area: Rect, app: &App, now: Ts) {
         );
         return;
     }
-    let selected = app.diag.selection(findings).unwrap_or(0);
-    list(buf, list_area, &app.theme, findings, selected, now);
-    if let Some(finding) = findings.get(selected) {
+    let rows = diag_rows(view);
+    let selected = app.diag.selected_row(view, &rows).unwrap_or(0);
+    list(buf, list_area, app, &rows, selected, now);
+    if let Some(finding) = app.diag.selected_finding(view) {
         detail(buf, detail_area, app, finding, now);
     }
 }
@@ -86,14 +87,8 @@ fn list_columns(width: u16) -> (usize, usize, usize) {
     (subject, title, source)
 }
 
-fn list(
-    buf: &mut Buffer,
-    area: Rect,
-    theme: &Theme,
-    findings: &[Finding],
-    selected: usize,
-    now: Ts,
-) {
+fn list(buf: &mut Buffer, area: Rect, app: &App, rows: &[DiagRow], selected: usize, now: Ts) {
+    let theme = &app.theme;
     let (subject_w, title_w, source_w) = list_columns(area.width);
     let mut header = format!(
         " {}  {}  {}  {}",
@@ -115,7 +110,7 @@ fn list(
     }
     // Keep the selection in view without remembering a scroll position.
     let offset = (selected + 1).saturating_sub(height);
-    let below = findings.len().saturating_sub(offset + height);
+    let below = rows.len().saturating_sub(offset + height);
     if let Some(marks) = scroll_marks(offset, below) {
         // At the right end of the FINDING column's header, which is mostly blank.
         let title_end = 1 + SEVERITY_WIDTH + 2 + subject_w + 2 + title_w;
@@ -125,48 +120,214 @@ fn list(
             buf.set_line(x, area.y, &Line::styled(marks, theme.dim), width as u16);
         }
     }
-    for (line_no, (index, finding)) in findings
+    let view = app.diag.view();
+    let columns = Columns {
+        subject: subject_w,
+        title: title_w,
+        source: source_w,
+    };
+    for (line_no, (index, row)) in rows
         .iter()
         .enumerate()
         .skip(offset)
         .take(height)
         .enumerate()
     {
+        let Some(finding) = view.findings().get(row.finding) else {
+            continue;
+        };
         let y = area.y + 1 + u16::try_from(line_no).unwrap_or(u16::MAX);
         let rect = Rect::new(area.x, y, area.width, 1);
         if index == selected {
             buf.set_style(rect, theme.selected);
         }
-        let style = line_style(theme, finding);
-        let mut spans = vec![
-            Span::raw(" "),
-            severity_span(theme, finding),
-            Span::raw("  "),
-            Span::styled(
-                format::left_middle(finding.subject.label(), subject_w),
-                style,
-            ),
-            Span::raw("  "),
-            Span::styled(format::left(&finding.title, title_w), style),
-            Span::raw("  "),
-            Span::styled(
-                format::right(&since_cell(finding, now), SINCE_WIDTH),
-                if finding.state == FindingState::Firing {
-                    theme.base
-                } else {
-                    theme.dim
-                },
-            ),
-        ];
-        if source_w > 0 {
-            spans.push(Span::raw("  "));
-            spans.push(Span::styled(
-                format::left(&finding.source, source_w),
-                theme.dim,
-            ));
-        }
+        let spans = match row.kind {
+            DiagRowKind::Incident { incident } => match view.incidents().get(incident) {
+                Some(incident) => {
+                    let silence = app
+                        .diag
+                        .silences
+                        .of(incident)
+                        .map(|s| match s.remaining(now) {
+                            Some(left) => text::snoozed(left),
+                            None => text::ACKED.to_owned(),
+                        });
+                    incident_row(theme, incident, finding, silence, &columns, now)
+                }
+                None => continue,
+            },
+            DiagRowKind::Symptom { incident, symptom } => {
+                let symptom = view
+                    .incidents()
+                    .get(incident)
+                    .and_then(|i| Some((i, i.symptoms.get(symptom)?)));
+                match symptom {
+                    Some((incident, symptom)) => {
+                        symptom_row(theme, incident, symptom, finding, &columns, now)
+                    }
+                    None => continue,
+                }
+            }
+            DiagRowKind::Loose => finding_row(theme, finding, &columns, now),
+        };
         buf.set_line(rect.x, rect.y, &Line::from(spans), rect.width);
     }
+}
+
+/// Widths of the list's variable columns.
+struct Columns {
+    subject: usize,
+    title: usize,
+    /// 0 when the source column is not shown.
+    source: usize,
+}
+
+/// The since cell and the source cell closing a row.
+fn row_tail(
+    theme: &Theme,
+    since: String,
+    since_style: Style,
+    source: &str,
+    columns: &Columns,
+) -> Vec<Span<'static>> {
+    let mut spans = vec![
+        Span::raw("  "),
+        Span::styled(format::right(&since, SINCE_WIDTH), since_style),
+    ];
+    if columns.source > 0 {
+        spans.push(Span::raw("  "));
+        spans.push(Span::styled(
+            format::left(source, columns.source),
+            theme.dim,
+        ));
+    }
+    spans
+}
+
+/// An incident's line: `CRIT  vllm-hot  KV above 95% +3  firing 1m39s`.
+fn incident_row(
+    theme: &Theme,
+    incident: &Incident,
+    head: &Finding,
+    silence: Option<String>,
+    columns: &Columns,
+    now: Ts,
+) -> Vec<Span<'static>> {
+    let firing = incident.is_firing();
+    let style = if firing { theme.base } else { theme.dim };
+    let word_style = if firing {
+        severity_style(theme, incident.severity)
+    } else {
+        theme.dim
+    };
+    let folded = incident.members.len().saturating_sub(1);
+    let title = if folded > 0 {
+        format!("{} {}", incident.head.title, text::symptoms(folded))
+    } else {
+        incident.head.title.to_string()
+    };
+    let mut spans = vec![
+        Span::raw(" "),
+        Span::styled(
+            format::left(text::severity_word(incident.severity), SEVERITY_WIDTH),
+            word_style,
+        ),
+        Span::raw("  "),
+        Span::styled(
+            format::left_middle(&incident.place(), columns.subject),
+            style,
+        ),
+        Span::raw("  "),
+    ];
+    // The acknowledgement or snooze closes the title column, where it is not cut.
+    match silence {
+        Some(mark) => {
+            let mark = format!(" {mark}");
+            let room = columns.title.saturating_sub(mark.chars().count());
+            spans.push(Span::styled(format::left(&title, room), style));
+            spans.push(Span::styled(mark, theme.key));
+        }
+        None => spans.push(Span::styled(format::left(&title, columns.title), style)),
+    }
+    let since = match incident.state {
+        IncidentState::Firing => text::firing_for(incident.duration(now)),
+        IncidentState::Resolved { at } => text::resolved_ago(now - at),
+    };
+    spans.extend(row_tail(theme, since, style, &head.source, columns));
+    spans
+}
+
+/// A symptom under its incident, indented: `└ WARN Engine not answering ×2`; the engine is
+/// named when the incident spans several.
+fn symptom_row(
+    theme: &Theme,
+    incident: &Incident,
+    symptom: &Symptom,
+    finding: &Finding,
+    columns: &Columns,
+    now: Ts,
+) -> Vec<Span<'static>> {
+    let style = line_style(theme, finding);
+    let word = text::severity_word(symptom.severity);
+    let title = match symptom.count {
+        0 | 1 => symptom.title.to_string(),
+        n => format!("{} ×{n}", symptom.title),
+    };
+    let lead_w = text::SYMPTOM_MARK.chars().count() + word.chars().count() + 1;
+    let title_w = columns.title.saturating_sub(lead_w);
+    let engine = if incident.engines.len() > 1 {
+        finding.subject.label()
+    } else {
+        ""
+    };
+    let mut spans = vec![
+        Span::raw(" "),
+        Span::raw(" ".repeat(SEVERITY_WIDTH)),
+        Span::raw("  "),
+        Span::styled(format::left_middle(engine, columns.subject), theme.dim),
+        Span::raw("  "),
+        Span::styled(text::SYMPTOM_MARK, theme.dim),
+        severity_span(theme, finding),
+        Span::raw(" "),
+        Span::styled(format::left(&title, title_w), style),
+    ];
+    spans.extend(row_tail(
+        theme,
+        since_cell(finding, now),
+        theme.dim,
+        &finding.source,
+        columns,
+    ));
+    spans
+}
+
+/// A finding no incident holds (pending, or resolved beside firing ones).
+fn finding_row(theme: &Theme, finding: &Finding, columns: &Columns, now: Ts) -> Vec<Span<'static>> {
+    let style = line_style(theme, finding);
+    let mut spans = vec![
+        Span::raw(" "),
+        severity_span(theme, finding),
+        Span::raw("  "),
+        Span::styled(
+            format::left_middle(finding.subject.label(), columns.subject),
+            style,
+        ),
+        Span::raw("  "),
+        Span::styled(format::left(&finding.title, columns.title), style),
+    ];
+    let since_style = if finding.state == FindingState::Firing {
+        theme.base
+    } else {
+        theme.dim
+    };
+    spans.extend(row_tail(
+        theme,
+        since_cell(finding, now),
+        since_style,
+        &finding.source,
+        columns,
+    ));
+    spans
 }
 
 /// The selected finding in full.

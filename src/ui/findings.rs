@@ -173,7 +173,7 @@ const STRIP_TIME_WIDTH: usize = 12;
 /// How many lines the strip would use: one per incident (firing and recently resolved), at
 /// least one for its quiet or not-yet-run line.
 pub(crate) fn strip_lines_wanted(app: &App) -> usize {
-    app.diag.view().incidents().len().clamp(1, STRIP_LINES_MAX)
+    app.diag.strip_incidents().len().clamp(1, STRIP_LINES_MAX)
 }
 
 /// The findings strip of the fleet view: one line per incident, worst first (severity, where,
@@ -188,9 +188,12 @@ pub(crate) fn render_strip(buf: &mut Buffer, area: Rect, app: &App, now: Ts) {
     let now = app.view_now(now);
     // A column free at both ends, as the table's rows.
     let width = usize::from(area.width.saturating_sub(2));
-    let incidents = view.incidents();
+    let incidents = app.diag.strip_incidents();
+    let silenced = view.incidents().len() - incidents.len();
     let quiet = if view.evaluated_at().is_none() {
         Some(Line::styled(text::STRIP_NOT_RUN, theme.dim))
+    } else if incidents.is_empty() && silenced > 0 {
+        Some(Line::styled(text::strip_all_silenced(silenced), theme.dim))
     } else if incidents.is_empty() {
         let c = app.view_fleet().counts();
         let engines = c.up + c.stale + c.down;

@@ -7,10 +7,10 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
 use super::{diag_text, findings, format, text};
-use crate::app::{App, RowKey, RulesView, SortColumn};
+use crate::app::{App, RowKey, RulesView, SortColumn, group_starts};
 use crate::theme::Theme;
 use kvtop_core::fleet::RowStatus;
-use kvtop_core::fleet::{EngineState, TargetState, Ts};
+use kvtop_core::fleet::{EngineState, ModelSummary, TargetState, Ts, summarize};
 use kvtop_core::kube_model::PodInfo;
 
 /// KV usage from which the bar uses `bar_mid`.
@@ -318,21 +318,41 @@ pub fn render(
     let view_now = app.view_now(now);
     let restart_mark = fleet.settings().restart_mark_secs;
     let height = usize::from(body.height);
-    let offset = app.scroll_to(selected.unwrap_or(0), rows.len(), height);
+    let lines = table_lines(app, rows);
+    let selected_line = selected
+        .and_then(|pos| lines.iter().position(|l| *l == TableLine::Engine(pos)))
+        .unwrap_or(0);
+    let offset = app.scroll_to(selected_line, lines.len(), height);
     let engines = fleet.engines();
     let rules = app.diag.view();
-    for (line_no, (pos, &index)) in rows
-        .iter()
-        .enumerate()
-        .skip(offset)
-        .take(height)
-        .enumerate()
-    {
+    for (line_no, line) in lines.iter().skip(offset).take(height).enumerate() {
+        let y = body.y + u16::try_from(line_no).unwrap_or(u16::MAX);
+        let rect = Rect::new(body.x, y, body.width, 1);
+        let (pos, index) = match *line {
+            TableLine::Engine(pos) => match rows.get(pos) {
+                Some(&index) => (pos, index),
+                None => continue,
+            },
+            TableLine::Group { start, end } => {
+                let members = rows
+                    .get(start..end)
+                    .unwrap_or_default()
+                    .iter()
+                    .filter_map(|&i| engines.get(i));
+                let model = rows
+                    .get(start)
+                    .and_then(|&i| engines.get(i))
+                    .map(|e| e.id.model.as_str())
+                    .unwrap_or_default();
+                let summary = summarize(members, fleet.window_secs());
+                let line = group_line(model, &summary, &cols, theme);
+                buf.set_line(rect.x, rect.y, &line, rect.width);
+                continue;
+            }
+        };
         let Some(engine) = engines.get(index) else {
             continue;
         };
-        let y = body.y + u16::try_from(line_no).unwrap_or(u16::MAX);
-        let rect = Rect::new(body.x, y, body.width, 1);
         let is_selected = selected == Some(pos);
         if is_selected {
             buf.set_style(rect, theme.selected);
@@ -343,6 +363,94 @@ pub fn render(
         let line = row_line(engine, target, pod, status, &cols, theme, rules, view_now);
         buf.set_line(rect.x, rect.y, &line, rect.width);
     }
+}
+
+/// A line of the table body: an engine (its position in the rows) or, when grouped by model,
+/// the summary line heading the rows `start..end`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TableLine {
+    Engine(usize),
+    Group { start: usize, end: usize },
+}
+
+/// The body's lines: the rows, each model group headed by its summary when grouped.
+fn table_lines(app: &App, rows: &[usize]) -> Vec<TableLine> {
+    if !app.group_by_model {
+        return (0..rows.len()).map(TableLine::Engine).collect();
+    }
+    let starts = group_starts(app.view_fleet(), rows);
+    let mut lines = Vec::with_capacity(rows.len() + starts.len());
+    for (n, &(start, _)) in starts.iter().enumerate() {
+        let end = starts.get(n + 1).map_or(rows.len(), |&(next, _)| next);
+        lines.push(TableLine::Group { start, end });
+        lines.extend((start..end).map(TableLine::Engine));
+    }
+    lines
+}
+
+/// Lines the model groups' summaries add to the table (0 when not grouped).
+pub(crate) fn group_lines(app: &App, rows: &[usize]) -> usize {
+    if app.group_by_model {
+        group_starts(app.view_fleet(), rows).len()
+    } else {
+        0
+    }
+}
+
+/// A model group's summary line: the model, engines up of all, mean KV usage, requests
+/// running and waiting, generated tokens per second, and the p95 TTFT of the merged histogram.
+fn group_line(
+    model: &str,
+    summary: &ModelSummary,
+    cols: &[(Column, u16)],
+    theme: &Theme,
+) -> Line<'static> {
+    let style = theme.title;
+    let mut spans = Vec::with_capacity(cols.len() * 2);
+    let up = text::group_up(summary.up, summary.engines);
+    let mut iter = cols.iter().enumerate().peekable();
+    while let Some((i, &(column, width))) = iter.next() {
+        let width = usize::from(width);
+        if i > 0 {
+            spans.push(Span::raw(" "));
+        }
+        let cell = match column {
+            Column::Name => {
+                let name = if model.is_empty() {
+                    text::GROUP_NO_MODEL
+                } else {
+                    format::short_model(model)
+                };
+                // The model's name runs on over the model and status columns, the count of
+                // engines up closing them.
+                let mut room = width;
+                while let Some((_, &(next, w))) =
+                    iter.next_if(|(_, (c, _))| matches!(c, Column::Model | Column::Status))
+                {
+                    let _ = next;
+                    room += 1 + usize::from(w);
+                }
+                let name_room = room.saturating_sub(up.chars().count() + 1);
+                let name = format::truncate(&format!("{}{name}", text::GROUP_MARK), name_room);
+                format!("{} {up}", format::left(&name, name_room))
+            }
+            Column::Status => format::left(&up, width),
+            Column::Kv => {
+                let (bar_span, pct_span) =
+                    kv_cells(summary.kv_usage, theme, style, RowStatus::Up, width);
+                spans.push(bar_span);
+                spans.push(pct_span);
+                continue;
+            }
+            Column::Running => format::right(&format::count(summary.running), width),
+            Column::Waiting => format::right(&format::count(summary.waiting), width),
+            Column::Ttft => format::right(&format::latency(summary.ttft_p95), width),
+            Column::GenTps => format::right(&format::si(summary.gen_tps), width),
+            _ => " ".repeat(width),
+        };
+        spans.push(Span::styled(cell, style));
+    }
+    Line::from(spans)
 }
 
 fn header_row(buf: &mut Buffer, area: Rect, app: &App, cols: &[(Column, u16)]) {

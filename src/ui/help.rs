@@ -13,24 +13,41 @@ use crate::theme::Theme;
 const KEY_GAP: usize = 2;
 const COLUMN_GAP: u16 = 3;
 
-/// The overlay's sections: a heading and one line per binding, for each of `contexts`.
+/// The help lines of one context, `(keys, description)`: a binding without a description of
+/// its own shares the line of the one before it (`s S  sort: next column / reverse`), so
+/// pairs of opposite keys take one line and the overlay fits 80×24.
+fn help_lines(ctx: Context) -> Vec<(String, &'static str)> {
+    let mut lines: Vec<(String, &'static str)> = Vec::new();
+    for b in KEYMAP.iter().filter(|b| b.context == ctx) {
+        match lines.last_mut() {
+            Some((keys, _)) if b.description.is_empty() => {
+                keys.push(' ');
+                keys.push_str(&binding_label(b));
+            }
+            _ => lines.push((binding_label(b), b.description)),
+        }
+    }
+    lines
+}
+
+/// The overlay's sections: a heading and its help lines, for each of `contexts`.
 pub(crate) fn sections(theme: &Theme, contexts: &[Context]) -> Vec<Vec<Line<'static>>> {
-    let key_width = KEYMAP
+    let all: Vec<(Context, Vec<(String, &'static str)>)> = contexts
         .iter()
-        .map(|b| binding_label(b).chars().count())
+        .map(|ctx| (*ctx, help_lines(*ctx)))
+        .collect();
+    let key_width = all
+        .iter()
+        .flat_map(|(_, lines)| lines.iter().map(|(keys, _)| keys.chars().count()))
         .max()
         .unwrap_or(0);
-    contexts
-        .iter()
-        .map(|ctx| {
-            let mut lines = vec![Line::styled(text::context_heading(*ctx), theme.title)];
-            lines.extend(KEYMAP.iter().filter(|b| b.context == *ctx).map(|b| {
+    all.into_iter()
+        .map(|(ctx, help)| {
+            let mut lines = vec![Line::styled(text::context_heading(ctx), theme.title)];
+            lines.extend(help.into_iter().map(|(keys, description)| {
                 Line::from(vec![
-                    Span::styled(
-                        format!("{:<w$}", binding_label(b), w = key_width + KEY_GAP),
-                        theme.key,
-                    ),
-                    Span::styled(b.description, theme.base),
+                    Span::styled(format!("{keys:<w$}", w = key_width + KEY_GAP), theme.key),
+                    Span::styled(description, theme.base),
                 ])
             }));
             lines
@@ -39,16 +56,33 @@ pub(crate) fn sections(theme: &Theme, contexts: &[Context]) -> Vec<Vec<Line<'sta
         .collect()
 }
 
-/// Split sections into columns no taller than `height` (one blank line between sections);
-/// a section taller than `height` gets a column of its own and is clipped.
-fn columns(sections: Vec<Vec<Line<'static>>>, height: usize) -> Vec<Vec<Line<'static>>> {
+/// Columns no taller than `height`: sections a blank line apart, or, when that takes more
+/// columns than sections set close (their headings still stand out), close.
+fn layout(sections: Vec<Vec<Line<'static>>>, height: usize) -> Vec<Vec<Line<'static>>> {
+    let close = columns(sections.clone(), height, false);
+    let spaced = columns(sections, height, true);
+    if close.len() < spaced.len() {
+        close
+    } else {
+        spaced
+    }
+}
+
+/// Split sections into columns no taller than `height` (one blank line between sections when
+/// `spaced`); a section taller than `height` goes on in the next column.
+fn columns(
+    sections: Vec<Vec<Line<'static>>>,
+    height: usize,
+    spaced: bool,
+) -> Vec<Vec<Line<'static>>> {
     let mut out: Vec<Vec<Line<'static>>> = vec![Vec::new()];
     for section in sections {
         let Some(current) = out.last_mut() else { break };
-        let needed = section.len() + usize::from(!current.is_empty());
+        let gap = spaced && !current.is_empty();
+        let needed = section.len() + usize::from(gap);
         if !current.is_empty() && current.len() + needed > height {
             out.push(Vec::new());
-        } else if !current.is_empty() {
+        } else if gap {
             current.push(Line::raw(""));
         }
         // A section taller than the screen goes on in the next column rather than being cut.
@@ -106,9 +140,9 @@ pub fn render(
     let one_column_height: usize =
         sections.iter().map(Vec::len).sum::<usize>() + sections.len().saturating_sub(1);
     let cols = if one_column_height <= max_inner_height {
-        columns(sections, usize::MAX)
+        columns(sections, usize::MAX, true)
     } else {
-        columns(sections, max_inner_height)
+        layout(sections, max_inner_height)
     };
     let widths: Vec<u16> = cols.iter().map(|c| width_of(c)).collect();
     let inner_width = widths.iter().sum::<u16>()
@@ -159,13 +193,24 @@ mod tests {
                 Some(text::context_heading(*ctx))
             );
             let bindings: Vec<_> = KEYMAP.iter().filter(|b| b.context == *ctx).collect();
-            assert_eq!(lines.len(), bindings.len() + 1);
+            let described = bindings.iter().filter(|b| !b.description.is_empty()).count();
+            assert_eq!(lines.len(), described + 1);
+            // Every binding's keys are on exactly one line: its own, with its description, or
+            // the line of the described binding before it.
+            let mut line_of_last = None;
             for b in bindings {
-                let hits = lines
-                    .iter()
-                    .filter(|l| l.starts_with(&binding_label(b)) && l.ends_with(b.description))
-                    .count();
-                assert_eq!(hits, 1, "{:?}", b.action);
+                let label = binding_label(b);
+                let line = if b.description.is_empty() {
+                    line_of_last.expect("a binding sharing a line follows one with its own")
+                } else {
+                    let hits: Vec<usize> = (1..lines.len())
+                        .filter(|&i| lines[i].starts_with(&label) && lines[i].ends_with(b.description))
+                        .collect();
+                    assert_eq!(hits.len(), 1, "{:?}", b.action);
+                    hits[0]
+                };
+                assert!(lines[line].contains(&label), "{:?}: {}", b.action, lines[line]);
+                line_of_last = Some(line);
             }
         }
     }
@@ -173,19 +218,20 @@ mod tests {
     #[test]
     fn sections_flow_into_a_second_column_when_too_tall() {
         let theme = Theme::fallback_mono();
-        // Fleet: heading + 24 bindings = 25 lines; the 22 rows of an 80×24 screen take 22 of
-        // them and its last 3 go on in a second column, where the pod's actions (4), the
-        // other views (4), Filter (5) and Help (2) follow with a blank line between sections
-        // (3 + 1 + 4 + 1 + 4 + 1 + 5 + 1 + 2 = 22); Anywhere (2) starts a third.
-        let screen = columns(sections(&theme, &Context::HELP_ORDER), 22);
+        // Fleet: its heading and 21 help lines (pairs of opposite keys share a line) fill the
+        // 22 rows of an 80×24 screen; the pod's actions (4), the other views (7: Enter, t, A,
+        // z, y, Tab and the heading), Filter (5), Help (2) and Anywhere (2) follow in a second
+        // column, set close (a blank line between sections would take a third): 20.
+        let screen = layout(sections(&theme, &Context::HELP_ORDER), 22);
         let heights: Vec<usize> = screen.iter().map(Vec::len).collect();
-        assert_eq!(heights, [22, 22, 2]);
-        let tall = columns(sections(&theme, &Context::HELP_ORDER), usize::MAX);
+        assert_eq!(heights, [22, 20]);
+        assert!(screen.iter().flatten().all(|l| l.width() > 0), "close");
+        let tall = columns(sections(&theme, &Context::HELP_ORDER), usize::MAX, true);
         assert_eq!(tall.len(), 1);
         // Over the plan screen: the menu (6) and the plan screen (14, with Ctrl-O override,
         // Ctrl-E on timeout and Ctrl-Y copy) with a blank line between them take 21 of the 22
         // rows; progress (4, with q quit) and Anywhere (2) start a second column.
-        let modal = columns(sections(&theme, &Context::ACTION_HELP_ORDER), 22);
+        let modal = layout(sections(&theme, &Context::ACTION_HELP_ORDER), 22);
         let heights: Vec<usize> = modal.iter().map(Vec::len).collect();
         assert_eq!(heights, [21, 7]);
     }

@@ -155,7 +155,7 @@ pub fn draw_into(buf: &mut Buffer, area: Rect, app: &App, now: Ts) {
         View::Fleet => layout_fitted(
             area,
             app.detail_expanded,
-            rows.len() + 1,
+            rows.len() + 1 + fleet_table::group_lines(app, rows),
             findings::strip_lines_wanted(app),
         ),
         _ => layout(area, app.detail_expanded),

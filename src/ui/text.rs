@@ -205,6 +205,17 @@ pub fn ago(secs: f64) -> String {
     format!("{} ago", format::age(secs))
 }
 
+// Model groups of the fleet table.
+/// Leads a model group's summary line.
+pub(crate) const GROUP_MARK: &str = "▸ ";
+/// The group of engines that do not name a model.
+pub(crate) const GROUP_NO_MODEL: &str = "(no model)";
+
+/// "2/3 up"
+pub(crate) fn group_up(up: usize, engines: usize) -> String {
+    format!("{up}/{engines} up")
+}
+
 // Footer.
 pub(crate) const FILTER_PROMPT: &str = "/";
 /// The footer's key hints, most useful first (the keys come from the key map).
@@ -221,8 +232,11 @@ pub(crate) const FOOTER_HINTS: [(Action, &str); 8] = [
 /// The footer's key hint on a Kubernetes pod whose context allows actions.
 pub(crate) const POD_HINTS: [(Action, &str); 1] = [(Action::OpenActionMenu, "actions")];
 /// The footer's key hints in the diagnostics view.
-pub(crate) const DIAGNOSTICS_HINTS: [(Action, &str); 5] = [
-    (Action::JumpToEngine, "show its engine"),
+pub(crate) const DIAGNOSTICS_HINTS: [(Action, &str); 8] = [
+    (Action::JumpToEngine, "engine"),
+    (Action::AckIncident, "ack"),
+    (Action::SnoozeIncident, "snooze"),
+    (Action::CopyIncident, "copy"),
     (Action::ShowFleet, "fleet"),
     (Action::OpenRouting, "routing"),
     (Action::ToggleHelp, "help"),

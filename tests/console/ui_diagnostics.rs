@@ -286,9 +286,15 @@ fn enter_jumps_from_a_finding_to_its_engine() {
     };
     assert_eq!(selected(&app).as_deref(), Some("vllm-gone"));
     press(&mut app, KeyCode::Char('x'));
+    // Down to the second incident (the list starts with the older critical, vllm-gone's).
     press(&mut app, KeyCode::Home);
-    let findings = app.diag.view().findings();
-    let first = findings.first().map(|f| f.subject.label().to_string());
+    press(&mut app, KeyCode::Char('j'));
+    press(&mut app, KeyCode::Char('j'));
+    let view = app.diag.view();
+    let first = app
+        .diag
+        .selected_finding(view)
+        .map(|f| f.subject.label().to_string());
     assert_eq!(first.as_deref(), Some("vllm-hot"));
     press(&mut app, KeyCode::Enter);
     assert_eq!(app.view, View::Fleet);
@@ -526,3 +532,246 @@ fn render(app: &App, width: u16, height: u16) -> Buffer {
 }
 
 use common::screen::buffer_text as text;
+
+#[test]
+fn diagnostics_list_incidents_with_their_symptoms_beneath() {
+    let mut app = app(Theme::fallback());
+    press(&mut app, KeyCode::Char('x'));
+    let screen = text(&render(&app, 160, 48));
+    let lines: Vec<&str> = screen.lines().collect();
+    let at = |needle: &str| lines.iter().position(|l| l.contains(needle));
+    // The crashed engine is one incident: its cause, then what it explains, indented.
+    let Some(down) = at("Engine down +1") else {
+        panic!("no incident line:\n{screen}");
+    };
+    let symptom = lines.get(down + 1).copied().unwrap_or_default();
+    assert!(symptom.contains("└ WARN Engine not answering"), "{screen}");
+    assert!(
+        !symptom.contains("vllm-gone"),
+        "one engine: not named again\n{screen}"
+    );
+    // Each finding is listed once: the hot engine's lesser findings only under its incident.
+    let hot_lines = lines
+        .iter()
+        .filter(|l| l.contains("vllm-hot") && !l.contains("·"))
+        .count();
+    assert_eq!(hot_lines, 1, "{screen}");
+    // Pending findings, which no incident holds yet, follow the incidents.
+    press(&mut app, KeyCode::End);
+    let screen = text(&render(&app, 160, 48));
+    let lines: Vec<&str> = screen.lines().collect();
+    let pending = lines.iter().position(|l| l.contains("pending 6m39s"));
+    let resolved = lines.iter().position(|l| l.contains("resolved 1m59s ago"));
+    assert!(pending > resolved && resolved.is_some(), "{screen}");
+}
+
+fn key_at(app: &mut App, c: char, now: Ts) -> Vec<kvtop::app::Command> {
+    let key =
+        crossterm::event::KeyEvent::new(KeyCode::Char(c), crossterm::event::KeyModifiers::NONE);
+    update(app, Event::Key(key), now)
+}
+
+/// The findings strip: the lines between the table and the detail pane naming an incident.
+fn strip_has(app: &App, needle: &str, now: Ts) -> bool {
+    let screen = text(&common::screen::render(app, 80, 24, now));
+    screen
+        .lines()
+        .any(|l| l.contains(needle) && (l.starts_with(" CRIT") || l.starts_with(" WARN")))
+}
+
+#[test]
+fn an_acknowledged_incident_leaves_the_strip_stays_listed_and_is_audited() {
+    let mut app = app(Theme::fallback());
+    assert!(strip_has(&app, "Engine down", NOW), "on the strip first");
+    // `x` opens on the selected engine (vllm-gone): its incident is selected.
+    press(&mut app, KeyCode::Char('x'));
+    let commands = key_at(&mut app, 'A', NOW);
+    let notes: Vec<_> = commands
+        .iter()
+        .filter_map(|c| match c {
+            kvtop::app::Command::AuditIncident(note) => Some(note),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(notes.len(), 1, "{commands:?}");
+    assert_eq!(notes[0].action, "acknowledge");
+    assert_eq!(notes[0].rule_id, "engine-down");
+    assert_eq!(notes[0].engines, ["vllm-gone"]);
+    let screen = text(&render(&app, 80, 24));
+    assert!(
+        line_with(&screen, "Engine down").contains("acked"),
+        "{screen}"
+    );
+    press(&mut app, KeyCode::Tab);
+    assert!(
+        !strip_has(&app, "Engine down", NOW),
+        "acknowledged: off the strip"
+    );
+    assert!(strip_has(&app, "KV above 95%", NOW), "the others stay");
+    // Still acknowledged after the next cycles (nothing got worse).
+    update(&mut app, Event::Tick, NOW + 1.0);
+    assert!(!strip_has(&app, "Engine down", NOW + 1.0));
+    // A again takes it back.
+    press(&mut app, KeyCode::Char('x'));
+    let commands = key_at(&mut app, 'A', NOW + 1.0);
+    assert!(commands.iter().any(|c| matches!(
+        c,
+        kvtop::app::Command::AuditIncident(n) if n.action == "unacknowledge"
+    )));
+    press(&mut app, KeyCode::Tab);
+    assert!(strip_has(&app, "Engine down", NOW + 1.0));
+}
+
+#[test]
+fn a_snooze_steps_through_its_lengths_shows_what_is_left_and_ends() {
+    let mut app = app(Theme::fallback());
+    press(&mut app, KeyCode::Char('x'));
+    let commands = key_at(&mut app, 'z', NOW);
+    let until = commands.iter().find_map(|c| match c {
+        kvtop::app::Command::AuditIncident(n) if n.action == "snooze" => n.until,
+        _ => None,
+    });
+    assert_eq!(until, Some(NOW + 900.0));
+    let screen = text(&common::screen::render(&app, 80, 24, NOW + 60.0));
+    assert!(
+        line_with(&screen, "Engine down").contains("zz 14m00s"),
+        "{screen}"
+    );
+    // z again: one hour from now.
+    let commands = key_at(&mut app, 'z', NOW + 60.0);
+    let until = commands.iter().find_map(|c| match c {
+        kvtop::app::Command::AuditIncident(n) => n.until,
+        _ => None,
+    });
+    assert_eq!(until, Some(NOW + 60.0 + 3600.0));
+    press(&mut app, KeyCode::Tab);
+    assert!(!strip_has(&app, "Engine down", NOW + 120.0));
+    // Once the hour is up, it is back.
+    update(&mut app, Event::Tick, NOW + 3700.0);
+    assert!(strip_has(&app, "Engine down", NOW + 3700.0));
+}
+
+#[test]
+fn y_copies_the_selected_incident_as_a_block_for_the_incident_channel() {
+    let mut app = app(Theme::fallback());
+    app.clipboard = true;
+    press(&mut app, KeyCode::Char('x'));
+    key_at(&mut app, 'y', NOW);
+    let Some(copied) = app.copy_out.clone() else {
+        panic!("nothing copied: {:?}", app.notice);
+    };
+    let lines: Vec<&str> = copied.lines().collect();
+    assert!(
+        lines[0].starts_with("[CRITICAL] Engine down · vllm-gone (firing 6m39s, since"),
+        "{copied}"
+    );
+    assert!(lines.contains(&"symptoms:"), "{copied}");
+    assert!(
+        lines.contains(&"  - warning Engine not answering"),
+        "{copied}"
+    );
+    assert!(lines.iter().any(|l| l.starts_with("cause: ")), "{copied}");
+    assert!(
+        lines.iter().any(|l| l.starts_with("rule: engine-down")),
+        "{copied}"
+    );
+}
+
+#[test]
+fn m_groups_the_table_by_model_with_a_summary_line_per_model() {
+    let mut app = app(Theme::fallback());
+    press(&mut app, KeyCode::Char('m'));
+    assert!(app.group_by_model);
+    let screen = text(&render(&app, 80, 24));
+    let llama = line_with(&screen, "▸ Llama-3.1-8B-Instruct");
+    // Four engines up of four; KV the mean of 97, 92, 35 and 30 %; 20 waiting on the hot one.
+    assert!(llama.contains("4/4 up"), "{llama}");
+    assert!(llama.contains("64%"), "{llama}");
+    // p95 TTFT of the merged histogram: per scrape 30 requests ≤ 50 ms from the three fast
+    // engines, 2 ≤ 1 s and 8 ≤ 2.5 s from the hot one; rank 38 of 40 lies 6/8 into (1, 2.5]:
+    // 1 + 1.5 × 0.75 = 2.125 s, shown 2.12s (the hot engine alone says 2.41 s).
+    assert!(llama.contains("2.12s"), "{llama}");
+    let qwen = line_with(&screen, "▸ Qwen2.5-7B-Instruct");
+    assert!(qwen.contains("1/1 up"), "{qwen}");
+    // The engine that never answered has no model, and nothing known but its count.
+    let none = line_with(&screen, "▸ (no model)");
+    assert!(none.contains("0/1 up"), "{none}");
+    assert!(none.contains('–'), "{none}");
+    // Each group's engines follow its line.
+    let lines: Vec<&str> = screen.lines().collect();
+    let at = |needle: &str| lines.iter().position(|l| l.contains(needle)).unwrap_or(0);
+    assert!(
+        at("▸ Llama") < at("vllm-hot ") && at("vllm-hot ") < at("▸ Qwen"),
+        "{screen}"
+    );
+    insta::assert_snapshot!(screen);
+    press(&mut app, KeyCode::Char('m'));
+    let screen = text(&render(&app, 80, 24));
+    assert!(!screen.contains("▸ "), "{screen}");
+}
+
+#[test]
+fn e_writes_a_snapshot_of_what_the_console_saw_and_names_it_in_the_footer() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let mut app = app(Theme::fallback());
+    app.state_dir = Some(dir.path().to_path_buf());
+    let commands = key_at(&mut app, 'e', NOW);
+    let job = commands.into_iter().find_map(|c| match c {
+        kvtop::app::Command::WriteSnapshot(job) => Some(*job),
+        _ => None,
+    });
+    let Some(job) = job else {
+        panic!("no snapshot asked for");
+    };
+    assert_eq!(
+        job.markdown,
+        dir.path()
+            .join("snapshots/kvtop-snapshot-20240101-120304.md")
+    );
+    let screen = text(&render(&app, 160, 48));
+    assert!(
+        screen.contains("kvtop-snapshot-20240101-120304.md"),
+        "{screen}"
+    );
+    // The last 15 minutes: the whole run here.
+    assert_eq!(job.snapshot.started, NOW - 900.0);
+    let audit = dir.path().join("audit.jsonl");
+    std::fs::write(
+        &audit,
+        "{\"time\":\"2024-01-01T12:01:00Z\",\"user\":\"alice\",\"action\":\"drain\",\"target\":\"vllm-hot\",\"result\":\"ok\"}\n",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let (md_path, json_path) = (job.markdown.clone(), job.json.clone());
+    kvtop::commands::snapshot_files::write(job, Some(&audit)).unwrap_or_else(|e| panic!("{e}"));
+    let md = std::fs::read_to_string(md_path).unwrap_or_default();
+    assert!(
+        md.starts_with("# kvtop incident snapshot: CRITICAL"),
+        "{md}"
+    );
+    assert!(md.contains("## Over the last 15m"), "{md}");
+    // min / max / last of the recovered engine's KV usage: 30 % now, 97 % before.
+    let recovered = md
+        .lines()
+        .skip_while(|l| !l.starts_with("## Over the last"))
+        .find(|l| l.starts_with("| `vllm-recovered`"))
+        .unwrap_or_default();
+    assert!(recovered.contains("| 30% | 97% |"), "{recovered}");
+    assert!(
+        md.contains("### CRITICAL: Engine down on `vllm-gone`"),
+        "{md}"
+    );
+    assert!(
+        md.contains("- Symptom: warning Engine not answering"),
+        "{md}"
+    );
+    assert!(
+        md.contains("## Actions taken\n\n- 2024-01-01T12:01:00Z alice drain vllm-hot: ok"),
+        "{md}"
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(json_path).unwrap_or_default())
+            .unwrap_or_default();
+    assert_eq!(json["verdict"], "critical");
+    assert_eq!(json["incidents"][0]["rule"], "engine-down");
+    assert_eq!(json["actions"].as_array().map(Vec::len), Some(1));
+}

@@ -130,7 +130,9 @@ impl Console {
                         | Command::ReviewAccess { .. }
                         | Command::PlanAction { .. }
                         | Command::RunAction { .. }
-                        | Command::AuditRefused { .. } => {}
+                        | Command::AuditRefused { .. }
+                        | Command::AuditIncident(_)
+                        | Command::WriteSnapshot(_) => {}
                     }
                 }
             }

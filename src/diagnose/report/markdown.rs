@@ -1,30 +1,38 @@
 //! PURE. The Markdown incident snapshot, to paste into a ticket: headline, fleet table,
-//! firing findings with their evidence, pending ones, and each engine's range of values over
-//! the observation.
+//! firing findings with their evidence, pending ones, each engine's range of values over the
+//! span, the incidents, log and event excerpts and the actions taken. `kvtop check -o
+//! markdown` and the console's snapshot (`e`) both write it.
 
 use std::fmt::Write as _;
 
 use super::super::observe::Observation;
-use super::{evidence, firing, fleet_rows, headline, kind, pending, summaries, utc};
+use super::snapshot::{Range, Snapshot, cell, code, markdown_sections};
+use super::{evidence, firing, kind, pending, utc};
 use kvtop_core::format::{age, count, latency, percent, si};
 use kvtop_core::rules::{Finding, Severity};
 use kvtop_core::safe_text;
 
-/// The snapshot as Markdown.
+/// The snapshot of an observation as Markdown (the writer the console's snapshot uses too).
 pub fn render_markdown(obs: &Observation) -> String {
+    markdown(&Snapshot::of_observation(obs))
+}
+
+/// A snapshot as Markdown: headline, fleet table, firing and pending findings with their
+/// evidence, each engine's range of values over the span, then the incidents, excerpts and
+/// actions taken.
+pub fn markdown(s: &Snapshot) -> String {
     let mut out = String::new();
-    let verdict = super::Verdict::of(obs);
     let _ = writeln!(
         out,
         "# kvtop incident snapshot: {}",
-        verdict.word().to_uppercase()
+        s.verdict.to_uppercase()
     );
     let _ = writeln!(
         out,
         "\n{}, from {} to {}.",
-        safe_text::line(&headline(obs)),
-        utc(obs.started),
-        utc(obs.ended)
+        safe_text::line(&s.headline),
+        utc(s.started),
+        utc(s.ended)
     );
 
     let _ = writeln!(out, "\n## Fleet\n");
@@ -33,7 +41,7 @@ pub fn render_markdown(obs: &Observation) -> String {
         "| Engine | Model | Status | KV | Running | Waiting | TTFT p95 | Gen tok/s |"
     );
     let _ = writeln!(out, "|---|---|---|--:|--:|--:|--:|--:|");
-    for row in fleet_rows(obs) {
+    for row in &s.fleet {
         let status = if row.restarted {
             format!("{} (restarted)", row.status.word())
         } else {
@@ -54,7 +62,7 @@ pub fn render_markdown(obs: &Observation) -> String {
     }
 
     let _ = writeln!(out, "\n## Findings\n");
-    let firing = firing(&obs.findings);
+    let firing = firing(&s.findings);
     if firing.is_empty() {
         let _ = writeln!(out, "No finding fires.");
     }
@@ -76,7 +84,7 @@ pub fn render_markdown(obs: &Observation) -> String {
         let _ = writeln!(out, "- Cause: {}", safe_text::line(&f.cause));
         let _ = writeln!(out, "- Action: {}", safe_text::line(&f.action));
         let since = f.fired_at.map_or_else(String::new, |at| {
-            format!(", firing since {} ({})", utc(at), age(obs.ended - at))
+            format!(", firing since {} ({})", utc(at), age(s.ended - at))
         });
         let _ = writeln!(
             out,
@@ -100,7 +108,7 @@ pub fn render_markdown(obs: &Observation) -> String {
         }
         let _ = writeln!(out);
     }
-    let pending = pending(&obs.findings);
+    let pending = pending(&s.findings);
     if !pending.is_empty() {
         let _ = writeln!(
             out,
@@ -113,30 +121,36 @@ pub fn render_markdown(obs: &Observation) -> String {
                 f.severity.name(),
                 code(&f.rule_id),
                 code(f.subject.label()),
-                age(f.held_for(obs.ended))
+                age(f.held_for(s.ended))
             );
         }
     }
 
-    let _ = writeln!(out, "\n## Over the observation\n");
+    let _ = writeln!(out, "\n## {}\n", s.span_title);
     let _ = writeln!(
         out,
-        "| Engine | KV min | KV max | TTFT p95 max | Waiting max | Gen tok/s min | Gen tok/s max |"
+        "| Engine | KV min | KV max | TTFT p95 max | Waiting max | Gen tok/s min | Gen tok/s max | KV last | Waiting last | TTFT p95 last | Gen tok/s last |"
     );
-    let _ = writeln!(out, "|---|--:|--:|--:|--:|--:|--:|");
-    for s in summaries(obs) {
+    let _ = writeln!(out, "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|");
+    for r in &s.signals {
+        let v = |range: Option<Range>, pick: fn(&Range) -> f64| range.as_ref().map(pick);
         let _ = writeln!(
             out,
-            "| `{}` | {} | {} | {} | {} | {} | {} |",
-            code(&s.name),
-            percent(s.kv_usage.map(|r| r.0)),
-            percent(s.kv_usage.map(|r| r.1)),
-            latency(s.ttft_p95_max),
-            count(s.waiting_max),
-            si(s.gen_tps.map(|r| r.0)),
-            si(s.gen_tps.map(|r| r.1))
+            "| `{}` | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            code(&r.engine),
+            percent(v(r.kv_usage, |r| r.min)),
+            percent(v(r.kv_usage, |r| r.max)),
+            latency(v(r.ttft_p95, |r| r.max)),
+            count(v(r.waiting, |r| r.max)),
+            si(v(r.gen_tps, |r| r.min)),
+            si(v(r.gen_tps, |r| r.max)),
+            percent(v(r.kv_usage, |r| r.last)),
+            count(v(r.waiting, |r| r.last)),
+            latency(v(r.ttft_p95, |r| r.last)),
+            si(v(r.gen_tps, |r| r.last))
         );
     }
+    markdown_sections(s, &mut out);
     out
 }
 
@@ -147,18 +161,6 @@ fn subject_kind(f: &Finding) -> &'static str {
         "ModelGroup" => "model",
         _ => "the fleet",
     }
-}
-
-/// Outside text as Markdown text (a table cell, a heading): control characters visible,
-/// links, HTML, emphasis and pipes escaped.
-fn cell(text: &str) -> String {
-    safe_text::markdown(text)
-}
-
-/// Outside text inside a code span: control characters visible, no backtick to close the
-/// span, pipes escaped for the tables it may sit in.
-fn code(text: &str) -> String {
-    safe_text::line(text).replace('`', "'").replace('|', "\\|")
 }
 
 #[cfg(test)]

@@ -7,12 +7,14 @@
 
 mod json;
 mod markdown;
+pub mod snapshot;
 mod summary;
 mod text;
 
 pub use json::render_json;
-pub use markdown::render_markdown;
-pub use summary::{EngineSummary, FleetRow, fleet_rows, summaries};
+pub use markdown::{markdown, render_markdown};
+pub use snapshot::Snapshot;
+pub use summary::{EngineSummary, FleetRow, fleet_rows, fleet_rows_of, summaries};
 pub use text::render_text;
 
 use super::observe::Observation;

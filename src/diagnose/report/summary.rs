@@ -33,10 +33,15 @@ pub struct EngineSummary {
 
 /// The fleet table: every engine row (GPU exporters left out), in fleet order.
 pub fn fleet_rows(obs: &Observation) -> Vec<FleetRow> {
-    obs.fleet
+    fleet_rows_of(&obs.fleet)
+}
+
+/// The fleet table of `fleet`: every engine row (GPU exporters left out), in fleet order.
+pub fn fleet_rows_of(fleet: &kvtop_core::fleet::Fleet) -> Vec<FleetRow> {
+    fleet
         .engines()
         .iter()
-        .filter(|e| is_engine(&obs.fleet, e))
+        .filter(|e| is_engine(fleet, e))
         .map(|e| FleetRow {
             name: e.name.clone(),
             model: e.id.model.clone(),

@@ -5,6 +5,7 @@
 pub mod error;
 pub mod gpus;
 pub mod history;
+pub mod model_summary;
 mod names;
 mod scraped_signals;
 pub mod state;
@@ -15,6 +16,7 @@ pub use crate::signals::{QuantileWindow, Signals};
 pub use error::ScrapeError;
 pub use gpus::{GpuKey, GpuOrigin, GpuSeries, GpuSignals, GpuState, Placement};
 pub use history::{History, Series};
+pub use model_summary::{ModelSummary, summarize};
 pub use state::{
     BackfillReport, DerivedEngine, DerivedPayload, DerivedReport, DerivedSeries,
     DerivedSourceState, EngineState, EngineStatus, Fleet, FleetSettings, InstanceKey, QueryFailure,

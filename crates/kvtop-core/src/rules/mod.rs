@@ -79,6 +79,7 @@ mod pod_input;
 pub mod routing;
 pub mod signals;
 mod timeline;
+pub mod silence;
 pub mod truth;
 
 pub use crate::signals::Unit;
@@ -96,4 +97,5 @@ pub use model::{Per, Rule, Scope, Severity, Suggest, Unobservable};
 pub use pod_input::with_pod;
 pub use routing::{GroupRouting, PROMPT_SIZES, explain_routing};
 pub use timeline::Timeline;
+pub use silence::{Hush, Silence, Silences};
 pub use truth::{Evidence, Truth};

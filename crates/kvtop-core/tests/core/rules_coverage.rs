@@ -110,6 +110,10 @@ const ROWS: &[&str] = &[
     // metrics.md, DCGM: DCGM_FI_DEV_XID_ERRORS (last XID); the GPU issue asks XID ≠ 0 to suggest
     // cordoning the node.
     "DCGM.XID",
+    // Kubernetes: a container's last termination reason OOMKilled (exit code 137).
+    "K8S.OOMKilled",
+    // Ray: ray.exceptions.RayActorError in an engine's log (a worker of a multi-GPU engine died).
+    "RAY.ActorError",
 ];
 
 /// Rows the source itself says cannot be observed from metrics.

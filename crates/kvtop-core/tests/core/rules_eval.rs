@@ -9,6 +9,7 @@ use kvtop_core::rules::eval::RuleEngine;
 use kvtop_core::rules::file::RuleSet;
 use kvtop_core::rules::finding::{Finding, FindingState, Subject};
 use kvtop_core::rules::health::{Breaker, Health};
+use kvtop_core::rules::incident::{Explains, fold};
 use kvtop_core::rules::input::{EngineInput, GpuSignals};
 use kvtop_core::rules::model::{Per, Severity};
 
@@ -393,6 +394,11 @@ const TEXT_CASES: &[(&str, &str, &str)] = &[
     ),
     ("crash-loop", "pod_status", "CrashLoopBackOff"),
     (
+        "ray-actor-error",
+        "log",
+        "ray.exceptions.RayActorError: The actor died unexpectedly before finishing this task.",
+    ),
+    (
         "tokenizer-vocab-mismatch",
         "log",
         "ValueError: The tokenizer and model have different vocab sizes",
@@ -410,7 +416,7 @@ const TEXT_CASES: &[(&str, &str, &str)] = &[
 ];
 
 /// Rules over a log line and pod facts together, checked on their own.
-const MIXED_RULES: &[&str] = &["oom-chunked-prefill"];
+const MIXED_RULES: &[&str] = &["oom-chunked-prefill", "oom-killed"];
 
 /// Per-model rules, checked in `model_rules_*` tests.
 const MODEL_RULES: &[&str] = &[
@@ -630,6 +636,76 @@ fn oom_with_chunked_prefill_needs_the_log_line_and_the_pod_spec() {
     assert_eq!(
         one(&findings, "oom-chunked-prefill").state,
         FindingState::Resolved { at: T0 + 2.0 }
+    );
+}
+
+#[test]
+fn oom_killed_fires_while_the_killed_pod_is_not_ready() {
+    let rules = without_hold_down("oom-killed");
+    let mut engine = RuleEngine::new(&rules);
+    let mut e = Engine::new(0, "m");
+    e.status = Some(EngineStatus::Down);
+    // As the Kubernetes view derives them: phase, waiting reason, last termination, NotReady.
+    e.pod_status = Some(vec![
+        "Running".into(),
+        "CrashLoopBackOff".into(),
+        "OOMKilled".into(),
+        "NotReady".into(),
+    ]);
+    // Without the pod's readiness the rule cannot tell: no finding.
+    let findings = run(&mut engine, std::slice::from_ref(&e), T0);
+    assert!(of(&findings, "oom-killed").is_empty());
+    e.fact("pod.ready", "false");
+    let findings = run(&mut engine, std::slice::from_ref(&e), T0 + 1.0);
+    assert_eq!(one(&findings, "oom-killed").state, FindingState::Firing);
+    // Ready again: lastState still says OOMKilled, but the pod recovered.
+    e.fact("pod.ready", "true");
+    e.status = Some(EngineStatus::Up);
+    e.pod_status = Some(vec!["Running".into(), "OOMKilled".into()]);
+    let findings = run(&mut engine, std::slice::from_ref(&e), T0 + 2.0);
+    assert_eq!(
+        one(&findings, "oom-killed").state,
+        FindingState::Resolved { at: T0 + 2.0 }
+    );
+}
+
+#[test]
+fn host_oom_and_ray_deaths_head_the_crash_they_cause() {
+    let rules = builtin();
+    let explains = Explains::of(rules.rules());
+    for symptom in [
+        "crash-loop",
+        "engine-down",
+        "engine-unreachable",
+        "probe-failing",
+    ] {
+        assert!(explains.explains("oom-killed", symptom), "{symptom}");
+        assert!(explains.explains("ray-actor-error", symptom), "{symptom}");
+    }
+    assert!(explains.explains("ray-actor-sigkill", "ray-actor-error"));
+    // A crash-looping, OOMKilled pod is one incident headed by the kill.
+    let mut engine = RuleEngine::new(&rules);
+    let mut e = Engine::new(0, "m");
+    e.status = Some(EngineStatus::Down);
+    e.pod_status = Some(vec![
+        "Running".into(),
+        "CrashLoopBackOff".into(),
+        "OOMKilled".into(),
+        "NotReady".into(),
+    ]);
+    e.fact("pod.ready", "false");
+    let findings = run(&mut engine, std::slice::from_ref(&e), T0);
+    let incidents = fold(&findings, &explains, |_| None);
+    let firing: Vec<_> = incidents.iter().filter(|i| i.is_firing()).collect();
+    assert_eq!(firing.len(), 1, "{firing:#?}");
+    assert_eq!(&*firing[0].head.rule_id, "oom-killed");
+    assert!(
+        firing[0]
+            .symptoms
+            .iter()
+            .any(|s| &*s.rule_id == "crash-loop"),
+        "{:#?}",
+        firing[0].symptoms
     );
 }
 
