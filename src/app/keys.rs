@@ -281,14 +281,9 @@ pub const KEYMAP: &[Binding] = &[
         &[plain('s')],
         Context::Fleet,
         Action::CycleSort,
-        "sort: next column / reverse",
+        "sort: next / reverse",
     ),
-    bind(
-        &[plain('S')],
-        Context::Fleet,
-        Action::ReverseSort,
-        "",
-    ),
+    bind(&[plain('S')], Context::Fleet, Action::ReverseSort, ""),
     bind(
         &[plain('/')],
         Context::Fleet,
@@ -313,12 +308,7 @@ pub const KEYMAP: &[Binding] = &[
         Action::ZoomIn,
         "chart zoom in / out",
     ),
-    bind(
-        &[plain('-')],
-        Context::Fleet,
-        Action::ZoomOut,
-        "",
-    ),
+    bind(&[plain('-')], Context::Fleet, Action::ZoomOut, ""),
     bind(
         &[plain('f')],
         Context::Fleet,
@@ -329,7 +319,7 @@ pub const KEYMAP: &[Binding] = &[
         &[plain('['), plain('{')],
         Context::Fleet,
         Action::CursorBack,
-        "time cursor back / on: 10s, 1m",
+        "time cursor −/+ 10s, 1m",
     ),
     bind(
         &[plain(']'), plain('}')],
@@ -507,7 +497,7 @@ pub const KEYMAP: &[Binding] = &[
         &[plain('t')],
         Context::Views,
         Action::CursorToFinding,
-        "time cursor to the finding's start",
+        "time cursor to its start",
     ),
     bind(
         &[Key::Plain(KeyCode::Tab), Key::Plain(KeyCode::Esc)],

@@ -72,6 +72,8 @@ pub fn step(app: &mut App, event: Event, now: Ts) -> Vec<Command> {
                 Some(problem) => app.warn(problem, now),
                 None => app.set_notice(NoticeKind::ReplayEnded, now),
             }
+            // The replay's clock stops here, so no new second would draw it.
+            app.dirty = true;
             Vec::new()
         }
     }

@@ -14,7 +14,7 @@ const KEY_GAP: usize = 2;
 const COLUMN_GAP: u16 = 3;
 
 /// The help lines of one context, `(keys, description)`: a binding without a description of
-/// its own shares the line of the one before it (`s S  sort: next column / reverse`), so
+/// its own shares the line of the one before it (`s S  sort: next / reverse`), so
 /// pairs of opposite keys take one line and the overlay fits 80×24.
 fn help_lines(ctx: Context) -> Vec<(String, &'static str)> {
     let mut lines: Vec<(String, &'static str)> = Vec::new();
@@ -193,7 +193,10 @@ mod tests {
                 Some(text::context_heading(*ctx))
             );
             let bindings: Vec<_> = KEYMAP.iter().filter(|b| b.context == *ctx).collect();
-            let described = bindings.iter().filter(|b| !b.description.is_empty()).count();
+            let described = bindings
+                .iter()
+                .filter(|b| !b.description.is_empty())
+                .count();
             assert_eq!(lines.len(), described + 1);
             // Every binding's keys are on exactly one line: its own, with its description, or
             // the line of the described binding before it.
@@ -204,12 +207,19 @@ mod tests {
                     line_of_last.expect("a binding sharing a line follows one with its own")
                 } else {
                     let hits: Vec<usize> = (1..lines.len())
-                        .filter(|&i| lines[i].starts_with(&label) && lines[i].ends_with(b.description))
+                        .filter(|&i| {
+                            lines[i].starts_with(&label) && lines[i].ends_with(b.description)
+                        })
                         .collect();
                     assert_eq!(hits.len(), 1, "{:?}", b.action);
                     hits[0]
                 };
-                assert!(lines[line].contains(&label), "{:?}: {}", b.action, lines[line]);
+                assert!(
+                    lines[line].contains(&label),
+                    "{:?}: {}",
+                    b.action,
+                    lines[line]
+                );
                 line_of_last = Some(line);
             }
         }

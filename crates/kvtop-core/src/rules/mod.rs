@@ -78,8 +78,8 @@ pub mod model;
 mod pod_input;
 pub mod routing;
 pub mod signals;
-mod timeline;
 pub mod silence;
+mod timeline;
 pub mod truth;
 
 pub use crate::signals::Unit;
@@ -96,6 +96,6 @@ pub use input::{EngineInput, GpuSignals};
 pub use model::{Per, Rule, Scope, Severity, Suggest, Unobservable};
 pub use pod_input::with_pod;
 pub use routing::{GroupRouting, PROMPT_SIZES, explain_routing};
-pub use timeline::Timeline;
 pub use silence::{Hush, Silence, Silences};
+pub use timeline::Timeline;
 pub use truth::{Evidence, Truth};
