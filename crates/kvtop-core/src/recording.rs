@@ -271,7 +271,7 @@ impl Decoder {
         let record = match dec.u8()? {
             TARGETS => {
                 let at = dec.f64()?;
-                let count = dec.len()?;
+                let count = dec.count()?;
                 let mut targets = Vec::with_capacity(count);
                 for _ in 0..count {
                     let id = target_id(&mut dec)?;
@@ -284,11 +284,11 @@ impl Decoder {
             SCRAPE => Record::Scrape(sample::decode(&mut dec, &mut self.memory)?),
             LOGS => {
                 let at = dec.f64()?;
-                let count = dec.len()?;
+                let count = dec.count()?;
                 let mut lines = Vec::with_capacity(count);
                 for _ in 0..count {
                     let target = target_id(&mut dec)?;
-                    let n = dec.len()?;
+                    let n = dec.count()?;
                     let mut of_target = Vec::with_capacity(n);
                     for _ in 0..n {
                         of_target.push((dec.f64()?, dec.str()?));

@@ -391,12 +391,12 @@ pub(crate) fn decode(dec: &mut Dec<'_>, memory: &mut Memory) -> Result<ScrapeRep
             let samples = usize::try_from(dec.varint()?).unwrap_or(usize::MAX);
             let malformed = usize::try_from(dec.varint()?).unwrap_or(usize::MAX);
             let bytes = usize::try_from(dec.varint()?).unwrap_or(usize::MAX);
-            let count = dec.len()?;
+            let count = dec.count()?;
             let mut engines = Vec::with_capacity(count);
             for _ in 0..count {
                 engines.push(decode_engine(dec, target, memory)?);
             }
-            let count = dec.len()?;
+            let count = dec.count()?;
             let mut gpus = Vec::with_capacity(count);
             for _ in 0..count {
                 gpus.push(decode_gpu(dec, target, memory)?);
@@ -472,7 +472,7 @@ fn decode_engine(
                 .collect()
         }
         1 => {
-            let count = dec.len()?;
+            let count = dec.count()?;
             let mut reasons = Vec::with_capacity(count);
             for _ in 0..count {
                 reasons.push(dec.str()?);
@@ -516,7 +516,7 @@ fn decode_histogram(
             (les, histogram_numbers(before, per_bucket))
         }
         2 => {
-            let count = dec.len()?;
+            let count = dec.count()?;
             let mut les = Vec::with_capacity(count);
             for _ in 0..count {
                 les.push(dec.f64()?);
@@ -550,7 +550,7 @@ fn decode_config(dec: &mut Dec<'_>) -> Result<CacheConfig, DecodeError> {
     let get = |i: usize| numbers.get(i).copied().flatten();
     let int = |v: Option<f64>| v.filter(|v| *v >= 0.0).map(|v| v as u64);
     let cache_dtype = dec.opt_str()?;
-    let count = dec.len()?;
+    let count = dec.count()?;
     let mut fields = Vec::with_capacity(count);
     for _ in 0..count {
         fields.push((dec.str()?, dec.str()?));

@@ -114,7 +114,7 @@ impl<'a> Dec<'a> {
 
     /// A count of items that follow, bounded by what is left to read (each item takes at least
     /// one byte), so a damaged length cannot make a reader allocate without bound.
-    pub fn len(&mut self) -> Result<usize, DecodeError> {
+    pub fn count(&mut self) -> Result<usize, DecodeError> {
         let n = self.varint()?;
         let left = (self.bytes.len() - self.at.min(self.bytes.len())) as u64;
         if n > left {

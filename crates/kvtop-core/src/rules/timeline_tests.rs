@@ -187,7 +187,7 @@ fn changes_beyond_the_retention_are_dropped_but_the_one_in_effect_stays() {
     // A firing finding older than the horizon is still known to fire at the horizon.
     let mut long = Timeline::new(60.0);
     for second in 0..1000 {
-        long.observe(&[firing.clone()], [], f64::from(second));
+        long.observe(std::slice::from_ref(&firing), [], f64::from(second));
     }
     assert_eq!(long.len(), 1);
     assert_eq!(
