@@ -66,6 +66,8 @@ pub enum Event {
     Kube(KubeUpdate),
     /// The action executor answered: access reviews, a plan, a run's progress or end.
     Action(ActionUpdate),
+    /// Something a worker was asked to do failed; the footer says what.
+    Problem(String),
     /// A replay's targets changed (`kvtop replay`): the fleet scrapes exactly these.
     ReplayTargets(Vec<(TargetId, kvtop_core::fleet::TargetSpec)>),
     /// A replay reached the end of its recording (with what stopped it early, if anything).

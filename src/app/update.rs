@@ -61,6 +61,11 @@ pub fn step(app: &mut App, event: Event, now: Ts) -> Vec<Command> {
         }
         Event::Kube(update) => kube::apply(app, update, now),
         Event::Action(update) => super::action_update::apply(app, update, now),
+        Event::Problem(message) => {
+            app.warn(message, now);
+            app.dirty = true;
+            Vec::new()
+        }
         Event::ReplayTargets(targets) => {
             app.fleet.set_targets(&targets);
             app.diag.mark_stale();

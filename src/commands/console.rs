@@ -74,6 +74,8 @@ struct Workers {
     actions: Option<ActionRunner>,
     /// `--record`: what the console ingests, to a file.
     recorder: Option<Recorder>,
+    /// Back to the console: what a command the workers ran could not do.
+    problems: mpsc::Sender<Event>,
 }
 
 impl Executor for Workers {
@@ -132,6 +134,8 @@ impl Executor for Workers {
                 let audit = crate::actions::AuditLog::default_path();
                 if let Err(err) = super::snapshot_files::write(*job, audit.as_deref()) {
                     tracing::warn!(%err, "snapshot not written");
+                    let message = format!("snapshot not written: {err}");
+                    let _ = self.problems.try_send(Event::Problem(message));
                 }
             }
             // Without Kubernetes no action is offered, so none is asked for.
@@ -257,6 +261,7 @@ pub async fn run_console_with(
     });
     let mut workers = Workers {
         recorder,
+        problems: tx.clone(),
         scrapers: Scrapers::start(
             client.clone(),
             settings.clone(),
