@@ -8,6 +8,7 @@
 mod common;
 
 mod actions_cli;
+mod audit_first;
 mod check_kube_cli;
 mod discovery_by_workload;
 mod drain_safety;
