@@ -42,6 +42,16 @@ pub(crate) fn enter() -> io::Result<ConsoleTerminal> {
     }
 }
 
+/// Let go of the console's terminal. When the terminal is gone (a dropped SSH session)
+/// showing the cursor fails, and ratatui's own drop would then print that failure to the
+/// equally gone stderr, which panics: the terminal is then forgotten instead, since there is
+/// nothing left to restore on it.
+pub(crate) fn leave(mut terminal: ConsoleTerminal) {
+    if terminal.show_cursor().is_err() {
+        std::mem::forget(terminal);
+    }
+}
+
 /// Give the terminal back: leave the alternate screen, show the cursor, leave raw mode.
 pub(crate) fn restore() {
     if !ACTIVE.swap(false, Ordering::SeqCst) {

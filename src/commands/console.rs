@@ -254,7 +254,7 @@ pub async fn run_console_with(
         actions.shutdown().await;
     }
     drop(workers);
-    drop(terminal);
+    crate::terminal::leave(terminal);
     crate::terminal::restore();
     match result {
         Ok(reason) => {
