@@ -9,6 +9,25 @@ fn known(v: Option<f64>) -> Option<f64> {
     v.filter(|v| v.is_finite())
 }
 
+/// `text` without the sign of a number that shows as zero (`-0`, `-0.0`): an endpoint's `-0`
+/// or a tiny negative rounded away is no negative value.
+fn unsigned_zero(text: String) -> String {
+    match text.strip_prefix('-') {
+        Some(rest)
+            if rest
+                .chars()
+                .take_while(|c| c.is_ascii_digit() || *c == '.')
+                .all(|c| matches!(c, '0' | '.')) =>
+        {
+            rest.to_owned()
+        }
+        _ => text,
+    }
+}
+
+/// Largest magnitude [`si`] shows with a suffix; beyond it the cell says `>999T`.
+const SI_MAX: f64 = 999.5e12;
+
 /// A latency in seconds: `412ms` under a second, `1.25s`, `12.3s`, `123s`, then minutes.
 pub fn latency(secs: Option<f64>) -> String {
     let Some(s) = known(secs).filter(|s| *s >= 0.0) else {
@@ -37,7 +56,14 @@ pub fn si(v: Option<f64>) -> String {
     let Some(v) = known(v) else {
         return UNKNOWN.into();
     };
+    unsigned_zero(si_known(v))
+}
+
+fn si_known(v: f64) -> String {
     let a = v.abs();
+    if a >= SI_MAX {
+        return if v > 0.0 { ">999T" } else { "<-999T" }.into();
+    }
     if a < 9.95 && a.fract() != 0.0 {
         return format!("{v:.1}");
     }
@@ -64,17 +90,20 @@ pub fn si(v: Option<f64>) -> String {
 /// values are rounded to whole requests.
 pub fn count(v: Option<f64>) -> String {
     match known(v) {
-        Some(v) if v.abs() < 999.5 => format!("{:.0}", v.round()),
+        Some(v) if v.abs() < 999.5 => unsigned_zero(format!("{:.0}", v.round())),
         other => si(other),
     }
 }
 
-/// A 0..1 ratio as a whole percentage: `45%`; `<1%` for small non-zero ratios.
+/// A 0..1 ratio as a whole percentage: `45%`; `<1%` for small non-zero ratios. Every ratio
+/// shown this way (cache usage, hit rates, utilisation, error ratios) lies in 0..1 by
+/// definition: an endpoint's value outside it is shown at the nearest bound, so a cell never
+/// reads `inf%`, `-0%` or `1e310%`.
 pub fn percent(ratio: Option<f64>) -> String {
-    match known(ratio) {
+    match known(ratio).map(|r| r.clamp(0.0, 1.0)) {
         None => UNKNOWN.into(),
         Some(r) if r > 0.0 && r < 0.005 => "<1%".into(),
-        Some(r) => format!("{:.0}%", r * 100.0),
+        Some(r) => unsigned_zero(format!("{:.0}%", r * 100.0)),
     }
 }
 
@@ -95,6 +124,9 @@ pub fn age(secs: f64) -> String {
         return UNKNOWN.into();
     }
     let s = secs.max(0.0).floor() as u64;
+    if s >= 1000 * 86400 {
+        return ">999d".into();
+    }
     match s {
         0..60 => format!("{s}s"),
         60..3600 => format!("{}m{:02}s", s / 60, s % 60),
@@ -320,6 +352,26 @@ mod tests {
         assert_eq!(percent(Some(0.0)), "0%");
         assert_eq!(percent(Some(0.001)), "<1%");
         assert_eq!(percent(None), "–");
+    }
+
+    #[test]
+    fn outside_numbers_stay_bounded_and_unsigned_at_zero() {
+        assert_eq!(percent(Some(1e308)), "100%");
+        assert_eq!(percent(Some(1.7)), "100%");
+        assert_eq!(percent(Some(-0.0)), "0%");
+        assert_eq!(percent(Some(-3.0)), "0%");
+        assert_eq!(percent(Some(f64::NAN)), "–");
+        assert_eq!(percent(Some(f64::INFINITY)), "–");
+        assert_eq!(si(Some(-0.0)), "0");
+        assert_eq!(si(Some(-0.04)), "0.0");
+        assert_eq!(si(Some(1e308)), ">999T");
+        assert_eq!(si(Some(-1e308)), "<-999T");
+        assert_eq!(si(Some(5e14)), "500T");
+        assert_eq!(count(Some(-0.3)), "0");
+        assert_eq!(count(Some(1e308)), ">999T");
+        assert_eq!(per_minute(Some(1e308)), "–");
+        assert_eq!(latency(Some(1e308)), ">999d");
+        assert_eq!(age(1e12), ">999d");
     }
 
     #[test]
