@@ -15,8 +15,22 @@ pub(crate) type ConsoleTerminal = Terminal<CrosstermBackend<BufWriter<Stdout>>>;
 
 static ACTIVE: AtomicBool = AtomicBool::new(false);
 
+/// A terminal that cannot draw the console: `TERM=dumb` (Emacs shells, some CI logs) has no
+/// cursor addressing or alternate screen, so the console would scribble over it.
+fn unable(term: Option<&str>) -> Option<io::Error> {
+    (term == Some("dumb")).then(|| {
+        io::Error::new(
+            io::ErrorKind::Unsupported,
+            "TERM=dumb cannot show the console; run it in a full terminal, or use `kvtop check` for a plain report",
+        )
+    })
+}
+
 /// Switch to raw mode and the alternate screen, with the cursor hidden.
 pub(crate) fn enter() -> io::Result<ConsoleTerminal> {
+    if let Some(error) = unable(std::env::var("TERM").ok().as_deref()) {
+        return Err(error);
+    }
     install_panic_hook();
     terminal::enable_raw_mode()?;
     ACTIVE.store(true, Ordering::SeqCst);

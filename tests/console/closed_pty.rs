@@ -1,7 +1,7 @@
-//! A terminal that goes away under the running console (a dropped SSH session: the pty's
-//! master side closes). The console must leave with 129 (128 + SIGHUP), not panic on the
-//! writes that now fail, and an action audit must still be written. The pty here is the
-//! process's stdin, stdout and stderr, and its controlling terminal, as under sshd.
+//! The console on a real pty (its stdin, stdout and stderr, and its controlling terminal, as
+//! under sshd): a terminal that goes away under it (a dropped SSH session: the master side
+//! closes) makes it leave with 129 (128 + SIGHUP), without a panic on the writes that now
+//! fail; a `TERM=dumb` terminal is refused with a clear message.
 
 use crate::common;
 
@@ -126,4 +126,27 @@ fn a_closed_pty_exits_129_without_a_panic() {
         .collect::<String>();
     assert!(!log.contains("panic"), "{log}");
     assert_eq!(status.code(), Some(129), "{status:?}\n{log}");
+}
+
+#[test]
+fn a_dumb_terminal_is_refused_with_a_clear_message() {
+    let home = tempfile::tempdir().unwrap();
+    let (mut master, slave) = open_pty();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_kvtop"));
+    command
+        .args(["demo", "--no-kube", "--engines", "2"])
+        .env("TERM", "dumb");
+    common::isolate_home(&mut command, home.path());
+    on_pty(&mut command, &slave);
+    let mut child = command.spawn().unwrap();
+    drop(command);
+    drop(slave);
+    let status = wait_exit(&mut child);
+    let mut said = Vec::new();
+    let _ = master.read_to_end(&mut said);
+    let said = String::from_utf8_lossy(&said);
+    assert_eq!(status.code(), Some(1), "{said}");
+    assert!(said.contains("TERM=dumb cannot show the console"), "{said}");
+    // Nothing a dumb terminal would print as garbage: no escape sequence at all.
+    assert!(!said.contains('\u{1b}'), "{said:?}");
 }
