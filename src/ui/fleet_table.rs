@@ -512,7 +512,7 @@ fn status_cell(
         let style = match status {
             RowStatus::Up | RowStatus::Restarted => Some(marker_style),
             RowStatus::Stale => Some(theme.stale),
-            RowStatus::Down => None,
+            RowStatus::Down | RowStatus::Pending => None,
         };
         if let Some(style) = style {
             return (format::left(&format!("{word} {marker}"), width), style);
@@ -534,6 +534,7 @@ fn status_cell(
             (None, None) => (word.to_string(), theme.stale),
         },
         RowStatus::Down => (word.to_string(), theme.down),
+        RowStatus::Pending => (word.to_string(), theme.dim),
     };
     (format::left(&label, width), style)
 }

@@ -296,3 +296,5 @@ mod tests {
 
 #[cfg(test)]
 mod action_screen_tests;
+#[cfg(test)]
+mod first_scrape_tests;
