@@ -298,3 +298,5 @@ mod tests {
 mod action_screen_tests;
 #[cfg(test)]
 mod first_scrape_tests;
+#[cfg(test)]
+mod wide_text_tests;

@@ -204,16 +204,47 @@ pub fn printable(s: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
-/// Cut `s` to at most `width` characters, ending in `…` when cut.
+/// Terminal columns `s` takes: a CJK character two, a combining mark none.
+pub fn columns(s: &str) -> usize {
+    unicode_width::UnicodeWidthStr::width(s)
+}
+
+fn char_columns(c: char) -> usize {
+    unicode_width::UnicodeWidthChar::width(c).unwrap_or(0)
+}
+
+/// The longest start of `chars` that fits in `budget` columns, and the columns it takes.
+fn fit(chars: impl Iterator<Item = char>, budget: usize) -> (String, usize) {
+    let mut out = String::new();
+    let mut used = 0;
+    for c in chars {
+        let w = char_columns(c);
+        if used + w > budget {
+            break;
+        }
+        used += w;
+        out.push(c);
+    }
+    (out, used)
+}
+
+/// `s` followed by spaces up to `width` columns (a `format!` width counts characters, not
+/// columns, and would shift the rest of a row with wide names).
+fn pad_right(s: String, width: usize) -> String {
+    let missing = width.saturating_sub(columns(&s));
+    s + &" ".repeat(missing)
+}
+
+/// Cut `s` to at most `width` columns, ending in `…` when cut.
 pub fn truncate(s: &str, width: usize) -> String {
     let s = printable(s);
-    if s.chars().count() <= width {
+    if columns(&s) <= width {
         return s.into_owned();
     }
     if width == 0 {
         return String::new();
     }
-    let mut out: String = s.chars().take(width - 1).collect();
+    let (mut out, _) = fit(s.chars(), width - 1);
     out.push('…');
     out
 }
@@ -224,30 +255,28 @@ pub fn truncate(s: &str, width: usize) -> String {
 /// Deployment's name is: `vllm-llama…pfwbm`; other names keep equal parts of both ends.
 pub(crate) fn truncate_middle(s: &str, width: usize) -> String {
     let s = printable(s);
-    let len = s.chars().count();
-    if len <= width {
+    if columns(&s) <= width {
         return s.into_owned();
     }
     if width < 8 {
         return truncate(&s, width);
     }
-    let last_segment = s.rsplit('-').next().map_or(0, |seg| seg.chars().count());
+    let last_segment = s.rsplit('-').next().map_or(0, columns);
     let tail = if s.contains('-') && (1..=(width - 1) / 2).contains(&last_segment) {
         last_segment
     } else {
         (width - 1) / 2
     };
-    let head = width - 1 - tail;
-    let mut out: String = s.chars().take(head).collect();
+    let (tail, tail_used) = fit(s.chars().rev(), tail);
+    let (mut out, _) = fit(s.chars(), width - 1 - tail_used);
     out.push('…');
-    out.extend(s.chars().skip(len - tail));
+    out.extend(tail.chars().rev());
     out
 }
 
 /// `s` padded or cut (in the middle) to exactly `width` columns, left-aligned.
 pub fn left_middle(s: &str, width: usize) -> String {
-    let s = truncate_middle(s, width);
-    format!("{s:<width$}")
+    pad_right(truncate_middle(s, width), width)
 }
 
 /// A model name without its organisation prefix: `meta-llama/Llama-3.1-8B` → `Llama-3.1-8B`.
@@ -258,18 +287,31 @@ pub fn short_model(model: &str) -> &str {
 /// `s` padded or cut to exactly `width` columns, right-aligned.
 pub fn right(s: &str, width: usize) -> String {
     let s = truncate(s, width);
-    format!("{s:>width$}")
+    " ".repeat(width.saturating_sub(columns(&s))) + &s
 }
 
 /// `s` padded or cut to exactly `width` columns, left-aligned.
 pub fn left(s: &str, width: usize) -> String {
-    let s = truncate(s, width);
-    format!("{s:<width$}")
+    pad_right(truncate(s, width), width)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cells_are_measured_in_columns_not_characters() {
+        // Four CJK characters take eight columns.
+        assert_eq!(left("模型名称", 10), "模型名称  ");
+        assert_eq!(columns(&left("模型名称", 10)), 10);
+        assert_eq!(truncate("模型名称", 6), "模型…");
+        assert_eq!(columns(&truncate("模型名称", 6)), 5);
+        assert_eq!(columns(&right("模型名称", 7)), 7);
+        assert_eq!(columns(&left_middle("vllm-模型名称-abcde", 14)), 14);
+        // A combining mark takes no column of its own.
+        assert_eq!(columns(&left("e\u{301}tude", 8)), 8);
+        assert_eq!(left("e\u{301}tude", 8), "e\u{301}tude   ");
+    }
 
     #[test]
     fn names_are_cut_in_the_middle() {
