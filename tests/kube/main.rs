@@ -12,6 +12,7 @@ mod audit_first;
 mod check_kube_cli;
 mod discovery_by_workload;
 mod drain_safety;
+mod exec_plugin;
 mod kube_actions_ui;
 mod kube_discovery;
 mod kube_sim_api;
