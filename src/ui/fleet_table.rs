@@ -407,8 +407,9 @@ fn row_line(
             column,
             Column::Badge | Column::Name | Column::Model | Column::Status | Column::Health
         );
-        if status == RowStatus::Down && is_value {
-            // The reason takes the place of every value column.
+        if matches!(status, RowStatus::Down | RowStatus::Pending) && is_value {
+            // The reason takes the place of every value column (not scraped yet: `no data`,
+            // after the pod's own state when it has one).
             let rest: usize = width
                 + iter
                     .by_ref()
@@ -422,7 +423,12 @@ fn row_line(
                 Some((marker, _)) => format!("{marker} · {reason}"),
                 None => reason,
             };
-            spans.push(Span::styled(format::left(&reason, rest), theme.down));
+            let style = if status == RowStatus::Down {
+                theme.down
+            } else {
+                theme.dim
+            };
+            spans.push(Span::styled(format::left(&reason, rest), style));
             break;
         }
         let s = &engine.signals;
