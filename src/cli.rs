@@ -274,8 +274,8 @@ pub struct SimArgs {
     /// gives several nodes to cordon and drain).
     #[arg(long, value_name = "N", default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..=64))]
     pub gpus_per_node: u16,
-    /// Simulated seconds per wall-clock second.
-    #[arg(long, default_value_t = 1.0)]
+    /// Simulated seconds per wall-clock second (above 0, below 10000).
+    #[arg(long, default_value_t = 1.0, value_parser = time_scale)]
     pub time_scale: f64,
     #[arg(long = "scenario", value_name = "NAME@ENGINE[+DELAY]", long_help = SCENARIO_HELP)]
     pub scenarios: Vec<TimedScenario>,
@@ -350,8 +350,8 @@ pub struct SimulatedCheckArgs {
     pub seed: u64,
     /// Run the simulator this many times faster than the wall clock (with --sim or --demo).
     /// The observation then runs on the simulator's clock: rates, windows, `for` durations and
-    /// --duration are simulated seconds, only the wait shrinks.
-    #[arg(long, default_value_t = 1.0)]
+    /// --duration are simulated seconds, only the wait shrinks. Above 0, below 10000.
+    #[arg(long, default_value_t = 1.0, value_parser = time_scale)]
     pub time_scale: f64,
 }
 
@@ -463,6 +463,25 @@ pub enum ConfigAction {
 /// A kubeconfig name: letters, digits and `-._@:`, as cluster and context names usually are
 /// (kubectl accepts more, but a name that needs quoting in a shell helps nobody).
 #[cfg(feature = "demo")]
+/// Fastest simulated clock, exclusive: beyond it a scrape interval shrinks below what a
+/// scrape takes and the simulator's steps outrun its own scheduler (1e5 hung `check`).
+const MAX_TIME_SCALE: f64 = 1e4;
+
+/// `--time-scale`: a finite factor above 0 and below [`MAX_TIME_SCALE`].
+fn time_scale(text: &str) -> Result<f64, String> {
+    let value: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("{text:?} is not a number"))?;
+    if value.is_finite() && value > 0.0 && value < MAX_TIME_SCALE {
+        Ok(value)
+    } else {
+        Err(format!(
+            "use a factor above 0 and below {MAX_TIME_SCALE:.0} (the simulated seconds per wall-clock second)"
+        ))
+    }
+}
+
 fn kubeconfig_name(name: &str) -> Result<String, String> {
     let valid = !name.is_empty()
         && name.len() <= 253

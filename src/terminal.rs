@@ -15,8 +15,22 @@ pub(crate) type ConsoleTerminal = Terminal<CrosstermBackend<BufWriter<Stdout>>>;
 
 static ACTIVE: AtomicBool = AtomicBool::new(false);
 
+/// A terminal that cannot draw the console: `TERM=dumb` (Emacs shells, some CI logs) has no
+/// cursor addressing or alternate screen, so the console would scribble over it.
+fn unable(term: Option<&str>) -> Option<io::Error> {
+    (term == Some("dumb")).then(|| {
+        io::Error::new(
+            io::ErrorKind::Unsupported,
+            "TERM=dumb cannot show the console; run it in a full terminal, or use `kvtop check` for a plain report",
+        )
+    })
+}
+
 /// Switch to raw mode and the alternate screen, with the cursor hidden.
 pub(crate) fn enter() -> io::Result<ConsoleTerminal> {
+    if let Some(error) = unable(std::env::var("TERM").ok().as_deref()) {
+        return Err(error);
+    }
     install_panic_hook();
     terminal::enable_raw_mode()?;
     ACTIVE.store(true, Ordering::SeqCst);
@@ -39,6 +53,16 @@ pub(crate) fn enter() -> io::Result<ConsoleTerminal> {
             restore();
             Err(err)
         }
+    }
+}
+
+/// Let go of the console's terminal. When the terminal is gone (a dropped SSH session)
+/// showing the cursor fails, and ratatui's own drop would then print that failure to the
+/// equally gone stderr, which panics: the terminal is then forgotten instead, since there is
+/// nothing left to restore on it.
+pub(crate) fn leave(mut terminal: ConsoleTerminal) {
+    if terminal.show_cursor().is_err() {
+        std::mem::forget(terminal);
     }
 }
 

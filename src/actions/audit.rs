@@ -1,5 +1,6 @@
-//! The audit log: one JSON line per action attempt, appended to `<state_dir>/audit.jsonl` and
-//! flushed at once, so an interrupted session still leaves its record.
+//! The audit log: JSON lines appended to `<state_dir>/audit.jsonl` and synced at once: a
+//! `started` line before a run sends anything, then one line per outcome, so a killed session
+//! still leaves its record. The simulated cluster's actions (`kvtop demo`) go to their own file.
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -11,11 +12,17 @@ use super::plan::{Plan, PodUnit};
 
 /// File name of the audit log in the state directory.
 pub(crate) const AUDIT_FILE: &str = "audit.jsonl";
+/// File name of the demo's audit log: actions on a simulated cluster never mix with the real
+/// log. One file for every demo (appends from several processes stay whole lines).
+pub(crate) const DEMO_AUDIT_FILE: &str = "demo-audit.jsonl";
 
 /// How an attempt ended.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum AuditResult {
+    /// Written and synced before the first request is sent: a run that dies without its
+    /// outcome record (SIGKILL, power loss) still left this one.
+    Started,
     /// Every step ran.
     Ok,
     /// A guard, RBAC or read-only mode refused it; nothing was sent.
@@ -186,6 +193,13 @@ impl AuditLog {
         crate::config::state_dir().map(|d| d.join(AUDIT_FILE))
     }
 
+    /// The demo's own log in kvtop's state directory (else the temporary directory).
+    pub fn demo_path() -> PathBuf {
+        crate::config::state_dir()
+            .unwrap_or_else(std::env::temp_dir)
+            .join(DEMO_AUDIT_FILE)
+    }
+
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -198,9 +212,21 @@ impl AuditLog {
         };
         let mut line = serde_json::to_string(record).map_err(|e| err(std::io::Error::other(e)))?;
         line.push('\n');
-        self.file.write_all(line.as_bytes()).map_err(err)?;
-        self.file.flush().map_err(err)?;
-        self.file.sync_data().map_err(err)
+        let before = self.file.metadata().map_err(err)?.len();
+        let written = self
+            .file
+            .write_all(line.as_bytes())
+            .and_then(|()| self.file.flush())
+            .and_then(|()| self.file.sync_data());
+        if let Err(error) = written {
+            // A full disk takes part of the line: cut it off, so that every line of the log
+            // stays a whole record (a device such as /dev/full has no length to cut to).
+            if self.file.metadata().is_ok_and(|m| m.is_file()) {
+                let _ = self.file.set_len(before);
+            }
+            return Err(err(error));
+        }
+        Ok(())
     }
 }
 

@@ -1,6 +1,7 @@
 //! One action run, for the console and the command line alike: make the plan ([`prepare`]),
-//! execute it through [`super::execute`] with progress to the caller, and write exactly one
-//! audit record per outcome: ok, error, refused ([`record_refusal`]) or interrupted
+//! execute it through [`super::execute`] with progress to the caller, and write a `started`
+//! audit record before anything is sent (nothing is sent when it cannot be written), then
+//! exactly one record per outcome: ok, error, refused ([`record_refusal`]) or interrupted
 //! ([`Run::interrupt`], from the console quitting or a signal to `kvtop drain`). The console and
 //! the command line only adapt: events and keys on one side, stderr and exit codes on the other.
 
@@ -144,6 +145,8 @@ pub enum RunEnd {
     },
     /// It was interrupted meanwhile, and [`Run::interrupt`] wrote its record.
     Interrupted,
+    /// Its `started` record could not be written, so nothing was sent.
+    NotAudited(AuditError),
 }
 
 /// A run stopped by [`Run::interrupt`]: its record, and whether it could be written.
@@ -167,8 +170,7 @@ struct RunState {
 #[derive(Debug, Clone)]
 pub struct Run {
     state: Arc<Mutex<RunState>>,
-    /// `None`: the command line found no state directory and runs unaudited.
-    audit: Option<SharedAudit>,
+    audit: SharedAudit,
 }
 
 /// Steps up to and including the one under way: those whose routing removal may have landed.
@@ -178,7 +180,7 @@ fn reached(step: Option<usize>) -> usize {
 
 impl Run {
     /// A run of `plan` by `who`, audited in `audit`.
-    pub fn new(plan: Plan, who: Attribution, audit: Option<SharedAudit>) -> Run {
+    pub fn new(plan: Plan, who: Attribution, audit: SharedAudit) -> Run {
         Run {
             state: Arc::new(Mutex::new(RunState {
                 plan,
@@ -205,7 +207,16 @@ impl Run {
         progress: &mut (dyn FnMut(Progress) + Send),
     ) -> RunEnd {
         let (plan, who) = {
-            let state = lock(&self.state);
+            let mut state = lock(&self.state);
+            if state.finished {
+                return RunEnd::Interrupted;
+            }
+            let started =
+                AuditRecord::new(&state.plan, &state.who, now_rfc3339(), AuditResult::Started);
+            if let Err(error) = self.write(&started) {
+                state.finished = true;
+                return RunEnd::NotAudited(error);
+            }
             (state.plan.clone(), state.who.clone())
         };
         let state = Arc::clone(&self.state);
@@ -312,10 +323,7 @@ impl Run {
     }
 
     fn write(&self, record: &AuditRecord) -> Result<(), AuditError> {
-        match &self.audit {
-            Some(log) => lock(log).write(record),
-            None => Ok(()),
-        }
+        lock(&self.audit).write(record)
     }
 }
 
@@ -345,7 +353,7 @@ mod tests {
     fn an_interruption_writes_one_record_and_only_the_first_counts() {
         let (_dir, path, audit) = audited();
         let plan = plan_cordon("prod", "node-a", true, &Policy::default());
-        let run = Run::new(plan, someone(), Some(audit));
+        let run = Run::new(plan, someone(), audit);
         let first = run.clone().interrupt(Interruption::ConsoleQuit);
         assert!(first.is_some_and(|i| i.audit.is_ok()));
         assert!(run.finished());

@@ -267,22 +267,44 @@ pub(super) fn apply(app: &mut App, update: ActionUpdate, now: Ts) -> Vec<Command
                     Ok(_) if run.plan.dry_run => {
                         NoticeKind::Action(format!("{name}: dry run done, nothing changed"))
                     }
-                    Ok(_) => NoticeKind::Action(format!("{name}: done")),
+                    Ok(_) => match &actions.audit_problem {
+                        // Its outcome went unrecorded: that stays the news, not "done".
+                        Some(problem) => NoticeKind::ActionFailed(format!(
+                            "{name}: done, but NOT recorded: {problem}"
+                        )),
+                        None => NoticeKind::Action(format!("{name}: done")),
+                    },
                     Err(failure) => NoticeKind::ActionFailed(failure.message.clone()),
                 };
+                let unrecorded = actions.audit_problem.is_some();
                 run.outcome = Some(match outcome {
                     Ok(done) => RunOutcome::Done(done),
                     Err(failure) => RunOutcome::Failed(failure),
                 });
-                long_notice(app, kind, now);
+                if unrecorded {
+                    lasting_notice(app, kind);
+                } else {
+                    long_notice(app, kind, now);
+                }
             }
         }
-        ActionUpdate::AuditFailed(message) => {
-            long_notice(app, NoticeKind::ActionFailed(message.to_string()), now);
+        ActionUpdate::AuditFailed(problem) => {
+            // Every later run is refused with this reason (see `run_gate`), and the notice
+            // stays until another replaces it.
+            actions.audit_problem = Some(problem.to_string());
+            lasting_notice(app, NoticeKind::ActionFailed(problem.to_string()));
         }
     }
     app.dirty = true;
     Vec::new()
+}
+
+/// A notice that does not time out: an action whose record was lost.
+fn lasting_notice(app: &mut App, kind: NoticeKind) {
+    app.notice = Some(Notice {
+        kind,
+        until: f64::INFINITY,
+    });
 }
 
 fn long_notice(app: &mut App, kind: NoticeKind, now: Ts) {

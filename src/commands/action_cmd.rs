@@ -2,8 +2,9 @@
 //! scriptable Kubernetes actions. The plan is always printed; it runs only when `--confirm`
 //! names the target, or as a `--dry-run` (which changes nothing). `--override` lets a failed
 //! guard that may be overridden pass; confirming alone never does. Exit codes: 0 done, 1 API
-//! error, 2 refused (guard, RBAC, read-only), 4 plan only, 5 a drain stopped with requests in
-//! flight (routing put back).
+//! error, 2 refused (guard, RBAC, read-only, no audit log to write), 4 plan only, 5 a drain
+//! stopped with requests in flight (routing put back), 6 done but its outcome could not be
+//! audited.
 //! The run itself is [`crate::actions::run`]'s, as in the console: here are the flags, stderr,
 //! the exit code and the signals that interrupt it.
 
@@ -38,6 +39,8 @@ pub(crate) const EXIT_REFUSED: u8 = 2;
 pub(crate) const EXIT_PLAN_ONLY: u8 = 4;
 /// A drain's wait ended with requests in flight: it stopped and put routing back.
 pub(crate) const EXIT_STILL_BUSY: u8 = 5;
+/// The run ended but its outcome could not be written to the audit log.
+pub(crate) const EXIT_AUDIT_FAILED: u8 = 6;
 
 /// Run one action from the command line.
 pub fn run(kind: ActionKind, args: ActionArgs, global: &GlobalArgs) -> ExitCode {
@@ -157,16 +160,14 @@ async fn run_async(kind: ActionKind, args: ActionArgs, global: &GlobalArgs) -> u
         super::err(&format!("kvtop: {e}"));
         return EXIT_REFUSED;
     }
-    // Without a state directory (and no --audit-log) the action runs unaudited.
-    let audit = match &args.audit_log {
-        Some(path) => AuditLog::open(path).map(Some),
-        None => match AuditLog::default_path() {
-            Some(path) => AuditLog::open(&path).map(Some),
-            None => Ok(None),
-        },
+    let Some(audit_path) = args.audit_log.clone().or_else(AuditLog::default_path) else {
+        super::err(
+            "kvtop: no state directory for the audit log (pass --audit-log); refusing to act without an audit log",
+        );
+        return EXIT_REFUSED;
     };
-    let audit = match audit {
-        Ok(log) => log.map(run::share),
+    let audit = match AuditLog::open(&audit_path) {
+        Ok(log) => run::share(log),
         Err(e) => {
             super::err(&format!("kvtop: {e}; refusing to act without an audit log"));
             return EXIT_REFUSED;
@@ -194,7 +195,7 @@ async fn act(
     policy: &Policy,
     settings: &ExecSettings,
     scrape: &ScrapeSettings,
-    audit: Option<SharedAudit>,
+    audit: SharedAudit,
 ) -> u8 {
     let limit = settings.api_timeout;
     let prepared = run::prepare(
@@ -242,11 +243,9 @@ async fn act(
                 plan.target
             ));
         }
-        if let Some(log) = audit {
-            let who = who().await;
-            if let Err(e) = run::record_refusal(&log, &plan, &who, message) {
-                super::err(&format!("kvtop: {e}"));
-            }
+        let who = who().await;
+        if let Err(e) = run::record_refusal(&audit, &plan, &who, message) {
+            super::err(&format!("kvtop: {e}"));
         }
         return EXIT_REFUSED;
     }
@@ -275,7 +274,7 @@ async fn run_plan(
     who: Attribution,
     probe: &InFlightProbe,
     settings: &ExecSettings,
-    audit: Option<SharedAudit>,
+    audit: SharedAudit,
 ) -> u8 {
     // Registered before the first mutation, so a signal during the run is always caught here.
     let mut stop = Signals::listen();
@@ -293,16 +292,32 @@ async fn run_plan(
         signal = stop.recv() => Err(signal),
     };
     match end {
+        Ok(RunEnd::NotAudited(e)) => {
+            super::err(&format!(
+                "kvtop: {e}; nothing was sent: refusing to act without an audit log"
+            ));
+            EXIT_REFUSED
+        }
         Ok(RunEnd::Ended { outcome, audit }) => {
-            if let Err(e) = audit {
-                super::err(&format!("kvtop: {e}"));
-            }
+            let audited = match audit {
+                Ok(()) => true,
+                Err(e) => {
+                    super::err(&format!(
+                        "kvtop: WARNING: the action ran but its outcome is NOT in the audit log: {e}"
+                    ));
+                    false
+                }
+            };
             match outcome {
                 Ok(done) => {
                     for line in &done {
                         super::out(&line.to_string());
                     }
-                    EXIT_DONE
+                    if audited {
+                        EXIT_DONE
+                    } else {
+                        EXIT_AUDIT_FAILED
+                    }
                 }
                 Err(failure) => {
                     // What was done before (a node drain: every pod that did leave) is as
@@ -344,7 +359,9 @@ async fn run_plan(
             ));
             print_rollback(stopped.record.rollback.as_ref());
             if let Err(e) = stopped.audit {
-                super::err(&format!("kvtop: {e}"));
+                super::err(&format!(
+                    "kvtop: WARNING: the interruption is NOT in the audit log: {e}"
+                ));
             }
             code
         }

@@ -47,6 +47,8 @@ pub struct Sources<'a> {
     pub help_note: Option<String>,
     /// `--focus`: the row filter the console starts with, detail pane enlarged.
     pub focus: Option<String>,
+    /// Where actions are audited (`None`: the user's audit log; the demo keeps its own).
+    pub audit_log: Option<std::path::PathBuf>,
 }
 
 /// Run the console on `targets` until the user quits. `notices` are shown in the footer
@@ -176,6 +178,7 @@ pub async fn run_console_with(
         sim,
         help_note,
         focus,
+        audit_log,
     } = sources;
     let settings = ScrapeSettings {
         interval: config.interval,
@@ -278,7 +281,7 @@ pub async fn run_console_with(
         let runner = ActionRunner::new(
             &clusters,
             k,
-            None,
+            audit_log.as_deref(),
             client.clone(),
             settings.clone(),
             tx.clone(),
@@ -324,7 +327,7 @@ pub async fn run_console_with(
         actions.shutdown().await;
     }
     drop(workers);
-    drop(terminal);
+    crate::terminal::leave(terminal);
     crate::terminal::restore();
     match result {
         Ok(reason) => {

@@ -308,7 +308,7 @@ impl ActionRunner {
             identity: self.identity(&plan.context),
             overridden,
         };
-        let run = Run::new(plan, who, Some(audit));
+        let run = Run::new(plan, who, audit);
         let cluster_for_rollback = cluster.clone();
         let task_run = run.clone();
         let events = self.events.clone();
@@ -320,10 +320,26 @@ impl ActionRunner {
                 let _ = progress_events.try_send(Event::Action(update));
             };
             let end = task_run.execute(&cluster, &exec, &probe, &mut report).await;
-            // Interrupted: the console quit meanwhile and wrote the record.
-            let RunEnd::Ended { outcome, audit } = end else {
-                return;
+            let (outcome, audit) = match end {
+                RunEnd::Ended { outcome, audit } => (outcome, audit),
+                // Interrupted: the console quit meanwhile and wrote the record.
+                RunEnd::Interrupted => return,
+                RunEnd::NotAudited(error) => {
+                    let message =
+                        format!("{}; nothing was sent", NotStarted::NoAudit(error.into()));
+                    let refused = ActionUpdate::Finished {
+                        id,
+                        outcome: Err(RunFailure {
+                            step: 0,
+                            message,
+                            done: Vec::new(),
+                        }),
+                    };
+                    let _ = events.send(Event::Action(refused)).await;
+                    return;
+                }
             };
+            // Before its end: the end's notice must not hide that it went unrecorded.
             if let Err(error) = audit {
                 let update = ActionUpdate::AuditFailed(error.into());
                 let _ = events.send(Event::Action(update)).await;

@@ -59,6 +59,7 @@ pub fn run(global: &GlobalArgs) -> ExitCode {
             sim: None,
             help_note: None,
             focus: global.focus.clone(),
+            audit_log: None,
         };
         let console = super::console::run_console_with(&config, theme, sources, source, problems);
         tokio::select! {

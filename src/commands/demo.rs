@@ -95,6 +95,7 @@ async fn run_direct(
         sim: Some(sim),
         help_note: None,
         focus: None,
+        audit_log: None,
     };
     super::console::run_console_with(config, theme, sources, source, problems).await
 }
@@ -172,6 +173,8 @@ async fn run_with_kube(
         sim: None,
         help_note,
         focus: None,
+        // Actions on the simulated cluster are not the operator's: never in the real log.
+        audit_log: Some(crate::actions::AuditLog::demo_path()),
     };
     let code = super::console::run_console_with(&config, theme, sources, source, problems).await;
     let _ = std::fs::remove_file(&kubeconfig);

@@ -97,20 +97,30 @@ impl Config {
             });
         }
         if !overrides.targets.is_empty() {
-            next.targets = overrides
+            let checked = overrides
                 .targets
                 .iter()
                 .enumerate()
                 .map(|(index, url)| {
-                    let checked = check_url(url)
-                        .map_err(|m| flag_error(Setting::Target(index, TargetField::Url), m))?;
-                    Ok(TargetConfig {
-                        name: checked.default_name,
-                        url: checked.url,
-                        bearer_token: None,
-                    })
+                    check_url(url)
+                        .map_err(|m| flag_error(Setting::Target(index, TargetField::Url), m))
                 })
-                .collect::<Result<_, ConfigError>>()?;
+                .collect::<Result<Vec<_>, ConfigError>>()?;
+            // Two engines behind one host:port (a path-routing proxy) stay two rows: a name
+            // shared with another target gets the URL's path.
+            let shared = |name: &str| checked.iter().filter(|c| c.default_name == name).count() > 1;
+            next.targets = checked
+                .iter()
+                .map(|c| TargetConfig {
+                    name: if shared(&c.default_name) {
+                        c.name_with_path.clone()
+                    } else {
+                        c.default_name.clone()
+                    },
+                    url: c.url.clone(),
+                    bearer_token: None,
+                })
+                .collect();
         }
 
         let name = |setting: Setting| match setting.flag() {
@@ -227,6 +237,26 @@ mod tests {
         assert!(config.targets.iter().all(|t| t.bearer_token.is_none()));
         assert_eq!(config.window, QuantileWindow::M5);
         assert_eq!(config.body_limit, 16 * 1024 * 1024);
+    }
+
+    #[test]
+    fn two_targets_on_one_host_and_port_stay_two_named_by_their_paths() {
+        let mut config = Config::default();
+        config
+            .apply(Overrides {
+                targets: vec![
+                    "http://gw:8000/a/metrics".into(),
+                    "http://gw:8000/b/metrics".into(),
+                    "http://10.0.0.2:8000".into(),
+                ],
+                ..Overrides::default()
+            })
+            .expect("valid");
+        let names: Vec<&str> = config.targets.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(
+            names,
+            ["gw:8000/a/metrics", "gw:8000/b/metrics", "10.0.0.2:8000"]
+        );
     }
 
     #[test]

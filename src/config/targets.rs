@@ -47,6 +47,9 @@ impl fmt::Debug for TargetConfig {
 pub(crate) struct CheckedUrl {
     pub url: String,
     pub default_name: String,
+    /// The default name followed by the URL's path (`host:port/a/metrics`): the name when
+    /// another target on the command line has the same host and port.
+    pub name_with_path: String,
 }
 
 /// Checks a target URL: http or https, a host, no credentials (they would be shown on screen).
@@ -79,9 +82,11 @@ pub(crate) fn check_url(text: &str) -> Result<CheckedUrl, String> {
         Some(port) => format!("{host}:{port}"),
         None => host,
     };
+    let name_with_path = format!("{default_name}{}", url.path());
     Ok(CheckedUrl {
         url: url.into(),
         default_name,
+        name_with_path,
     })
 }
 

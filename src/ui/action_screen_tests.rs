@@ -577,6 +577,64 @@ fn a_missing_audit_log_keeps_run_off_with_the_reason() {
 }
 
 #[test]
+fn an_unrecorded_outcome_stays_on_screen_instead_of_done_and_refuses_the_next_run() {
+    let mut app = app();
+    ch(&mut app, 'R');
+    planned(
+        &mut app,
+        plan_for(ActionKind::RestartPod, &Policy::default()),
+    );
+    press(&mut app, KeyCode::Tab);
+    let commands = press(&mut app, KeyCode::Enter);
+    let [Command::RunAction { id, .. }] = commands.as_slice() else {
+        panic!("{commands:?}");
+    };
+    let id = *id;
+    let problem = crate::actions::AuditProblem::Unwritable(std::sync::Arc::new(
+        crate::actions::audit::AuditError {
+            path: "/x/audit.jsonl".into(),
+            source: std::io::Error::from_raw_os_error(28),
+        },
+    ));
+    update(
+        &mut app,
+        Event::Action(ActionUpdate::AuditFailed(problem)),
+        T0 + 1.0,
+    );
+    update(
+        &mut app,
+        Event::Action(ActionUpdate::Finished {
+            id,
+            outcome: Ok(vec!["deleted llm/vllm-a".into()]),
+        }),
+        T0 + 1.0,
+    );
+    // Long after any timed notice would be gone, it still says so.
+    press(&mut app, KeyCode::Esc);
+    update(&mut app, Event::Tick, T0 + 3_600.0);
+    let text = screen_text(&app, 160, 24);
+    let footer = text.lines().last().unwrap_or_default();
+    assert!(
+        footer.contains("restart vllm-a: done, but NOT recorded"),
+        "{text}"
+    );
+    assert!(footer.contains("/x/audit.jsonl"), "{text}");
+    // The next run is refused with the reason.
+    ch(&mut app, 'R');
+    planned(
+        &mut app,
+        plan_for(ActionKind::RestartPod, &Policy::default()),
+    );
+    press(&mut app, KeyCode::Tab);
+    assert!(press(&mut app, KeyCode::Enter).is_empty());
+    let text = screen_text(&app, 160, 24);
+    assert!(
+        text.contains("No space left on device (os error 28); refusing to"),
+        "{text}"
+    );
+}
+
+#[test]
 fn engines_without_a_pod_have_no_actions() {
     let mut app = app();
     app.kube.targets.clear();

@@ -58,6 +58,7 @@ fn health_style(theme: &Theme, health: Health) -> Style {
         Health::Healthy => theme.ok,
         Health::Degraded => theme.warn,
         Health::Stuck | Health::Down => theme.down,
+        Health::Pending => theme.dim,
     }
 }
 

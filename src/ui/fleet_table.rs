@@ -515,8 +515,9 @@ fn row_line(
             column,
             Column::Badge | Column::Name | Column::Model | Column::Status | Column::Health
         );
-        if status == RowStatus::Down && is_value {
-            // The reason takes the place of every value column.
+        if matches!(status, RowStatus::Down | RowStatus::Pending) && is_value {
+            // The reason takes the place of every value column (not scraped yet: `no data`,
+            // after the pod's own state when it has one).
             let rest: usize = width
                 + iter
                     .by_ref()
@@ -530,7 +531,12 @@ fn row_line(
                 Some((marker, _)) => format!("{marker} · {reason}"),
                 None => reason,
             };
-            spans.push(Span::styled(format::left(&reason, rest), theme.down));
+            let style = if status == RowStatus::Down {
+                theme.down
+            } else {
+                theme.dim
+            };
+            spans.push(Span::styled(format::left(&reason, rest), style));
             break;
         }
         let s = &engine.signals;
@@ -620,7 +626,7 @@ fn status_cell(
         let style = match status {
             RowStatus::Up | RowStatus::Restarted => Some(marker_style),
             RowStatus::Stale => Some(theme.stale),
-            RowStatus::Down => None,
+            RowStatus::Down | RowStatus::Pending => None,
         };
         if let Some(style) = style {
             return (format::left(&format!("{word} {marker}"), width), style);
@@ -642,6 +648,7 @@ fn status_cell(
             (None, None) => (word.to_string(), theme.stale),
         },
         RowStatus::Down => (word.to_string(), theme.down),
+        RowStatus::Pending => (word.to_string(), theme.dim),
     };
     (format::left(&label, width), style)
 }

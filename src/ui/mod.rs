@@ -296,3 +296,7 @@ mod tests {
 
 #[cfg(test)]
 mod action_screen_tests;
+#[cfg(test)]
+mod first_scrape_tests;
+#[cfg(test)]
+mod wide_text_tests;

@@ -208,6 +208,7 @@ fn row_line(
         Health::Healthy => theme.ok,
         Health::Degraded => theme.warn,
         Health::Stuck | Health::Down => theme.down,
+        Health::Pending => theme.dim,
     };
     let signals = state.map(|s| &s.signals);
     let gap = || Span::raw("  ");

@@ -259,3 +259,23 @@ fn the_demo_story_raises_findings_within_its_first_minute() {
     assert!(pending.contains(&"kv-breaker".to_owned()), "{pending:?}");
     assert!(pending.contains(&"ttft-high".to_owned()), "{pending:?}");
 }
+
+#[test]
+fn a_time_scale_too_fast_to_simulate_is_refused_up_front() {
+    for scale in ["1e4", "1e5", "inf", "NaN", "0", "-3"] {
+        let started = std::time::Instant::now();
+        let flag = format!("--time-scale={scale}");
+        let (out, _home) = kvtop(&["check", "--sim", &flag, "--duration", "60s"]);
+        assert_ne!(out.status.code(), Some(0), "{scale}");
+        assert!(stdout(&out).is_empty(), "{scale}: {}", stdout(&out));
+        assert!(
+            stderr(&out).contains("use a factor above 0 and below 10000"),
+            "{scale}: {}",
+            stderr(&out)
+        );
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(10),
+            "{scale}"
+        );
+    }
+}

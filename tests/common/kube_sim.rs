@@ -48,8 +48,17 @@ pub async fn fast_cluster(engines: usize, seed: u64) -> (SimHandle, KubeSimHandl
     fast_cluster_of(sim, 1e9).await
 }
 
-/// The audit log's lines, parsed (none when the file does not exist).
+/// The audit log's outcome lines (ok, error, refused, interrupted), parsed, without the
+/// `started` line each run writes before it sends anything (see [`audit_all_lines`]).
 pub fn audit_lines(path: &std::path::Path) -> Vec<serde_json::Value> {
+    audit_all_lines(path)
+        .into_iter()
+        .filter(|l| l["result"] != "started")
+        .collect()
+}
+
+/// Every line of the audit log, parsed (none when the file does not exist).
+pub fn audit_all_lines(path: &std::path::Path) -> Vec<serde_json::Value> {
     std::fs::read_to_string(path)
         .unwrap_or_default()
         .lines()

@@ -261,12 +261,15 @@ async fn sigterm_during_a_drain_wait_exits_and_audits_the_attempt() {
 
     let text = std::fs::read_to_string(&audit).expect("audit log");
     assert!(text.ends_with('\n'), "a complete line: {text:?}");
-    let lines: Vec<serde_json::Value> = text
+    let all: Vec<serde_json::Value> = text
         .lines()
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{l}: {e}")))
         .collect();
+    // The `started` line written before the first request (issue 17), then the outcome.
+    assert_eq!(all[0]["result"], "started", "{text}");
+    let lines: Vec<&serde_json::Value> = all.iter().filter(|l| l["result"] != "started").collect();
     assert_eq!(lines.len(), 1, "{text}");
-    let line = &lines[0];
+    let line = lines[0];
     assert_eq!(line["action"], "drain");
     assert_eq!(line["target"], pod.as_str());
     assert_eq!(line["result"], "interrupted");

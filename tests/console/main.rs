@@ -7,6 +7,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod closed_pty;
 mod exit_paths;
 mod tmux_demo;
 mod tmux_story;

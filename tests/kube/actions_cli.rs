@@ -31,6 +31,12 @@ impl Setup {
 
     /// Run `kvtop ARGS` with the simulated cluster's kubeconfig; (exit code, stdout, stderr).
     pub(crate) async fn kvtop(&self, args: &[&str]) -> (i32, String, String) {
+        let command = self.command(args, &self.audit());
+        Self::output(command).await
+    }
+
+    /// The `kvtop ARGS` command [`Setup::kvtop`] runs, auditing to `audit`.
+    pub(crate) fn command(&self, args: &[&str], audit: &std::path::Path) -> std::process::Command {
         let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_kvtop"));
         command
             .args(args)
@@ -39,9 +45,14 @@ impl Setup {
             .arg("--config")
             .arg(self.dir.path().join("config.toml"))
             .arg("--audit-log")
-            .arg(self.audit())
+            .arg(audit)
             .env("USER", "oncall");
         common::isolate_home(&mut command, &self.dir.path().join("home"));
+        command
+    }
+
+    /// Run `command`; (exit code, stdout, stderr).
+    pub(crate) async fn output(mut command: std::process::Command) -> (i32, String, String) {
         let output = tokio::task::spawn_blocking(move || command.output())
             .await
             .unwrap_or_else(|e| panic!("join: {e}"))

@@ -8,9 +8,11 @@
 mod common;
 
 mod actions_cli;
+mod audit_first;
 mod check_kube_cli;
 mod discovery_by_workload;
 mod drain_safety;
+mod exec_plugin;
 mod kube_actions_ui;
 mod kube_discovery;
 mod kube_sim_api;

@@ -9,6 +9,25 @@ fn known(v: Option<f64>) -> Option<f64> {
     v.filter(|v| v.is_finite())
 }
 
+/// `text` without the sign of a number that shows as zero (`-0`, `-0.0`): an endpoint's `-0`
+/// or a tiny negative rounded away is no negative value.
+fn unsigned_zero(text: String) -> String {
+    match text.strip_prefix('-') {
+        Some(rest)
+            if rest
+                .chars()
+                .take_while(|c| c.is_ascii_digit() || *c == '.')
+                .all(|c| matches!(c, '0' | '.')) =>
+        {
+            rest.to_owned()
+        }
+        _ => text,
+    }
+}
+
+/// Largest magnitude [`si`] shows with a suffix; beyond it the cell says `>999T`.
+const SI_MAX: f64 = 999.5e12;
+
 /// A latency in seconds: `412ms` under a second, `1.25s`, `12.3s`, `123s`, then minutes.
 pub fn latency(secs: Option<f64>) -> String {
     let Some(s) = known(secs).filter(|s| *s >= 0.0) else {
@@ -37,7 +56,14 @@ pub fn si(v: Option<f64>) -> String {
     let Some(v) = known(v) else {
         return UNKNOWN.into();
     };
+    unsigned_zero(si_known(v))
+}
+
+fn si_known(v: f64) -> String {
     let a = v.abs();
+    if a >= SI_MAX {
+        return if v > 0.0 { ">999T" } else { "<-999T" }.into();
+    }
     if a < 9.95 && a.fract() != 0.0 {
         return format!("{v:.1}");
     }
@@ -64,17 +90,20 @@ pub fn si(v: Option<f64>) -> String {
 /// values are rounded to whole requests.
 pub fn count(v: Option<f64>) -> String {
     match known(v) {
-        Some(v) if v.abs() < 999.5 => format!("{:.0}", v.round()),
+        Some(v) if v.abs() < 999.5 => unsigned_zero(format!("{:.0}", v.round())),
         other => si(other),
     }
 }
 
-/// A 0..1 ratio as a whole percentage: `45%`; `<1%` for small non-zero ratios.
+/// A 0..1 ratio as a whole percentage: `45%`; `<1%` for small non-zero ratios. Every ratio
+/// shown this way (cache usage, hit rates, utilisation, error ratios) lies in 0..1 by
+/// definition: an endpoint's value outside it is shown at the nearest bound, so a cell never
+/// reads `inf%`, `-0%` or `1e310%`.
 pub fn percent(ratio: Option<f64>) -> String {
-    match known(ratio) {
+    match known(ratio).map(|r| r.clamp(0.0, 1.0)) {
         None => UNKNOWN.into(),
         Some(r) if r > 0.0 && r < 0.005 => "<1%".into(),
-        Some(r) => format!("{:.0}%", r * 100.0),
+        Some(r) => unsigned_zero(format!("{:.0}%", r * 100.0)),
     }
 }
 
@@ -95,6 +124,9 @@ pub fn age(secs: f64) -> String {
         return UNKNOWN.into();
     }
     let s = secs.max(0.0).floor() as u64;
+    if s >= 1000 * 86400 {
+        return ">999d".into();
+    }
     match s {
         0..60 => format!("{s}s"),
         60..3600 => format!("{}m{:02}s", s / 60, s % 60),
@@ -172,16 +204,47 @@ pub fn printable(s: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
-/// Cut `s` to at most `width` characters, ending in `…` when cut.
+/// Terminal columns `s` takes: a CJK character two, a combining mark none.
+pub fn columns(s: &str) -> usize {
+    unicode_width::UnicodeWidthStr::width(s)
+}
+
+fn char_columns(c: char) -> usize {
+    unicode_width::UnicodeWidthChar::width(c).unwrap_or(0)
+}
+
+/// The longest start of `chars` that fits in `budget` columns, and the columns it takes.
+fn fit(chars: impl Iterator<Item = char>, budget: usize) -> (String, usize) {
+    let mut out = String::new();
+    let mut used = 0;
+    for c in chars {
+        let w = char_columns(c);
+        if used + w > budget {
+            break;
+        }
+        used += w;
+        out.push(c);
+    }
+    (out, used)
+}
+
+/// `s` followed by spaces up to `width` columns (a `format!` width counts characters, not
+/// columns, and would shift the rest of a row with wide names).
+fn pad_right(s: String, width: usize) -> String {
+    let missing = width.saturating_sub(columns(&s));
+    s + &" ".repeat(missing)
+}
+
+/// Cut `s` to at most `width` columns, ending in `…` when cut.
 pub fn truncate(s: &str, width: usize) -> String {
     let s = printable(s);
-    if s.chars().count() <= width {
+    if columns(&s) <= width {
         return s.into_owned();
     }
     if width == 0 {
         return String::new();
     }
-    let mut out: String = s.chars().take(width - 1).collect();
+    let (mut out, _) = fit(s.chars(), width - 1);
     out.push('…');
     out
 }
@@ -192,30 +255,28 @@ pub fn truncate(s: &str, width: usize) -> String {
 /// Deployment's name is: `vllm-llama…pfwbm`; other names keep equal parts of both ends.
 pub(crate) fn truncate_middle(s: &str, width: usize) -> String {
     let s = printable(s);
-    let len = s.chars().count();
-    if len <= width {
+    if columns(&s) <= width {
         return s.into_owned();
     }
     if width < 8 {
         return truncate(&s, width);
     }
-    let last_segment = s.rsplit('-').next().map_or(0, |seg| seg.chars().count());
+    let last_segment = s.rsplit('-').next().map_or(0, columns);
     let tail = if s.contains('-') && (1..=(width - 1) / 2).contains(&last_segment) {
         last_segment
     } else {
         (width - 1) / 2
     };
-    let head = width - 1 - tail;
-    let mut out: String = s.chars().take(head).collect();
+    let (tail, tail_used) = fit(s.chars().rev(), tail);
+    let (mut out, _) = fit(s.chars(), width - 1 - tail_used);
     out.push('…');
-    out.extend(s.chars().skip(len - tail));
+    out.extend(tail.chars().rev());
     out
 }
 
 /// `s` padded or cut (in the middle) to exactly `width` columns, left-aligned.
 pub fn left_middle(s: &str, width: usize) -> String {
-    let s = truncate_middle(s, width);
-    format!("{s:<width$}")
+    pad_right(truncate_middle(s, width), width)
 }
 
 /// A model name without its organisation prefix: `meta-llama/Llama-3.1-8B` → `Llama-3.1-8B`.
@@ -226,18 +287,31 @@ pub fn short_model(model: &str) -> &str {
 /// `s` padded or cut to exactly `width` columns, right-aligned.
 pub fn right(s: &str, width: usize) -> String {
     let s = truncate(s, width);
-    format!("{s:>width$}")
+    " ".repeat(width.saturating_sub(columns(&s))) + &s
 }
 
 /// `s` padded or cut to exactly `width` columns, left-aligned.
 pub fn left(s: &str, width: usize) -> String {
-    let s = truncate(s, width);
-    format!("{s:<width$}")
+    pad_right(truncate(s, width), width)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cells_are_measured_in_columns_not_characters() {
+        // Four CJK characters take eight columns.
+        assert_eq!(left("模型名称", 10), "模型名称  ");
+        assert_eq!(columns(&left("模型名称", 10)), 10);
+        assert_eq!(truncate("模型名称", 6), "模型…");
+        assert_eq!(columns(&truncate("模型名称", 6)), 5);
+        assert_eq!(columns(&right("模型名称", 7)), 7);
+        assert_eq!(columns(&left_middle("vllm-模型名称-abcde", 14)), 14);
+        // A combining mark takes no column of its own.
+        assert_eq!(columns(&left("e\u{301}tude", 8)), 8);
+        assert_eq!(left("e\u{301}tude", 8), "e\u{301}tude   ");
+    }
 
     #[test]
     fn names_are_cut_in_the_middle() {
@@ -320,6 +394,26 @@ mod tests {
         assert_eq!(percent(Some(0.0)), "0%");
         assert_eq!(percent(Some(0.001)), "<1%");
         assert_eq!(percent(None), "–");
+    }
+
+    #[test]
+    fn outside_numbers_stay_bounded_and_unsigned_at_zero() {
+        assert_eq!(percent(Some(1e308)), "100%");
+        assert_eq!(percent(Some(1.7)), "100%");
+        assert_eq!(percent(Some(-0.0)), "0%");
+        assert_eq!(percent(Some(-3.0)), "0%");
+        assert_eq!(percent(Some(f64::NAN)), "–");
+        assert_eq!(percent(Some(f64::INFINITY)), "–");
+        assert_eq!(si(Some(-0.0)), "0");
+        assert_eq!(si(Some(-0.04)), "0.0");
+        assert_eq!(si(Some(1e308)), ">999T");
+        assert_eq!(si(Some(-1e308)), "<-999T");
+        assert_eq!(si(Some(5e14)), "500T");
+        assert_eq!(count(Some(-0.3)), "0");
+        assert_eq!(count(Some(1e308)), ">999T");
+        assert_eq!(per_minute(Some(1e308)), "–");
+        assert_eq!(latency(Some(1e308)), ">999d");
+        assert_eq!(age(1e12), ">999d");
     }
 
     #[test]

@@ -47,9 +47,11 @@ impl ClusterClient {
         prepare(&mut config, api_timeout);
         let default_namespace = config.default_namespace.clone();
         let client = kube::Client::try_from(config).map_err(|e| {
+            // A credential plugin runs here: its failure without its environment and output.
+            let message = super::error::exec_plugin_failure(&e).unwrap_or_else(|| e.to_string());
             ApiCall::new("connect to", "the API server")
                 .context(context)
-                .error(KubeErrorKind::Config(e.to_string()))
+                .error(KubeErrorKind::Config(message))
         })?;
         Ok(ClusterClient {
             context: context.to_owned(),
@@ -58,6 +60,19 @@ impl ClusterClient {
             kubeconfig_user: None,
         })
     }
+}
+
+/// Every exec credential plugin made non-interactive: kube-rs then gives it a closed stdin
+/// and captures its stderr instead of sharing the console's terminal with it (a login prompt
+/// would read the operator's keys and draw over the console; several contexts' plugins would
+/// read the same tty). A plugin that needs a prompt fails and says so on its stderr line.
+fn without_interactive_plugins(mut kubeconfig: Kubeconfig) -> Kubeconfig {
+    for user in &mut kubeconfig.auth_infos {
+        if let Some(exec) = user.auth_info.as_mut().and_then(|a| a.exec.as_mut()) {
+            exec.interactive_mode = Some(kube::config::ExecInteractiveMode::Never);
+        }
+    }
+    kubeconfig
 }
 
 fn prepare(config: &mut kube::Config, api_timeout: Duration) {
@@ -101,6 +116,7 @@ pub async fn connect(settings: &KubernetesConfig) -> Result<Vec<ClusterClient>, 
             }
         },
     };
+    let kubeconfig = without_interactive_plugins(kubeconfig);
     let contexts: Vec<String> = if settings.contexts.is_empty() {
         let current = kubeconfig.current_context.clone().ok_or_else(|| {
             config_error(

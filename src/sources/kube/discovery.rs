@@ -532,6 +532,13 @@ async fn logs_loop(ctx: Ctx, mut follow: watch::Receiver<Option<PodKey>>) {
                 }
                 // A container that is not running yet has no log: not a problem.
                 Err(err) if err.code() == Some(400) => {}
+                // The pod is gone (evicted, deleted) before the next listing noticed: stop
+                // reading it now rather than report `404 not found` each second until then.
+                // A pod of that name listed again is read again.
+                Err(err) if err.is_not_found() => {
+                    lock(&ctx.known).remove(&key);
+                    cursors.remove(&key);
+                }
                 Err(err) => failure = Some(err),
             }
         }

@@ -229,8 +229,53 @@ fn canonical_reason(code: u16) -> &'static str {
     }
 }
 
+/// Longest stderr line quoted from a failing credential plugin.
+const PLUGIN_STDERR_CHARS: usize = 200;
+
+/// A credential plugin's failure told without what kube-rs puts in its message: the whole
+/// command with its environment (`AWS_SECRET_ACCESS_KEY=…`) and arguments, and its stdout.
+/// Only the program's name, its exit status and its first stderr line, sanitised and bounded.
+pub(crate) fn exec_plugin_failure(err: &kube::Error) -> Option<String> {
+    let auth = chain(err).find_map(|e| e.downcast_ref::<kube::client::AuthError>())?;
+    match auth {
+        kube::client::AuthError::AuthExecRun { cmd, out } => {
+            // kube-rs gives the command as `Command`'s Debug text, `KEY="value" "program"
+            // "arg"…`: the program is the first word that starts quoted.
+            let program = cmd
+                .split_whitespace()
+                .find(|word| word.starts_with('"'))
+                .map(|word| word.trim_matches('"'))
+                .and_then(|path| path.rsplit('/').next())
+                .map(|name| kvtop_core::safe_text::block(name, 64).into_owned())
+                .unwrap_or_else(|| "(unnamed)".to_owned());
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            let line = stderr.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+            let line = kvtop_core::safe_text::block(line.trim(), PLUGIN_STDERR_CHARS);
+            let status = match out.status.code() {
+                Some(code) => format!("exited with status {code}"),
+                None => "was killed by a signal".to_owned(),
+            };
+            Some(if line.is_empty() {
+                format!("credential plugin {program} {status}")
+            } else {
+                format!("credential plugin {program} {status}: {line}")
+            })
+        }
+        kube::client::AuthError::AuthExecStart(io) => {
+            Some(format!("cannot run the credential plugin: {io}"))
+        }
+        kube::client::AuthError::AuthExecParse(_) => {
+            Some("the credential plugin's output is not an ExecCredential".to_owned())
+        }
+        _ => None,
+    }
+}
+
 /// Sort a kube-rs error into what the operator needs to know.
 pub(crate) fn classify(err: &kube::Error) -> KubeErrorKind {
+    if let Some(message) = exec_plugin_failure(err) {
+        return KubeErrorKind::Config(message);
+    }
     match err {
         kube::Error::Api(status) => {
             // A body that was not a Status (a proxy's HTML page): kube-rs puts the text in the

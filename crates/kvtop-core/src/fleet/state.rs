@@ -84,6 +84,8 @@ impl Default for FleetSettings {
 pub enum EngineStatus {
     /// Last scrape good.
     Up,
+    /// Not scraped yet: the first attempt has not ended (the first second after start).
+    Pending,
     /// No good scrape for 2 intervals: last values shown with their age.
     Stale,
     /// Never scraped successfully, or gone for long.
@@ -202,7 +204,8 @@ impl Fleet {
     pub fn settings(&self) -> &FleetSettings {
         &self.settings
     }
-    /// Add a scrape target; it shows as one Down placeholder row until it is scraped.
+    /// Add a scrape target; it shows as one placeholder row until it is scraped: Pending from
+    /// the next [`Fleet::tick`] until its first scrape ends, Down if that fails.
     pub fn add_target(&mut self, spec: TargetSpec) -> TargetId {
         let id = TargetId(self.next_target);
         self.insert_target(id, spec);
@@ -383,13 +386,17 @@ impl Fleet {
         }
         let mut changed = self.tick_sources(now);
         changed |= self.tick_gpus(now);
-        let intervals: Vec<f64> = self
+        let rules: Vec<(f64, bool)> = self
             .engines
             .iter()
-            .map(|row| self.row_interval(row.target))
+            .map(|row| (self.row_interval(row.target), self.attempted(row.target)))
             .collect();
-        for (row, interval) in self.engines.iter_mut().zip(intervals) {
-            let status = status_at(row.last_ok, now, interval);
+        for (row, (interval, attempted)) in self.engines.iter_mut().zip(rules) {
+            let status = if attempted {
+                status_at(row.last_ok, now, interval)
+            } else {
+                EngineStatus::Pending
+            };
             if status != row.status {
                 row.status = status;
                 changed = true;
@@ -462,6 +469,8 @@ impl Fleet {
                 EngineStatus::Up => counts.up += 1,
                 EngineStatus::Stale => counts.stale += 1,
                 EngineStatus::Down => counts.down += 1,
+                // A second at most: counted once it is scraped.
+                EngineStatus::Pending => {}
             }
         }
         counts
@@ -485,6 +494,12 @@ impl Fleet {
             + self.engines.capacity() * size_of::<EngineState>()
             + self.targets.capacity() * size_of::<TargetState>()
             + rows
+    }
+
+    /// Whether a scrape of target `id` has ended. A Prometheus source's rows have their own
+    /// rules (see `prometheus_source`): counted as attempted, as before.
+    fn attempted(&self, id: TargetId) -> bool {
+        self.source_of(id).is_some() || self.target(id).is_none_or(|t| t.last_attempt.is_some())
     }
 
     fn target_index(&self, id: TargetId) -> Option<usize> {

@@ -74,6 +74,7 @@ impl EngineStatus {
             EngineStatus::Up => "UP",
             EngineStatus::Stale => "STALE",
             EngineStatus::Down => "DOWN",
+            EngineStatus::Pending => "PENDING",
         }
     }
 }
@@ -87,6 +88,8 @@ pub enum RowStatus {
     Restarted,
     Stale,
     Down,
+    /// Not scraped yet.
+    Pending,
 }
 
 impl RowStatus {
@@ -95,6 +98,7 @@ impl RowStatus {
     pub fn of(engine: &EngineState, now: Ts, restart_mark_secs: f64) -> RowStatus {
         match engine.status {
             EngineStatus::Down => RowStatus::Down,
+            EngineStatus::Pending => RowStatus::Pending,
             EngineStatus::Stale => RowStatus::Stale,
             EngineStatus::Up => match engine.restarted_at {
                 Some(at) if now - at < restart_mark_secs => RowStatus::Restarted,
@@ -110,6 +114,7 @@ impl RowStatus {
             RowStatus::Restarted => "RESTARTED",
             RowStatus::Stale => EngineStatus::Stale.word(),
             RowStatus::Down => EngineStatus::Down.word(),
+            RowStatus::Pending => EngineStatus::Pending.word(),
         }
     }
 
@@ -117,6 +122,7 @@ impl RowStatus {
     pub fn rank(self) -> f64 {
         match self {
             RowStatus::Up => 0.0,
+            RowStatus::Pending => 0.5,
             RowStatus::Restarted => 1.0,
             RowStatus::Stale => 2.0,
             RowStatus::Down => 3.0,

@@ -347,7 +347,7 @@ impl RuleEngine {
                 .iter()
                 .position(|(t, i)| t == target && i == id);
             if let Some(health) = at.and_then(|at| self.health.get_mut(at)) {
-                if health.health != Health::Down {
+                if !matches!(health.health, Health::Down | Health::Pending) {
                     health.health = Health::Stuck;
                 }
             }

@@ -110,6 +110,8 @@ pub enum Health {
     /// a hang (NCCL deadlock, Ray hang) that its scrape alone makes look healthy.
     Stuck,
     Down,
+    /// Not scraped yet: neither healthy nor down.
+    Pending,
 }
 
 impl Health {
@@ -119,6 +121,7 @@ impl Health {
             Health::Degraded => "degraded",
             Health::Stuck => "stuck",
             Health::Down => "down",
+            Health::Pending => "pending",
         }
     }
 }
@@ -131,7 +134,9 @@ impl fmt::Display for Health {
 
 /// Classify one engine from its scrape status and KV usage.
 pub fn classify(status: EngineStatus, kv_usage: Option<f64>) -> Health {
-    if status != EngineStatus::Up {
+    if status == EngineStatus::Pending {
+        Health::Pending
+    } else if status != EngineStatus::Up {
         Health::Down
     } else if kv_usage.is_some_and(|kv| kv > BREAKER_OPEN_ABOVE) {
         Health::Degraded

@@ -193,7 +193,7 @@ fn unrouted(input: &EngineInput<'_>) -> bool {
 
 fn health(input: &EngineInput<'_>) -> Health {
     match classify(input.status, input.signals.kv_usage) {
-        Health::Down => Health::Down,
+        health @ (Health::Down | Health::Pending) => health,
         _ if input.stalled => Health::Stuck,
         health => health,
     }
@@ -214,7 +214,7 @@ fn best(scores: impl Iterator<Item = Option<f64>>) -> Option<usize> {
 /// The seed router's fit score of one engine for a prompt of `prompt` tokens.
 pub fn seed_score(input: &EngineInput<'_>, prompt: u32) -> Result<SeedScore, Skip> {
     match health(input) {
-        Health::Down => return Err(Skip::Unhealthy),
+        Health::Down | Health::Pending => return Err(Skip::Unhealthy),
         Health::Stuck => return Err(Skip::Stuck),
         Health::Healthy | Health::Degraded => {}
     }
@@ -252,7 +252,7 @@ pub fn seed_score(input: &EngineInput<'_>, prompt: u32) -> Result<SeedScore, Ski
 fn gie_scores(members: &[&EngineInput<'_>]) -> Vec<Result<GieScore, Skip>> {
     let candidate = |input: &EngineInput<'_>| -> Result<(f64, f64), Skip> {
         match health(input) {
-            Health::Down => return Err(Skip::Unhealthy),
+            Health::Down | Health::Pending => return Err(Skip::Unhealthy),
             Health::Stuck => return Err(Skip::Stuck),
             Health::Healthy | Health::Degraded => {}
         }

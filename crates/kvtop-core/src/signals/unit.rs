@@ -80,8 +80,18 @@ pub struct Shown(pub Unit, pub f64);
 impl fmt::Display for Shown {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let Shown(unit, v) = *self;
-        if !v.is_finite() {
-            return write!(f, "{v}");
+        // An endpoint's NaN or infinity is no value; one too large to print whole (1e308
+        // would take 300 digits) is printed in scientific notation.
+        let scaled = match unit {
+            Unit::Seconds if v.abs() < 1.0 => v * 1000.0,
+            Unit::Ratio => v * 100.0,
+            _ => v,
+        };
+        if !scaled.is_finite() {
+            return f.write_str(crate::format::UNKNOWN);
+        }
+        if scaled.abs() >= HUGE {
+            return write!(f, "{scaled:.3e}{}", suffix(unit));
         }
         match unit {
             Unit::Seconds if v.abs() < 1.0 => write!(f, "{}ms", trim(v * 1000.0, 1)),
@@ -96,6 +106,23 @@ impl fmt::Display for Shown {
                 write!(f, "{}", trim(v, 3))
             }
         }
+    }
+}
+
+/// Magnitude from which a value is printed in scientific notation.
+const HUGE: f64 = 1e15;
+
+/// What follows a value of `unit` in scientific notation.
+fn suffix(unit: Unit) -> &'static str {
+    match unit {
+        Unit::Seconds => "s",
+        Unit::Ratio => "%",
+        Unit::TokensPerSecond => " tok/s",
+        Unit::PerSecond => "/s",
+        Unit::Cores => " cores",
+        Unit::Celsius => "°C",
+        Unit::Watts => " W",
+        Unit::Count | Unit::Tokens | Unit::Flag | Unit::Code | Unit::Number => "",
     }
 }
 
@@ -239,6 +266,16 @@ mod tests {
         assert_eq!(Unit::PerSecond.format(1.5), "1.5/s");
         assert_eq!(Unit::TokensPerSecond.format(1234.0), "1234 tok/s");
         assert_eq!(Unit::Flag.format(0.0), "0");
+    }
+
+    #[test]
+    fn outside_values_are_unknown_or_bounded() {
+        assert_eq!(Unit::Ratio.format(1e308), "–");
+        assert_eq!(Unit::Ratio.format(f64::NAN), "–");
+        assert_eq!(Unit::Seconds.format(f64::INFINITY), "–");
+        assert_eq!(Unit::Ratio.format(-0.0), "0%");
+        assert_eq!(Unit::Count.format(1e300), "1.000e300");
+        assert_eq!(Unit::TokensPerSecond.format(-2e20), "-2.000e20 tok/s");
     }
 
     #[test]

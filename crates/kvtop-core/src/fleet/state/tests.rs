@@ -107,6 +107,24 @@ fn new_target_is_one_down_placeholder_named_after_it() {
 }
 
 #[test]
+fn a_target_is_pending_not_down_until_its_first_scrape_ends() {
+    let mut fleet = Fleet::new(settings(1.0));
+    let id = fleet.add_target(spec("pod-a"));
+    // Time alone does not make it DOWN (issue 17): pending, counted nowhere yet.
+    fleet.tick(1_000.0);
+    assert_eq!(only_row(&fleet).status, EngineStatus::Pending);
+    fleet.tick(1_100.0);
+    assert_eq!(only_row(&fleet).status, EngineStatus::Pending);
+    assert_eq!(fleet.counts(), StatusCounts::default());
+    // A failed first scrape does, at once.
+    fleet.ingest(failed(id, 1_100.5, ScrapeError::Refused));
+    assert_eq!(only_row(&fleet).status, EngineStatus::Down);
+    fleet.tick(1_101.0);
+    assert_eq!(only_row(&fleet).status, EngineStatus::Down);
+    assert_eq!(fleet.counts().down, 1);
+}
+
+#[test]
 fn never_succeeded_target_is_down_at_once_with_its_error() {
     let mut fleet = Fleet::new(settings(1.0));
     let id = fleet.add_target(spec("pod-a"));
