@@ -381,7 +381,15 @@ async fn prometheus_is_checked_for_version_series_and_lag() {
     let report = loop {
         let out = doctor(home.path(), &["--prometheus", &prom.url, "-o", "json"]).await;
         let report = json(&out);
-        if out.status.code() == Some(0) && check(&report, "DCGM series")["verdict"] == "ok" {
+        // Prometheus scrapes each target on its own schedule: wait until both engines and the
+        // exporter have been scraped once.
+        let both_engines = check(&report, "vLLM series")["detail"]
+            .as_str()
+            .is_some_and(|d| d.starts_with("2 "));
+        if out.status.code() == Some(0)
+            && check(&report, "DCGM series")["verdict"] == "ok"
+            && both_engines
+        {
             break report;
         }
         assert!(
