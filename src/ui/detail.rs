@@ -560,6 +560,11 @@ fn facts<'a>(
     if let Some(at) = engine.restarted_at {
         lines.push(fact(text::FACT_RESTARTED, text::ago(now - at), theme.warn));
     }
+    lines.extend(
+        super::signal_facts::facts(s)
+            .into_iter()
+            .map(|(label, value)| fact(label, value, theme.base)),
+    );
     if !failing {
         lines.extend(error_lines);
     }
