@@ -560,14 +560,16 @@ fn facts<'a>(
     if let Some(at) = engine.restarted_at {
         lines.push(fact(text::FACT_RESTARTED, text::ago(now - at), theme.warn));
     }
+    if !failing {
+        lines.extend(error_lines);
+    }
+    // The dashboards' signals last: what is wrong with the engine or its source comes first
+    // when the pane is short.
     lines.extend(
         super::signal_facts::facts(s)
             .into_iter()
             .map(|(label, value)| fact(label, value, theme.base)),
     );
-    if !failing {
-        lines.extend(error_lines);
-    }
     lines
 }
 
