@@ -144,6 +144,7 @@ fn display_key(app: &mut App, action: Action, now: Ts) -> bool {
             app.set_notice(NoticeKind::Range(app.range), now);
         }
         Action::ToggleFreeze => app.toggle_freeze(now),
+        Action::CycleColumns => app.columns.next(),
         _ => return false,
     }
     true

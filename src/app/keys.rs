@@ -81,6 +81,8 @@ pub enum Action {
     KeepFilter,
     ClearFilter,
     CycleWindow,
+    /// Show the fleet table's next set of value columns.
+    CycleColumns,
     ZoomIn,
     ZoomOut,
     ToggleFreeze,
@@ -289,6 +291,12 @@ pub const KEYMAP: &[Binding] = &[
         Context::Fleet,
         Action::CycleWindow,
         "quantile window 15s/1m/5m",
+    ),
+    bind(
+        &[plain('c')],
+        Context::Fleet,
+        Action::CycleColumns,
+        "columns: standard/latency/traffic/endings",
     ),
     bind(
         &[plain('+'), plain('=')],

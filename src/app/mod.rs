@@ -8,6 +8,7 @@
 
 pub mod action_update;
 pub mod actions;
+pub mod columns;
 pub mod diagnostics;
 mod freeze;
 mod input;
@@ -22,6 +23,7 @@ pub mod update;
 pub mod view_model;
 mod views;
 
+pub use columns::{ColumnSet, ColumnSets};
 pub use diagnostics::{Diagnostics, EngineMarks, FindingKey, RulesView};
 pub use keys::{Action, Binding, Context, KEYMAP, Key};
 pub use mode::{Mode, Modes};

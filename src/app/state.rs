@@ -178,6 +178,8 @@ pub struct App {
     pub selected: Option<RowKey>,
     pub sort: SortColumn,
     pub sort_descending: bool,
+    /// The fleet table's value columns (`c` cycles the sets).
+    pub columns: super::ColumnSets,
     pub filter: String,
     /// The prompts and overlays open over the view; the top one has the keys.
     pub modes: Modes,
@@ -236,6 +238,7 @@ impl App {
             selected: None,
             sort: SortColumn::default(),
             sort_descending: SortColumn::default().natural_descending(),
+            columns: super::ColumnSets::default(),
             filter: String::new(),
             modes: Modes::default(),
             range: ChartRange::new(range),

@@ -66,6 +66,8 @@ pub(crate) struct DisplaySection {
     pub range: Option<DurationValue>,
     pub max_fps: Option<u32>,
     pub clipboard: Option<bool>,
+    /// Signal names (`kvtop rules signals`) for the fleet table's first set of columns.
+    pub columns: Option<Vec<String>>,
 }
 
 /// `[history]`

@@ -42,6 +42,8 @@ pub struct Config {
     pub max_fps: u32,
     /// Copies (`y`) go to the terminal's clipboard with OSC 52 (`[display] clipboard`).
     pub clipboard: bool,
+    /// The fleet table's configured value columns (`[display] columns`), shown first.
+    pub columns: Option<Vec<kvtop_core::signals::Signal>>,
     pub history: HistorySettings,
     /// `tracing` filter: a level (`info`) or directives (`kvtop=debug,reqwest=warn`).
     pub log_level: String,
@@ -107,6 +109,7 @@ impl Default for Config {
             range: Duration::from_secs(300),
             max_fps: 10,
             clipboard: true,
+            columns: None,
             history: HistorySettings::default(),
             log_level: "info".to_owned(),
             log_file: super::paths::state_dir().map(|dir| dir.join(LOG_FILE_NAME)),

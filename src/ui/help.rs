@@ -173,13 +173,13 @@ mod tests {
     #[test]
     fn sections_flow_into_a_second_column_when_too_tall() {
         let theme = Theme::fallback_mono();
-        // Fleet: heading + 22 bindings = 23 lines; the 22 rows of an 80×24 screen take 22 of
-        // them and its last one goes on in a second column, where the pod's actions (4), the
-        // other views (3), Filter (5), Help (2) and Anywhere (2) follow with a blank line
-        // between sections (20 lines, as before the Fleet section grew): 1 + 1 + 20.
+        // Fleet: heading + 23 bindings = 24 lines; the 22 rows of an 80×24 screen take 22 of
+        // them and its last two go on in a second column, where the pod's actions (4), the
+        // other views (3), Filter (5) and Help (2) follow with a blank line between sections
+        // (2 + 1 + 17); Anywhere (2) starts a third.
         let screen = columns(sections(&theme, &Context::HELP_ORDER), 22);
         let heights: Vec<usize> = screen.iter().map(Vec::len).collect();
-        assert_eq!(heights, [22, 22]);
+        assert_eq!(heights, [22, 20, 2]);
         let tall = columns(sections(&theme, &Context::HELP_ORDER), usize::MAX);
         assert_eq!(tall.len(), 1);
         // Over the plan screen: the menu (6) and the plan screen (14, with Ctrl-O override,

@@ -475,6 +475,7 @@ pub(crate) const SIGNAL_TABLE: [SignalDef; Signal::COUNT] = [
         "prompt (prefill) tokens per second",
     )
     .kept()
+    .column("IN/S")
     .at(|s| s.prompt_tps, |s| &mut s.prompt_tps),
     signal(
         Signal::RequestsPerS,
@@ -485,6 +486,7 @@ pub(crate) const SIGNAL_TABLE: [SignalDef; Signal::COUNT] = [
         "finished requests per second",
     )
     .kept()
+    .column("REQ/S")
     .at(|s| s.requests_per_s, |s| &mut s.requests_per_s),
     signal(
         Signal::PrefixHit,
@@ -571,6 +573,7 @@ pub(crate) const SIGNAL_TABLE: [SignalDef; Signal::COUNT] = [
         Seconds,
         "request duration end to end, p95",
     )
+    .column("E2E95")
     .at(|s| s.e2e_p95, |s| &mut s.e2e_p95),
     signal(
         Signal::E2eP99,
@@ -589,6 +592,7 @@ pub(crate) const SIGNAL_TABLE: [SignalDef; Signal::COUNT] = [
         Seconds,
         "time spent queued, p95",
     )
+    .column("QUE95")
     .at(|s| s.queue_p95, |s| &mut s.queue_p95),
     signal(
         Signal::SpecAcceptance,
@@ -602,6 +606,7 @@ pub(crate) const SIGNAL_TABLE: [SignalDef; Signal::COUNT] = [
         Unit::Ratio,
         "speculative decoding acceptance rate",
     )
+    .column("SPEC%")
     .at(|s| s.spec_acceptance, |s| &mut s.spec_acceptance),
     signal(
         Signal::CpuCores,
@@ -654,6 +659,7 @@ pub(crate) const SIGNAL_TABLE: [SignalDef; Signal::COUNT] = [
         Seconds,
         "time per output token of requests, p95 (inter-token latency where not exported)",
     )
+    .column("TPOT95")
     .at(|s| s.tpot_p95, |s| &mut s.tpot_p95),
     signal(
         Signal::TpotP99,
@@ -681,6 +687,7 @@ pub(crate) const SIGNAL_TABLE: [SignalDef; Signal::COUNT] = [
         Seconds,
         "time requests spent in prefill, p95",
     )
+    .column("PREF95")
     .at(|s| s.prefill_p95, |s| &mut s.prefill_p95),
     signal(
         Signal::PrefillP99,
@@ -708,6 +715,7 @@ pub(crate) const SIGNAL_TABLE: [SignalDef; Signal::COUNT] = [
         Seconds,
         "time requests spent decoding, p95",
     )
+    .column("DEC95")
     .at(|s| s.decode_p95, |s| &mut s.decode_p95),
     signal(
         Signal::DecodeP99,
@@ -726,6 +734,7 @@ pub(crate) const SIGNAL_TABLE: [SignalDef; Signal::COUNT] = [
         Unit::Ratio,
         "share of finished requests that stopped (EOS or stop string)",
     )
+    .column("STOP%")
     .at(|s| s.finished_stop, |s| &mut s.finished_stop),
     signal(
         Signal::FinishedLength,
@@ -735,6 +744,7 @@ pub(crate) const SIGNAL_TABLE: [SignalDef; Signal::COUNT] = [
         Unit::Ratio,
         "share of finished requests cut at max tokens",
     )
+    .column("LEN%")
     .at(|s| s.finished_length, |s| &mut s.finished_length),
     signal(
         Signal::FinishedAbort,
@@ -744,6 +754,7 @@ pub(crate) const SIGNAL_TABLE: [SignalDef; Signal::COUNT] = [
         Unit::Ratio,
         "share of finished requests aborted",
     )
+    .column("ABRT%")
     .at(|s| s.finished_abort, |s| &mut s.finished_abort),
     signal(
         Signal::FinishedError,
@@ -753,6 +764,7 @@ pub(crate) const SIGNAL_TABLE: [SignalDef; Signal::COUNT] = [
         Unit::Ratio,
         "share of finished requests failed with an error (vLLM 0.13+)",
     )
+    .column("ERR%")
     .at(|s| s.finished_error, |s| &mut s.finished_error),
     signal(
         Signal::FinishedRepetition,
@@ -762,6 +774,7 @@ pub(crate) const SIGNAL_TABLE: [SignalDef; Signal::COUNT] = [
         Unit::Ratio,
         "share of finished requests stopped for repetition (vLLM 0.33+)",
     )
+    .column("REP%")
     .at(|s| s.finished_repetition, |s| &mut s.finished_repetition),
     signal(
         Signal::HttpPerS,
@@ -771,6 +784,7 @@ pub(crate) const SIGNAL_TABLE: [SignalDef; Signal::COUNT] = [
         PerSecond,
         "HTTP requests answered per second by the API server",
     )
+    .column("HTTP/S")
     .at(|s| s.http_per_s, |s| &mut s.http_per_s),
     signal(
         Signal::Http4xxRatio,
@@ -780,6 +794,7 @@ pub(crate) const SIGNAL_TABLE: [SignalDef; Signal::COUNT] = [
         Unit::Ratio,
         "share of HTTP requests answered 4xx (429 among them)",
     )
+    .column("4XX%")
     .at(|s| s.http_4xx_ratio, |s| &mut s.http_4xx_ratio),
     signal(
         Signal::Http5xxRatio,
@@ -789,6 +804,7 @@ pub(crate) const SIGNAL_TABLE: [SignalDef; Signal::COUNT] = [
         Unit::Ratio,
         "share of HTTP requests answered 5xx",
     )
+    .column("5XX%")
     .at(|s| s.http_5xx_ratio, |s| &mut s.http_5xx_ratio),
     signal(
         Signal::SpecAcceptLength,
@@ -801,6 +817,7 @@ pub(crate) const SIGNAL_TABLE: [SignalDef; Signal::COUNT] = [
         Tokens,
         "speculative decoding: mean tokens per step (1 + accepted per draft)",
     )
+    .column("SPECLN")
     .at(|s| s.spec_accept_length, |s| &mut s.spec_accept_length),
 ];
 
