@@ -296,7 +296,7 @@ pub const KEYMAP: &[Binding] = &[
         &[plain('c')],
         Context::Fleet,
         Action::CycleColumns,
-        "columns: standard/latency/traffic/endings",
+        "next set of columns",
     ),
     bind(
         &[plain('+'), plain('=')],
