@@ -184,7 +184,10 @@ fn parse_columns(names: &[String]) -> Result<Vec<kvtop_core::signals::Signal>, S
         return Err("name at least one signal (see `kvtop rules signals`)".into());
     }
     if names.len() > MAX_COLUMNS {
-        return Err(format!("at most {MAX_COLUMNS} columns, not {}", names.len()));
+        return Err(format!(
+            "at most {MAX_COLUMNS} columns, not {}",
+            names.len()
+        ));
     }
     let mut signals = Vec::with_capacity(names.len());
     for name in names {

@@ -189,12 +189,10 @@ const SPECS: [Spec; 16] = [
 fn spec_of(column: Column) -> Spec {
     match column {
         Column::Signal(signal) => signal_spec(signal, 0),
-        _ => {
-            *SPECS
-                .iter()
-                .find(|s| s.column == column)
-                .unwrap_or(&SPECS[1])
-        }
+        _ => *SPECS
+            .iter()
+            .find(|s| s.column == column)
+            .unwrap_or(&SPECS[1]),
     }
 }
 
@@ -244,9 +242,10 @@ fn specs(signals: Option<&[Signal]>) -> Vec<Spec> {
     for s in SPECS.iter() {
         if s.column == Column::Running {
             specs.extend(signals.iter().enumerate().map(|(i, signal)| {
-                let priority = SIGNAL_PRIORITIES.get(i).copied().unwrap_or_else(|| {
-                    u8::try_from(i).map_or(u8::MAX, |i| i.saturating_add(8))
-                });
+                let priority = SIGNAL_PRIORITIES
+                    .get(i)
+                    .copied()
+                    .unwrap_or_else(|| u8::try_from(i).map_or(u8::MAX, |i| i.saturating_add(8)));
                 signal_spec(*signal, priority)
             }));
         }
@@ -567,10 +566,9 @@ fn row_line(
                 format::right(&format::percent(s.gpu_mem), width),
                 values_style,
             ),
-            Column::Signal(signal) => (
-                format::right(&signal_value(signal, s), width),
-                values_style,
-            ),
+            Column::Signal(signal) => {
+                (format::right(&signal_value(signal, s), width), values_style)
+            }
         };
         spans.push(Span::styled(cell, style));
     }

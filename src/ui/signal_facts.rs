@@ -41,12 +41,12 @@ pub(crate) fn facts(s: &Signals) -> Vec<(&'static str, String)> {
         (TTFT, triple([s.ttft_p50, s.ttft_p95, s.ttft_p99])),
         (ITL, triple([s.itl_p50, s.itl_p95, s.itl_p99])),
         (TPOT, triple([s.tpot_p50, s.tpot_p95, s.tpot_p99])),
-        (PREFILL, triple([s.prefill_p50, s.prefill_p95, s.prefill_p99])),
-        (DECODE, triple([s.decode_p50, s.decode_p95, s.decode_p99])),
         (
-            E2E,
-            [s.e2e_p95, s.e2e_p99].map(format::latency).join("/"),
+            PREFILL,
+            triple([s.prefill_p50, s.prefill_p95, s.prefill_p99]),
         ),
+        (DECODE, triple([s.decode_p50, s.decode_p95, s.decode_p99])),
+        (E2E, [s.e2e_p95, s.e2e_p99].map(format::latency).join("/")),
         (QUEUE, format::latency(s.queue_p95)),
         (
             TOKENS,

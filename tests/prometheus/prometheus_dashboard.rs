@@ -109,7 +109,12 @@ fn engine_a() -> Vec<S> {
         gauge("vllm:kv_cache_usage_perc", e, 0.5),
         counter("vllm:generation_tokens", e, 600.0),
     ];
-    for (reason, end) in [("stop", 40.0), ("length", 12.0), ("abort", 6.0), ("error", 2.0)] {
+    for (reason, end) in [
+        ("stop", 40.0),
+        ("length", 12.0),
+        ("abort", 6.0),
+        ("error", 2.0),
+    ] {
         s.push(counter(
             "vllm:request_success",
             &join(e, &format!("finished_reason=\"{reason}\"")),
@@ -377,7 +382,11 @@ fn agrees(payload: &DerivedPayload, server: &str) {
     close(a.http_per_s, 120.0 / 60.0, "a HTTP rate");
     close(a.http_4xx_ratio, 4.0 / 120.0, "a 4xx share");
     close(a.http_5xx_ratio, 2.0 / 120.0, "a 5xx share");
-    close(a.spec_accept_length, 1.0 + 450.0 / 300.0, "a mean acceptance length");
+    close(
+        a.spec_accept_length,
+        1.0 + 450.0 / 300.0,
+        "a mean acceptance length",
+    );
     close(a.spec_acceptance, 450.0 / 900.0, "a acceptance");
 
     let b = &find(&payload.engines, "vllm-b").signals;

@@ -839,12 +839,18 @@ mod tests {
         let served = all
             .iter()
             .filter(|(n, _, _)| n == "vllm:request_success_total")
-            .filter(|(_, l, _)| l.iter().any(|(k, v)| k == "finished_reason" && v != "abort"))
+            .filter(|(_, l, _)| {
+                l.iter()
+                    .any(|(k, v)| k == "finished_reason" && v != "abort")
+            })
             .filter_map(|(_, _, v)| v.parse::<f64>().ok())
             .sum::<f64>();
         assert!(served > 0.0);
         assert_eq!(http.first(), Some(&("2xx".to_owned(), served)), "{http:?}");
-        assert!(http.iter().all(|(s, _)| s == "2xx" || s == "4xx"), "{http:?}");
+        assert!(
+            http.iter().all(|(s, _)| s == "2xx" || s == "4xx"),
+            "{http:?}"
+        );
         assert_eq!(
             value("vllm:request_time_per_output_token_seconds_count"),
             Some(served)
@@ -856,7 +862,10 @@ mod tests {
         // The console reads them.
         let engines = kvtop_core::engine::extract_engines(&kvtop_core::metrics::parse(&ours));
         let engine = engines.first().expect("one engine");
-        assert_eq!(engine.http_requests_total.first(), Some(&("2xx".to_owned(), served)));
+        assert_eq!(
+            engine.http_requests_total.first(),
+            Some(&("2xx".to_owned(), served))
+        );
         assert!(engine.tpot.is_some());
     }
 

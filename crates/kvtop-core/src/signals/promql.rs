@@ -474,11 +474,7 @@ impl QueryPlan {
         // The stand-in's buckets only for engines with none of the histogram's own: `on` the
         // engine's labels, so bucket layouts are never mixed.
         let inner = match quantile_stand_in(histogram) {
-            Some(stand_in) => format!(
-                "{} or on ({by}) {}",
-                merged(histogram),
-                merged(stand_in)
-            ),
+            Some(stand_in) => format!("{} or on ({by}) {}", merged(histogram), merged(stand_in)),
             None => merged(histogram),
         };
         let parts: Vec<String> = quantiles
@@ -644,7 +640,8 @@ mod tests {
             labels.engine_clause(),
             "kubernetes_pod_name, namespace, instance, node, model_name, engine, job, replica"
         );
-        let cpu = QueryPlan::new(labels, QuantileWindow::S15, false).process_query(Signal::CpuCores);
+        let cpu =
+            QueryPlan::new(labels, QuantileWindow::S15, false).process_query(Signal::CpuCores);
         assert_eq!(
             cpu.promql,
             "sum by (kubernetes_pod_name, namespace, instance, node, job, replica) \
