@@ -1,6 +1,6 @@
-//! One Prometheus cycle of a 1,000-engine fleet (and its 1,000 GPUs): decoding the JSON answers
-//! of every query, merging them into one entry per engine, and folding the result into the
-//! fleet.
+//! One Prometheus cycle of a 1,000-engine and of a 10,000-engine fleet (and their GPUs, one
+//! per engine): decoding the JSON answers of every query, merging them into one entry per
+//! engine, and folding the result into the fleet.
 //!
 //! The answers are generated here in Prometheus' exact JSON shape (label order, value strings)
 //! for the queries kvtop sends (`QueryPlan::every_cycle` with DCGM, plus `cache_config_info`):
@@ -20,7 +20,8 @@ use kvtop_core::fleet::{
     DerivedPayload, DerivedReport, Fleet, FleetSettings, QuantileWindow, SourceReport,
 };
 
-const ENGINES: usize = 1000;
+/// Fleet sizes measured.
+const FLEETS: [usize; 2] = [1_000, 10_000];
 const GPUS_PER_NODE: usize = 8;
 const T: f64 = 1_800_000_000.0;
 const DCGM_FIELDS: [&str; 8] = [
@@ -69,8 +70,8 @@ fn item(labels: &str, value: f64) -> String {
 }
 
 /// The answer to one query for the whole fleet.
-fn answer(spec: &QuerySpec) -> Vec<u8> {
-    let mut items = String::with_capacity(ENGINES * 200);
+fn answer(spec: &QuerySpec, engines: usize) -> Vec<u8> {
+    let mut items = String::with_capacity(engines * 200);
     let mut push = |s: String| {
         if !items.is_empty() {
             items.push(',');
@@ -79,7 +80,7 @@ fn answer(spec: &QuerySpec) -> Vec<u8> {
     };
     match &spec.shape {
         Shape::KvRaw => {
-            for i in 0..ENGINES {
+            for i in 0..engines {
                 let labels = format!(
                     r#""__name__":"vllm:kv_cache_usage_perc",{},"job":"vllm""#,
                     engine_labels(i)
@@ -88,17 +89,17 @@ fn answer(spec: &QuerySpec) -> Vec<u8> {
             }
         }
         Shape::Engine(_) => {
-            for i in 0..ENGINES {
+            for i in 0..engines {
                 push(item(&engine_labels(i), (i % 13) as f64 * 1.5));
             }
         }
         Shape::Sampled => {
-            for i in 0..ENGINES {
+            for i in 0..engines {
                 push(item(&engine_labels(i), T - (i % 3) as f64));
             }
         }
         Shape::Process(_) => {
-            for i in 0..ENGINES {
+            for i in 0..engines {
                 let labels = format!(
                     r#""instance":"10.{}.{}.{}:8000","namespace":"llm","pod":"{}""#,
                     i / 65536,
@@ -110,7 +111,7 @@ fn answer(spec: &QuerySpec) -> Vec<u8> {
             }
         }
         Shape::Quantiles(slots) => {
-            for i in 0..ENGINES {
+            for i in 0..engines {
                 for (q, _) in slots {
                     let labels = format!(r#"{},"kvtop_q":"{q}""#, engine_labels(i));
                     push(item(&labels, 0.05 + (i % 7) as f64 * 0.01));
@@ -118,7 +119,7 @@ fn answer(spec: &QuerySpec) -> Vec<u8> {
             }
         }
         Shape::CacheConfig => {
-            for i in 0..ENGINES {
+            for i in 0..engines {
                 let labels = format!(
                     r#""__name__":"vllm:cache_config_info","block_size":"16","cache_dtype":"auto","enable_prefix_caching":"True","engine":"0","gpu_memory_utilization":"0.9","instance":"10.{}.{}.{}:8000","job":"vllm","namespace":"llm","num_cpu_blocks":"0","num_gpu_blocks":"27763","pod":"{}""#,
                     i / 65536,
@@ -130,7 +131,7 @@ fn answer(spec: &QuerySpec) -> Vec<u8> {
             }
         }
         Shape::Dcgm => {
-            for i in 0..ENGINES {
+            for i in 0..engines {
                 let node = i / GPUS_PER_NODE;
                 let gpu = i % GPUS_PER_NODE;
                 for field in DCGM_FIELDS {
@@ -148,12 +149,12 @@ fn answer(spec: &QuerySpec) -> Vec<u8> {
     vector(&items)
 }
 
-fn cycle_answers(plan: &QueryPlan) -> Vec<(QuerySpec, Vec<u8>)> {
+fn cycle_answers(plan: &QueryPlan, engines: usize) -> Vec<(QuerySpec, Vec<u8>)> {
     plan.every_cycle()
         .into_iter()
         .chain(plan.slow())
         .map(|spec| {
-            let body = answer(&spec);
+            let body = answer(&spec, engines);
             (spec, body)
         })
         .collect()
@@ -185,23 +186,33 @@ fn report(at: f64, payload: DerivedPayload) -> SourceReport {
 }
 
 fn bench_cycle(c: &mut Criterion) {
+    for engines in FLEETS {
+        bench_fleet(c, engines);
+    }
+}
+
+fn bench_fleet(c: &mut Criterion, fleet_size: usize) {
     let labels = LabelMap::default();
     let plan = QueryPlan::new(labels.clone(), QuantileWindow::M1, true);
-    let answers = cycle_answers(&plan);
+    let answers = cycle_answers(&plan, fleet_size);
     let bytes: usize = answers.iter().map(|(_, b)| b.len()).sum();
     let mut line = String::new();
     let _ = write!(
         line,
-        "prometheus cycle: {} queries per interval (+{} every 30 intervals), {} answer bytes for {ENGINES} engines",
+        "prometheus cycle: {} queries per interval (+{} every 30 intervals), {} answer bytes for {fleet_size} engines",
         plan.every_cycle().len(),
         plan.slow().len(),
         bytes
     );
     eprintln!("{line}");
 
-    let mut group = c.benchmark_group("prometheus_1000_engines");
-    group.sample_size(20);
-    group.measurement_time(Duration::from_secs(10));
+    let mut group = c.benchmark_group(format!("prometheus_{fleet_size}_engines"));
+    group.sample_size(if fleet_size > 1_000 { 10 } else { 20 });
+    group.measurement_time(Duration::from_secs(if fleet_size > 1_000 {
+        30
+    } else {
+        10
+    }));
 
     let kv = answers
         .iter()
@@ -220,7 +231,7 @@ fn bench_cycle(c: &mut Criterion) {
     });
 
     let (engines, gpus) = decode_and_merge(&labels, &answers);
-    assert_eq!(engines.len(), ENGINES);
+    assert_eq!(engines.len(), fleet_size);
     let payload = DerivedPayload {
         engines,
         gpus,

@@ -168,6 +168,7 @@ fn display_key(app: &mut App, action: Action, key: &KeyEvent, now: Ts) -> bool {
             app.step_cursor(sign * step, now);
         }
         Action::ToggleModelGroups => app.group_by_model = !app.group_by_model,
+        Action::CycleColumns => app.columns.next(),
         _ => return false,
     }
     true

@@ -81,6 +81,8 @@ pub enum Action {
     KeepFilter,
     ClearFilter,
     CycleWindow,
+    /// Show the fleet table's next set of value columns.
+    CycleColumns,
     ZoomIn,
     ZoomOut,
     ToggleFreeze,
@@ -301,6 +303,12 @@ pub const KEYMAP: &[Binding] = &[
         Context::Fleet,
         Action::CycleWindow,
         "quantile window 15s/1m/5m",
+    ),
+    bind(
+        &[plain('c')],
+        Context::Fleet,
+        Action::CycleColumns,
+        "next set of columns",
     ),
     bind(
         &[plain('+'), plain('=')],

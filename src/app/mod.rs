@@ -8,6 +8,7 @@
 
 pub mod action_update;
 pub mod actions;
+pub mod columns;
 pub mod diagnostics;
 mod freeze;
 pub mod incident_keys;
@@ -26,6 +27,7 @@ pub mod update;
 pub mod view_model;
 mod views;
 
+pub use columns::{ColumnSet, ColumnSets};
 pub use diagnostics::{Diagnostics, EngineMarks, FindingKey, RulesView};
 pub use incident_rows::{DiagRow, DiagRowKind, diag_rows};
 pub use keys::{Action, Binding, Context, KEYMAP, Key};

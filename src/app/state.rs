@@ -194,6 +194,8 @@ pub struct App {
     pub state_dir: Option<std::path::PathBuf>,
     /// How far back a snapshot reaches.
     pub snapshot_span: Duration,
+    /// The fleet table's value columns (`c` cycles the sets).
+    pub columns: super::ColumnSets,
     pub filter: String,
     /// The prompts and overlays open over the view; the top one has the keys.
     pub modes: Modes,
@@ -258,6 +260,7 @@ impl App {
             group_by_model: false,
             state_dir: None,
             snapshot_span: Duration::from_secs(15 * 60),
+            columns: super::ColumnSets::default(),
             filter: String::new(),
             modes: Modes::default(),
             range: ChartRange::new(range),

@@ -209,6 +209,9 @@ pub async fn run_console_with(
         crate::clipboard::allowed(config.clipboard, std::env::var("TERM").ok().as_deref());
     app.state_dir = crate::config::state_dir();
     app.snapshot_span = config.snapshot_span;
+    if let Some(columns) = &config.columns {
+        app.columns = crate::app::ColumnSets::configured(columns.clone());
+    }
     if let Some(focus) = focus.filter(|f| !f.trim().is_empty()) {
         // As if typed after `/` and kept with Enter: the first matching row is selected.
         app.filter = focus;

@@ -82,6 +82,8 @@ pub(crate) struct DisplaySection {
     pub clipboard: Option<bool>,
     /// How far back the console's snapshot (`e`) reaches.
     pub snapshot_span: Option<DurationValue>,
+    /// Signal names (`kvtop rules signals`) for the fleet table's first set of columns.
+    pub columns: Option<Vec<String>>,
 }
 
 /// `[history]`

@@ -85,6 +85,10 @@ pub(crate) fn resolve(file: ConfigFile, cx: &ResolveContext<'_>) -> Result<Confi
     if let Some(span) = display.snapshot_span {
         config.snapshot_span = span.0;
     }
+    if let Some(columns) = display.columns {
+        config.columns =
+            Some(parse_columns(&columns).map_err(|m| Problem::new(Setting::Columns, m))?);
+    }
 
     let history = file.history;
     if let Some(full) = history.full_resolution {
@@ -187,4 +191,33 @@ fn resolve_target(
         url: checked.url,
         bearer_token,
     })
+}
+
+/// Most columns a configured set may name: more never fit beside the engine's name.
+const MAX_COLUMNS: usize = 16;
+
+/// `[display] columns`: signal names, each once.
+fn parse_columns(names: &[String]) -> Result<Vec<kvtop_core::signals::Signal>, String> {
+    if names.is_empty() {
+        return Err("name at least one signal (see `kvtop rules signals`)".into());
+    }
+    if names.len() > MAX_COLUMNS {
+        return Err(format!(
+            "at most {MAX_COLUMNS} columns, not {}",
+            names.len()
+        ));
+    }
+    let mut signals = Vec::with_capacity(names.len());
+    for name in names {
+        let Some(def) = kvtop_core::signals::signal_named(name) else {
+            return Err(format!(
+                "{name:?} is not a metric signal (see `kvtop rules signals`)"
+            ));
+        };
+        if signals.contains(&def.id) {
+            return Err(format!("{name:?} is named twice"));
+        }
+        signals.push(def.id);
+    }
+    Ok(signals)
 }

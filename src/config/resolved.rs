@@ -44,6 +44,8 @@ pub struct Config {
     pub clipboard: bool,
     /// How far back the console's snapshot (`e`) reaches (`[display] snapshot_span`).
     pub snapshot_span: Duration,
+    /// The fleet table's configured value columns (`[display] columns`), shown first.
+    pub columns: Option<Vec<kvtop_core::signals::Signal>>,
     pub history: HistorySettings,
     /// `tracing` filter: a level (`info`) or directives (`kvtop=debug,reqwest=warn`).
     pub log_level: String,
@@ -134,6 +136,7 @@ impl Default for Config {
             max_fps: 10,
             clipboard: true,
             snapshot_span: Duration::from_secs(15 * 60),
+            columns: None,
             history: HistorySettings::default(),
             log_level: "info".to_owned(),
             log_file: super::paths::state_dir().map(|dir| dir.join(LOG_FILE_NAME)),

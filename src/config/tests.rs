@@ -255,3 +255,33 @@ fn bad_window_and_theme_names() {
     let err = load_with("[display]\ntheme = \"../x\"\n", &[]).expect_err("theme");
     assert_eq!(err.key(), Some("display.theme"));
 }
+
+#[test]
+fn display_columns_name_catalog_signals_once() {
+    let config = load_with(
+        "[display]\ncolumns = [\"tpot_p95\", \"http_5xx_ratio\", \"finished_abort\"]\n",
+        &[],
+    )
+    .expect("valid");
+    use kvtop_core::signals::Signal;
+    assert_eq!(
+        config.columns,
+        Some(vec![
+            Signal::TpotP95,
+            Signal::Http5xxRatio,
+            Signal::FinishedAbort
+        ])
+    );
+    assert_eq!(load_with("", &[]).expect("empty").columns, None);
+    for (text, wanted) in [
+        ("columns = [\"tpot\"]", "not a metric signal"),
+        ("columns = []", "at least one"),
+        ("columns = [\"ttft_p95\", \"ttft_p95\"]", "named twice"),
+        // Not a metric of the engine: the table shows catalog signals only.
+        ("columns = [\"gen_stall_s\"]", "not a metric signal"),
+    ] {
+        let err = load_with(&format!("[display]\n{text}\n"), &[]).expect_err(text);
+        assert_eq!(err.key(), Some("display.columns"), "{text}");
+        assert!(err.to_string().contains(wanted), "{text}: {err}");
+    }
+}

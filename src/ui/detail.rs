@@ -576,6 +576,13 @@ fn facts<'a>(
     if !failing {
         lines.extend(error_lines);
     }
+    // The dashboards' signals last: what is wrong with the engine or its source comes first
+    // when the pane is short.
+    lines.extend(
+        super::signal_facts::facts(s)
+            .into_iter()
+            .map(|(label, value)| fact(label, value, theme.base)),
+    );
     lines
 }
 

@@ -12,6 +12,7 @@ use crate::theme::Theme;
 use kvtop_core::fleet::RowStatus;
 use kvtop_core::fleet::{EngineState, ModelSummary, TargetState, Ts, summarize};
 use kvtop_core::kube_model::PodInfo;
+use kvtop_core::signals::{Signal, Unit};
 
 /// KV usage from which the bar uses `bar_mid`.
 pub(crate) const KV_MID: f64 = 0.75;
@@ -45,8 +46,11 @@ pub enum Column {
     GpuUtil,
     /// GPU framebuffer in use (DCGM), the fullest of the engine's GPUs.
     GpuMem,
+    /// A catalog signal of a chosen column set (see `app::ColumnSets`).
+    Signal(Signal),
 }
 
+#[derive(Clone, Copy)]
 struct Spec {
     column: Column,
     header: &'static str,
@@ -182,17 +186,87 @@ const SPECS: [Spec; 16] = [
     ),
 ];
 
-fn spec_of(column: Column) -> &'static Spec {
-    SPECS
-        .iter()
-        .find(|s| s.column == column)
-        .unwrap_or(&SPECS[1])
+fn spec_of(column: Column) -> Spec {
+    match column {
+        Column::Signal(signal) => signal_spec(signal, 0),
+        _ => *SPECS
+            .iter()
+            .find(|s| s.column == column)
+            .unwrap_or(&SPECS[1]),
+    }
 }
 
-/// The columns shown at `width` and their widths: least important columns are dropped until
-/// the rest fit; Name (and Model) share the space left.
+/// The standard columns a set of signal columns takes the place of.
+const REPLACED: [Column; 7] = [
+    Column::Running,
+    Column::Waiting,
+    Column::Ttft,
+    Column::Itl,
+    Column::GenTps,
+    Column::Prefix,
+    Column::Preempt,
+];
+
+/// The column of a catalog signal, kept as long as the standard column with the same
+/// `priority`.
+fn signal_spec(signal: Signal, priority: u8) -> Spec {
+    let def = kvtop_core::signals::signal(signal);
+    let header = def.column.unwrap_or(def.name);
+    let width = u16::try_from(header.chars().count())
+        .unwrap_or(u16::MAX)
+        .max(SIGNAL_WIDTH);
+    spec(
+        Column::Signal(signal),
+        header,
+        width,
+        priority,
+        true,
+        SortColumn::Name,
+    )
+}
+
+/// Priorities of the signal columns in order: those of the standard value columns they
+/// replace, most important first; columns past these go before the GPU columns.
+const SIGNAL_PRIORITIES: [u8; 7] = [3, 4, 5, 6, 7, 11, 12];
+
+/// Width of a signal column: the longest value any unit is written in (`1.25s`, `12.3k`).
+const SIGNAL_WIDTH: u16 = 6;
+
+/// The specs of the columns a set shows: the standard ones, or the signal columns in place of
+/// the standard value columns (the first kept longest, as TTFT95 is).
+fn specs(signals: Option<&[Signal]>) -> Vec<Spec> {
+    let Some(signals) = signals else {
+        return SPECS.to_vec();
+    };
+    let mut specs = Vec::with_capacity(SPECS.len() + signals.len());
+    for s in SPECS.iter() {
+        if s.column == Column::Running {
+            specs.extend(signals.iter().enumerate().map(|(i, signal)| {
+                let priority = SIGNAL_PRIORITIES
+                    .get(i)
+                    .copied()
+                    .unwrap_or_else(|| u8::try_from(i).map_or(u8::MAX, |i| i.saturating_add(8)));
+                signal_spec(*signal, priority)
+            }));
+        }
+        if !REPLACED.contains(&s.column) {
+            specs.push(*s);
+        }
+    }
+    specs
+}
+
+/// The standard columns shown at `width` and their widths (see [`columns_of`]).
 pub fn columns(width: u16) -> Vec<(Column, u16)> {
-    let mut shown: Vec<&Spec> = SPECS.iter().collect();
+    columns_of(width, None)
+}
+
+/// The columns shown at `width` and their widths, of the standard set or of a set of signal
+/// columns: least important columns are dropped until the rest fit; Name (and Model) share
+/// the space left.
+pub fn columns_of(width: u16, signals: Option<&[Signal]>) -> Vec<(Column, u16)> {
+    let all = specs(signals);
+    let mut shown: Vec<&Spec> = all.iter().collect();
     let needed = |cols: &[&Spec]| -> u16 {
         let widths: u16 = cols.iter().map(|s| s.width).sum();
         widths + u16::try_from(cols.len().saturating_sub(1)).unwrap_or(u16::MAX)
@@ -270,7 +344,7 @@ pub fn render(
         return;
     }
     let theme = &app.theme;
-    let cols = columns(area.width);
+    let cols = columns_of(area.width, app.columns.current().signals.as_deref());
     header_row(buf, Rect { height: 1, ..area }, app, &cols);
 
     let body = Rect {
@@ -463,7 +537,10 @@ fn header_row(buf: &mut Buffer, area: Rect, app: &App, cols: &[(Column, u16)]) {
         }
         let spec = spec_of(*column);
         let sorted = spec.sort == app.sort
-            && !matches!(column, Column::Model | Column::Badge | Column::Health);
+            && !matches!(
+                column,
+                Column::Model | Column::Badge | Column::Health | Column::Signal(_)
+            );
         let label = if sorted {
             let arrow = if app.sort_descending {
                 text::SORT_DOWN
@@ -603,10 +680,25 @@ fn row_line(
                 format::right(&format::percent(s.gpu_mem), width),
                 values_style,
             ),
+            Column::Signal(signal) => {
+                (format::right(&signal_value(signal, s), width), values_style)
+            }
         };
         spans.push(Span::styled(cell, style));
     }
     Line::from(spans)
+}
+
+/// A signal's value as its unit is written (`–` while unknown).
+fn signal_value(signal: Signal, signals: &kvtop_core::fleet::Signals) -> String {
+    let def = kvtop_core::signals::signal(signal);
+    let value = (def.get)(signals);
+    match def.unit {
+        Unit::Seconds => format::latency(value),
+        Unit::Ratio => format::percent(value),
+        Unit::Count => format::count(value),
+        _ => format::si(value),
+    }
 }
 
 fn status_cell(
@@ -750,6 +842,60 @@ mod tests {
         assert!(!has(106, Column::Model));
         assert!(has(107, Column::Model));
         assert!(has(60, Column::Badge));
+    }
+
+    #[test]
+    fn a_set_of_signal_columns_replaces_the_value_columns_and_fits_80_columns() {
+        let latency = [
+            Signal::TtftP95,
+            Signal::TpotP95,
+            Signal::PrefillP95,
+            Signal::DecodeP95,
+            Signal::E2eP95,
+            Signal::QueueP95,
+        ];
+        let cols = columns_of(80, Some(&latency));
+        let used: u16 = cols.iter().map(|(_, w)| w + 1).sum::<u16>() - 1;
+        assert_eq!(used, 80);
+        // Identity, status and KV stay; the first signals are kept, in order.
+        assert_eq!(
+            names(&cols)[..4],
+            [Column::Badge, Column::Name, Column::Status, Column::Kv]
+        );
+        let shown: Vec<Column> = names(&cols)[4..].to_vec();
+        assert!(shown.len() >= 4, "{shown:?}");
+        let expected: Vec<Column> = latency
+            .iter()
+            .take(shown.len())
+            .map(|s| Column::Signal(*s))
+            .collect();
+        assert_eq!(shown, expected);
+        assert!(!names(&cols).contains(&Column::Running));
+        // Wide: every signal column, and the columns around the value columns.
+        let wide = names(&columns_of(200, Some(&latency)));
+        for signal in latency {
+            assert!(wide.contains(&Column::Signal(signal)), "{signal:?}");
+        }
+        for kept in [Column::Model, Column::Age, Column::GpuMem, Column::Health] {
+            assert!(wide.contains(&kept), "{kept:?}");
+        }
+        assert_eq!(spec_of(Column::Signal(Signal::TpotP95)).header, "TPOT95");
+        // A signal without a header of its own is headed by its name.
+        assert_eq!(spec_of(Column::Signal(Signal::TtftP99)).header, "ttft_p99");
+    }
+
+    #[test]
+    fn signal_cells_are_written_in_their_unit_and_unknown_is_a_dash() {
+        let signals = kvtop_core::fleet::Signals {
+            tpot_p95: Some(0.031),
+            http_5xx_ratio: Some(0.02),
+            http_per_s: Some(12.34),
+            ..Default::default()
+        };
+        assert_eq!(signal_value(Signal::TpotP95, &signals), "31ms");
+        assert_eq!(signal_value(Signal::Http5xxRatio, &signals), "2%");
+        assert_eq!(signal_value(Signal::HttpPerS, &signals), "12");
+        assert_eq!(signal_value(Signal::DecodeP95, &signals), "–");
     }
 
     #[test]

@@ -26,6 +26,7 @@ pub mod nodes;
 pub mod overlay;
 pub mod pod;
 pub mod routing;
+mod signal_facts;
 pub mod spark;
 pub mod story;
 pub mod text;

@@ -7,6 +7,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod prometheus_dashboard;
 mod prometheus_live;
 mod prometheus_query;
 mod prometheus_targets;

@@ -351,9 +351,22 @@ async fn check_through_prometheus_lists_every_engine_with_its_signals() {
     if !common::have_program("prometheus") {
         return;
     }
+    check_lists_every_engine(prometheus).await;
+}
+
+/// The same through VictoriaMetrics (its targets API, its words for the dead target).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn check_through_victoria_metrics_lists_every_engine_with_its_signals() {
+    if !common::have_program("victoria-metrics") {
+        return;
+    }
+    check_lists_every_engine(victoria_metrics).await;
+}
+
+async fn check_lists_every_engine(start: impl FnOnce(&str) -> Box<dyn Backend>) {
     let sim = simulator().await;
     let dead = "      - targets: [\"127.0.0.1:1\"]\n        labels: {pod: \"dead-pod\", namespace: \"llm\"}\n";
-    let server = prometheus(&config(&sim, "1s", &[("vllm", &[])], dead));
+    let server = start(&config(&sim, "1s", &[("vllm", &[])], dead));
     let backend = server.as_ref();
     let client = client(backend.url());
     let plan = QueryPlan::new(LabelMap::default(), QuantileWindow::S15, false);
@@ -425,6 +438,8 @@ async fn check_through_prometheus_lists_every_engine_with_its_signals() {
             .expect("Prometheus' KV usage");
         assert!((kv - prom).abs() <= 0.25, "{}: {kv} vs {prom}", engine.name);
         assert!(row["signals"]["running"].is_number(), "{row:#}");
+        // The dashboards' signals travel with the others.
+        assert!(row["signals"]["decode_p95"].is_number(), "{row:#}");
     }
     drop(server);
     sim.shutdown().await;

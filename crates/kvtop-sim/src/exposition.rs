@@ -291,9 +291,41 @@ const PYTHON_INFO: &str = "# HELP python_info Python platform information\n\
 # TYPE python_info gauge\n\
 python_info{implementation=\"CPython\",major=\"3\",minor=\"12\",patchlevel=\"11\",version=\"3.12.11\"} 1.0\n";
 
+/// The API server's `http_requests_total` as prometheus-fastapi-instrumentator writes it in
+/// vLLM (status codes grouped by class; a child appears with its first request).
+fn render_http(out: &mut String, engine: &EngineModel) {
+    let c = engine.counters();
+    let children: Vec<(&str, u64)> = [("2xx", c.http_ok), ("4xx", c.http_rejected)]
+        .into_iter()
+        .filter(|(_, n)| *n > 0)
+        .collect();
+    let help = "Total number of requests by method, status and handler.";
+    let _ = writeln!(out, "# HELP http_requests_total {help}");
+    let _ = writeln!(out, "# TYPE http_requests_total counter");
+    for (status, n) in &children {
+        let _ = write!(
+            out,
+            "http_requests_total{{handler=\"/v1/completions\",method=\"POST\",status=\"{status}\"}} "
+        );
+        push_float(out, *n as f64);
+        out.push('\n');
+    }
+    let _ = writeln!(out, "# HELP http_requests_created {help}");
+    let _ = writeln!(out, "# TYPE http_requests_created gauge");
+    for (status, _) in &children {
+        let _ = write!(
+            out,
+            "http_requests_created{{handler=\"/v1/completions\",method=\"POST\",status=\"{status}\"}} "
+        );
+        push_float(out, engine.started_at());
+        out.push('\n');
+    }
+}
+
 fn render_v1(out: &mut String, engine: &EngineModel, model_id: &str) {
     render_process(out, engine);
     out.push_str(PYTHON_INFO);
+    render_http(out, engine);
     let mut f = Families {
         out,
         head: format!("engine=\"{ENGINE_INDEX}\","),
@@ -406,6 +438,11 @@ fn render_v1(out: &mut String, engine: &EngineModel, model_id: &str) {
         "vllm:inter_token_latency_seconds",
         "Histogram of inter-token latency in seconds.",
         &h.itl,
+    );
+    f.histogram(
+        "vllm:request_time_per_output_token_seconds",
+        "Histogram of time_per_output_token_seconds per request.",
+        &h.tpot,
     );
     f.histogram(
         "vllm:time_per_prefill_token_request_seconds",
@@ -583,6 +620,8 @@ mod tests {
     const V1_EXTRA: &[&str] = &[
         "vllm:inter_token_latency_seconds",
         "vllm:inter_token_latency_seconds_created",
+        "vllm:request_time_per_output_token_seconds",
+        "vllm:request_time_per_output_token_seconds_created",
     ];
 
     fn body(version: SimVersion, seconds: f64) -> String {
@@ -777,6 +816,57 @@ mod tests {
         assert!(first("vllm:kv_cache_usage_perc") > Some(0.9));
         assert_eq!(first("vllm:process_start_time_seconds"), None);
         assert_eq!(first("process_start_time_seconds"), Some(1_800_000_000.0));
+    }
+
+    #[test]
+    fn v1_exports_http_requests_by_status_class_and_the_per_request_tpot() {
+        let ours = body(SimVersion::V1, 45.0);
+        let all = samples(&ours);
+        let http: Vec<(String, f64)> = all
+            .iter()
+            .filter(|(n, _, _)| n == "http_requests_total")
+            .filter_map(|(_, labels, v)| {
+                let status = labels.iter().find(|(k, _)| k == "status")?.1.clone();
+                Some((status, v.parse().ok()?))
+            })
+            .collect();
+        let value = |n: &str| {
+            all.iter()
+                .find(|(name, _, _)| name == n)
+                .and_then(|(_, _, v)| v.parse::<f64>().ok())
+        };
+        // Every completion served is a 2xx; the pressured engine also turns requests away.
+        let served = all
+            .iter()
+            .filter(|(n, _, _)| n == "vllm:request_success_total")
+            .filter(|(_, l, _)| {
+                l.iter()
+                    .any(|(k, v)| k == "finished_reason" && v != "abort")
+            })
+            .filter_map(|(_, _, v)| v.parse::<f64>().ok())
+            .sum::<f64>();
+        assert!(served > 0.0);
+        assert_eq!(http.first(), Some(&("2xx".to_owned(), served)), "{http:?}");
+        assert!(
+            http.iter().all(|(s, _)| s == "2xx" || s == "4xx"),
+            "{http:?}"
+        );
+        assert_eq!(
+            value("vllm:request_time_per_output_token_seconds_count"),
+            Some(served)
+        );
+        assert_eq!(
+            bounds(&ours, "vllm:request_time_per_output_token_seconds", MODEL),
+            bounds(&ours, "vllm:inter_token_latency_seconds", MODEL)
+        );
+        // The console reads them.
+        let engines = kvtop_core::engine::extract_engines(&kvtop_core::metrics::parse(&ours));
+        let engine = engines.first().expect("one engine");
+        assert_eq!(
+            engine.http_requests_total.first(),
+            Some(&("2xx".to_owned(), served))
+        );
+        assert!(engine.tpot.is_some());
     }
 
     #[test]

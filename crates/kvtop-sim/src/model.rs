@@ -66,6 +66,10 @@ pub struct EngineCounters {
     pub spec_drafts: u64,
     pub spec_draft_tokens: u64,
     pub spec_accepted_tokens: u64,
+    /// HTTP answers of the API server: completions served (2xx), requests turned away (4xx:
+    /// 429 when the queue is full, 400 for a request that can never fit).
+    pub http_ok: u64,
+    pub http_rejected: u64,
 }
 
 impl EngineCounters {
@@ -82,6 +86,8 @@ pub struct EngineHistograms {
     pub ttft: SimHistogram,
     /// Inter-token latency; V1 0.10 exports the same data as `time_per_output_token_seconds`.
     pub itl: SimHistogram,
+    /// Mean time per output token of each finished request (V1 0.11+).
+    pub tpot: SimHistogram,
     pub e2e: SimHistogram,
     pub queue: SimHistogram,
     pub prefill: SimHistogram,
@@ -110,6 +116,7 @@ impl EngineHistograms {
         Self {
             ttft: SimHistogram::new(ttft),
             itl: SimHistogram::new(itl),
+            tpot: SimHistogram::new(buckets::V1_ITL),
             e2e: SimHistogram::new(e2e),
             queue: SimHistogram::new(buckets::V1_REQUEST_LATENCY),
             prefill: SimHistogram::new(buckets::V1_REQUEST_LATENCY),
@@ -410,6 +417,7 @@ impl EngineModel {
                 // Too many to model one by one: turn the rest away in bulk.
                 let surplus = ((now - self.state.next_arrival_at) * rate).max(0.0).round();
                 self.state.counters.finished_abort += surplus as u64;
+                self.state.counters.http_rejected += surplus as u64;
                 self.state.next_arrival_at = now + self.sampler.exponential(rate);
                 break;
             }
@@ -417,6 +425,7 @@ impl EngineModel {
             let request = self.new_request(at);
             if self.state.waiting.len() >= self.params.traffic.max_waiting {
                 self.state.counters.finished_abort += 1;
+                self.state.counters.http_rejected += 1;
             } else {
                 self.state.waiting.push_back(request);
             }
@@ -465,6 +474,7 @@ impl EngineModel {
                 // Can never fit: vLLM rejects it.
                 self.state.waiting.pop_front();
                 self.state.counters.finished_abort += 1;
+                self.state.counters.http_rejected += 1;
                 continue;
             }
             if self.state.blocks_used + need + watermark > capacity {
@@ -714,11 +724,19 @@ impl EngineModel {
         }
         let scheduled = req.scheduled_at.unwrap_or(req.arrived);
         let first_token = req.first_token_at.unwrap_or(at);
+        c.http_ok += 1;
         let h = &mut self.state.histograms;
         h.e2e.observe(at - req.arrived);
         h.queue.observe(scheduled - req.arrived);
         h.prefill.observe(first_token - scheduled);
         h.decode.observe(at - first_token);
+        // vLLM's per-request TPOT: decode time over the tokens after the first (0 for one).
+        let tpot = if req.generated > 1 {
+            (at - first_token) / f64::from(req.generated - 1)
+        } else {
+            0.0
+        };
+        h.tpot.observe(tpot);
         h.inference.observe(at - scheduled);
         h.prompt_tokens.observe(f64::from(req.prompt));
         h.generation_tokens.observe(f64::from(req.generated));
@@ -814,10 +832,11 @@ mod tests {
         engine_params(&LLAMA_8B, &H100_SXM, scenario, SimVersion::V1, &mut s)
     }
 
-    fn all_histograms(h: &EngineHistograms) -> [&SimHistogram; 14] {
+    fn all_histograms(h: &EngineHistograms) -> [&SimHistogram; 15] {
         [
             &h.ttft,
             &h.itl,
+            &h.tpot,
             &h.e2e,
             &h.queue,
             &h.prefill,

@@ -19,7 +19,7 @@ use crate::metrics::number::parse_f64;
 use crate::metrics::parser::unescape;
 use crate::metrics::{Exposition, LabelIter, Sample};
 use crate::signals::routes::{Part, Route, Target, route_of};
-use crate::signals::{FlavorEvidence, MetricId, Precedence, metric};
+use crate::signals::{FlavorEvidence, HTTP_STATUS_LABEL, MetricId, Precedence, metric};
 
 /// Map a parsed payload onto one sample per engine (per `model_name` × `engine` label pair).
 pub fn extract_engines(expo: &Exposition<'_>) -> Vec<EngineSample> {
@@ -44,6 +44,7 @@ pub fn extract_engines_within(
     let mut engine_index: HashMap<(&str, &str), usize> = HashMap::new();
     let mut cache_infos: Vec<CacheInfoSeries<'_>> = Vec::new();
     let mut process_cpu = SeriesSet::default();
+    let mut http = ByLabel::default();
     // Samples of one family arrive together, and counters alternate `_total` and `_created`
     // series: remembering the routes of the last two names makes the lookup run about once
     // per family rather than once per sample.
@@ -76,6 +77,11 @@ pub fn extract_engines_within(
         // One per target, attached to every engine.
         if metric == Some(MetricId::ProcessCpu) {
             process_cpu.record((sample.labels_raw, ""), sample.value);
+            continue;
+        }
+        if metric == Some(MetricId::HttpRequests) {
+            let status = label_value(sample.labels_raw, HTTP_STATUS_LABEL).unwrap_or("");
+            http.record(status, (sample.labels_raw, ""), sample.value);
             continue;
         }
         let labels = SeriesLabels::scan(sample);
@@ -113,6 +119,7 @@ pub fn extract_engines_within(
     }
 
     let process_cpu = process_cpu.sum();
+    let http_requests = http.sums();
     Ok(engines
         .into_iter()
         .map(|engine| {
@@ -120,6 +127,7 @@ pub fn extract_engines_within(
                 cache_config_for(&cache_infos, engine.model, engine.engine_label_value());
             let mut sample = engine.finish();
             sample.process_cpu_seconds_total = process_cpu;
+            sample.http_requests_total = http_requests.clone();
             sample.cache_config = cache_config;
             sample
         })
@@ -169,6 +177,47 @@ impl<'a> SeriesLabels<'a> {
     }
 }
 
+/// The raw value of one label of a series.
+fn label_value<'a>(raw: &'a str, name: &str) -> Option<&'a str> {
+    let mut iter = LabelIter { rest: raw };
+    while let Some(label) = iter.next_raw() {
+        if label.name == name {
+            return Some(label.value);
+        }
+    }
+    None
+}
+
+/// Readings of one counter per raw value of a label (`finished_reason`, `status`), in order
+/// of first appearance; series that differ in other labels add up.
+#[derive(Default)]
+struct ByLabel<'a> {
+    sets: Vec<(&'a str, SeriesSet<'a>)>,
+    /// Position in `sets` by raw value.
+    index: HashMap<&'a str, usize>,
+}
+
+impl<'a> ByLabel<'a> {
+    fn record(&mut self, value: &'a str, key: SeriesKey<'a>, reading: f64) {
+        let sets = &mut self.sets;
+        let slot = *self.index.entry(value).or_insert_with(|| {
+            sets.push((value, SeriesSet::default()));
+            sets.len() - 1
+        });
+        if let Some((_, set)) = self.sets.get_mut(slot) {
+            set.record(key, reading);
+        }
+    }
+
+    /// The total per label value (unescaped); values with no reading are left out.
+    fn sums(&self) -> Vec<(String, f64)> {
+        self.sets
+            .iter()
+            .filter_map(|(value, set)| Some((unescape(value).into_owned(), set.sum()?)))
+            .collect()
+    }
+}
+
 /// Alternative names per metric with a slot of their own (a test checks the catalog fits).
 pub const RANKS: usize = 2;
 
@@ -182,10 +231,8 @@ struct EngineParts<'a> {
     values: [[SeriesSet<'a>; RANKS]; MetricId::COUNT],
     /// Histogram series per metric and rank.
     hists: [[HistogramParts<'a>; RANKS]; MetricId::COUNT],
-    /// `request_success_total` per raw `finished_reason`, in order of first appearance.
-    finished: Vec<(&'a str, SeriesSet<'a>)>,
-    /// Position in `finished` by raw reason.
-    finished_index: HashMap<&'a str, usize>,
+    /// `request_success_total` per raw `finished_reason`.
+    finished: ByLabel<'a>,
 }
 
 impl<'a> EngineParts<'a> {
@@ -197,8 +244,7 @@ impl<'a> EngineParts<'a> {
             evidence: FlavorEvidence::default(),
             values: Default::default(),
             hists: Default::default(),
-            finished: Vec::new(),
-            finished_index: HashMap::new(),
+            finished: ByLabel::default(),
         }
     }
 
@@ -216,14 +262,7 @@ impl<'a> EngineParts<'a> {
         let key = (s.labels_raw, "");
         if metric == MetricId::RequestSuccess {
             let reason = labels.finished_reason.unwrap_or("");
-            let finished = &mut self.finished;
-            let slot = *self.finished_index.entry(reason).or_insert_with(|| {
-                finished.push((reason, SeriesSet::default()));
-                finished.len() - 1
-            });
-            if let Some((_, set)) = self.finished.get_mut(slot) {
-                set.record(key, s.value);
-            }
+            self.finished.record(reason, key, s.value);
             return;
         }
         let (m, r) = (metric as usize, usize::from(rank));
@@ -310,19 +349,19 @@ impl<'a> EngineParts<'a> {
             generation_tokens_total: self.counter(M::GenerationTokens),
             prefix_queries_total: self.counter(M::PrefixQueries),
             prefix_hits_total: self.counter(M::PrefixHits),
-            request_success_total: self
-                .finished
-                .iter()
-                .filter_map(|(reason, set)| Some((unescape(reason).into_owned(), set.sum()?)))
-                .collect(),
+            request_success_total: self.finished.sums(),
             spec_drafts_total: self.counter(M::SpecDrafts),
             spec_draft_tokens_total: self.counter(M::SpecDraftTokens),
             spec_accepted_tokens_total: self.counter(M::SpecAcceptedTokens),
             process_cpu_seconds_total: None,
+            http_requests_total: Vec::new(),
             ttft: self.histogram(M::Ttft),
             itl: self.histogram(M::Itl),
             e2e: self.histogram(M::E2e),
             queue_time: self.histogram(M::QueueTime),
+            tpot: self.histogram(M::Tpot),
+            prefill_time: self.histogram(M::PrefillTime),
+            decode_time: self.histogram(M::DecodeTime),
             cache_config: None,
         }
     }

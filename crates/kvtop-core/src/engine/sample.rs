@@ -71,11 +71,17 @@ pub struct EngineSample {
     pub spec_accepted_tokens_total: Option<f64>,
     /// `process_cpu_seconds_total` of the serving process (shared by all engines of a target).
     pub process_cpu_seconds_total: Option<f64>,
+    /// `http_requests_total` of the API server by `status` (`2xx`, or a code), summed over
+    /// handlers and methods; shared by all engines of a target.
+    pub http_requests_total: Vec<(String, f64)>,
     // Histograms (cumulative).
     pub ttft: Option<Histogram>,
     pub itl: Option<Histogram>,
     pub e2e: Option<Histogram>,
     pub queue_time: Option<Histogram>,
+    pub tpot: Option<Histogram>,
+    pub prefill_time: Option<Histogram>,
+    pub decode_time: Option<Histogram>,
     pub cache_config: Option<CacheConfig>,
 }
 

@@ -17,19 +17,32 @@ pub(crate) fn derive(
 ) -> Signals {
     let rate = |counter| window.rate(counter, window_secs);
     let ratio = |numerator, denominator| window.ratio(numerator, denominator, window_secs);
-    let mut quantiles = |kind, qs: &[f64]| -> [Option<f64>; 3] {
+    // `None` when the window holds no deltas of the histogram (not exported, or one
+    // snapshot): then a quantile signal may take its stand-in's.
+    let mut quantiles = |kind, qs: &[f64]| -> Option<[Option<f64>; 3]> {
         let mut out = [None; 3];
-        if window.bucket_deltas(kind, window_secs, scratch) {
-            for (slot, q) in out.iter_mut().zip(qs) {
-                *slot = histogram_quantile(*q, scratch);
-            }
+        if !window.bucket_deltas(kind, window_secs, scratch) {
+            return None;
         }
-        out
+        for (slot, q) in out.iter_mut().zip(qs) {
+            *slot = histogram_quantile(*q, scratch);
+        }
+        Some(out)
     };
-    let [ttft_p50, ttft_p95, ttft_p99] = quantiles(HistogramKind::Ttft, &[0.5, 0.95, 0.99]);
-    let [itl_p50, itl_p95, itl_p99] = quantiles(HistogramKind::Itl, &[0.5, 0.95, 0.99]);
-    let [e2e_p95, e2e_p99, _] = quantiles(HistogramKind::E2e, &[0.95, 0.99]);
-    let [queue_p95, _, _] = quantiles(HistogramKind::QueueTime, &[0.95]);
+    let all = [0.5, 0.95, 0.99];
+    let [ttft_p50, ttft_p95, ttft_p99] = quantiles(HistogramKind::Ttft, &all).unwrap_or_default();
+    let [itl_p50, itl_p95, itl_p99] = quantiles(HistogramKind::Itl, &all).unwrap_or_default();
+    let [e2e_p95, e2e_p99, _] = quantiles(HistogramKind::E2e, &[0.95, 0.99]).unwrap_or_default();
+    let [queue_p95, _, _] = quantiles(HistogramKind::QueueTime, &[0.95]).unwrap_or_default();
+    // Per engine, as the PromQL's `or on (…)`: TPOT when the engine has it, else ITL.
+    let [tpot_p50, tpot_p95, tpot_p99] =
+        quantiles(HistogramKind::Tpot, &all).unwrap_or([itl_p50, itl_p95, itl_p99]);
+    let [prefill_p50, prefill_p95, prefill_p99] =
+        quantiles(HistogramKind::PrefillTime, &all).unwrap_or_default();
+    let [decode_p50, decode_p95, decode_p99] =
+        quantiles(HistogramKind::DecodeTime, &all).unwrap_or_default();
+    let share = |counter| ratio(counter, Counter::RequestsFinished);
+    let http_share = |counter| ratio(counter, Counter::HttpRequests);
 
     Signals {
         kv_usage: known(sample.kv_usage),
@@ -60,6 +73,25 @@ pub(crate) fn derive(
             .as_ref()
             .and_then(|c| c.kv_capacity_tokens())
             .map(|tokens| tokens as f64),
+        tpot_p50,
+        tpot_p95,
+        tpot_p99,
+        prefill_p50,
+        prefill_p95,
+        prefill_p99,
+        decode_p50,
+        decode_p95,
+        decode_p99,
+        finished_stop: share(Counter::FinishedStop),
+        finished_length: share(Counter::FinishedLength),
+        finished_abort: share(Counter::FinishedAbort),
+        finished_error: share(Counter::FinishedError),
+        finished_repetition: share(Counter::FinishedRepetition),
+        http_per_s: rate(Counter::HttpRequests),
+        http_4xx_ratio: http_share(Counter::Http4xx),
+        http_5xx_ratio: http_share(Counter::Http5xx),
+        spec_accept_length: ratio(Counter::SpecAcceptedTokens, Counter::SpecDrafts)
+            .map(|accepted_per_draft| 1.0 + accepted_per_draft),
         // GPU signals are joined in by the fleet from its GPU store.
         gpu_util: None,
         gpu_mem: None,

@@ -24,7 +24,7 @@ use std::collections::VecDeque;
 use super::Ts;
 use crate::engine::{EngineSample, Histogram};
 use crate::metrics::{Bucket, counter_delta};
-use crate::signals::FAILED_REASONS;
+use crate::signals::{Derivation, FAILED_REASONS, MetricId, Signal, signal};
 
 /// Span behind the newest snapshot in which every snapshot is kept, seconds.
 pub(crate) const DENSE_SECS: f64 = 20.0;
@@ -48,10 +48,21 @@ pub(crate) enum Counter {
     SpecDraftTokens,
     SpecAcceptedTokens,
     CpuSeconds,
+    SpecDrafts,
+    /// `request_success_total` per finished reason, as the catalog's share signals select it.
+    FinishedStop,
+    FinishedLength,
+    FinishedAbort,
+    FinishedError,
+    FinishedRepetition,
+    /// `http_requests_total` over every status, and the classes the catalog's shares select.
+    HttpRequests,
+    Http4xx,
+    Http5xx,
 }
 
 impl Counter {
-    const ALL: [Counter; 10] = [
+    const ALL: [Counter; 19] = [
         Counter::Preemptions,
         Counter::PromptTokens,
         Counter::GenerationTokens,
@@ -62,6 +73,15 @@ impl Counter {
         Counter::SpecDraftTokens,
         Counter::SpecAcceptedTokens,
         Counter::CpuSeconds,
+        Counter::SpecDrafts,
+        Counter::FinishedStop,
+        Counter::FinishedLength,
+        Counter::FinishedAbort,
+        Counter::FinishedError,
+        Counter::FinishedRepetition,
+        Counter::HttpRequests,
+        Counter::Http4xx,
+        Counter::Http5xx,
     ];
     const COUNT: usize = Self::ALL.len();
 
@@ -78,6 +98,15 @@ impl Counter {
             Counter::SpecDraftTokens => sample.spec_draft_tokens_total,
             Counter::SpecAcceptedTokens => sample.spec_accepted_tokens_total,
             Counter::CpuSeconds => sample.process_cpu_seconds_total,
+            Counter::SpecDrafts => sample.spec_drafts_total,
+            Counter::FinishedStop => share_part(Signal::FinishedStop, sample),
+            Counter::FinishedLength => share_part(Signal::FinishedLength, sample),
+            Counter::FinishedAbort => share_part(Signal::FinishedAbort, sample),
+            Counter::FinishedError => share_part(Signal::FinishedError, sample),
+            Counter::FinishedRepetition => share_part(Signal::FinishedRepetition, sample),
+            Counter::HttpRequests => total(&sample.http_requests_total),
+            Counter::Http4xx => share_part(Signal::Http4xxRatio, sample),
+            Counter::Http5xx => share_part(Signal::Http5xxRatio, sample),
         };
         value.filter(|v| !v.is_nan())
     }
@@ -94,6 +123,27 @@ fn failed_requests_total(sample: &EngineSample) -> Option<f64> {
         .reduce(|a, b| a + b)
 }
 
+fn total(values: &[(String, f64)]) -> Option<f64> {
+    values.iter().map(|(_, v)| *v).reduce(|a, b| a + b)
+}
+
+/// The numerator of one of the catalog's share signals, read from the sample's counters by
+/// label (the same selection as its PromQL); `None` when no selected series is exported.
+fn share_part(share: Signal, sample: &EngineSample) -> Option<f64> {
+    let Derivation::Ratio { numerator, .. } = signal(share).derivation else {
+        return None;
+    };
+    let values = match numerator.metric {
+        MetricId::HttpRequests => &sample.http_requests_total,
+        _ => &sample.request_success_total,
+    };
+    values
+        .iter()
+        .filter(|(label, _)| numerator.selects(label))
+        .map(|(_, v)| *v)
+        .reduce(|a, b| a + b)
+}
+
 /// The latency histograms windowed quantiles are derived from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum HistogramKind {
@@ -101,14 +151,20 @@ pub(crate) enum HistogramKind {
     Itl,
     E2e,
     QueueTime,
+    Tpot,
+    PrefillTime,
+    DecodeTime,
 }
 
 impl HistogramKind {
-    const ALL: [HistogramKind; 4] = [
+    const ALL: [HistogramKind; 7] = [
         HistogramKind::Ttft,
         HistogramKind::Itl,
         HistogramKind::E2e,
         HistogramKind::QueueTime,
+        HistogramKind::Tpot,
+        HistogramKind::PrefillTime,
+        HistogramKind::DecodeTime,
     ];
     const COUNT: usize = Self::ALL.len();
 
@@ -118,6 +174,9 @@ impl HistogramKind {
             HistogramKind::Itl => sample.itl.as_ref(),
             HistogramKind::E2e => sample.e2e.as_ref(),
             HistogramKind::QueueTime => sample.queue_time.as_ref(),
+            HistogramKind::Tpot => sample.tpot.as_ref(),
+            HistogramKind::PrefillTime => sample.prefill_time.as_ref(),
+            HistogramKind::DecodeTime => sample.decode_time.as_ref(),
         }
     }
 }

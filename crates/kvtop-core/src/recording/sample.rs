@@ -53,17 +53,31 @@ fn set_scalars(s: &mut EngineSample, v: &[Option<f64>]) {
     s.process_cpu_seconds_total = get(14);
 }
 
-fn histograms(s: &EngineSample) -> [Option<&Histogram>; 4] {
+/// The histograms of a sample, in the order they are written.
+const HISTOGRAMS: usize = 7;
+
+fn histograms(s: &EngineSample) -> [Option<&Histogram>; HISTOGRAMS] {
     [
         s.ttft.as_ref(),
         s.itl.as_ref(),
         s.e2e.as_ref(),
         s.queue_time.as_ref(),
+        s.tpot.as_ref(),
+        s.prefill_time.as_ref(),
+        s.decode_time.as_ref(),
     ]
 }
 
-fn histograms_mut(s: &mut EngineSample) -> [&mut Option<Histogram>; 4] {
-    [&mut s.ttft, &mut s.itl, &mut s.e2e, &mut s.queue_time]
+fn histograms_mut(s: &mut EngineSample) -> [&mut Option<Histogram>; HISTOGRAMS] {
+    [
+        &mut s.ttft,
+        &mut s.itl,
+        &mut s.e2e,
+        &mut s.queue_time,
+        &mut s.tpot,
+        &mut s.prefill_time,
+        &mut s.decode_time,
+    ]
 }
 
 fn flavor_code(f: EngineFlavor) -> u8 {
@@ -214,35 +228,16 @@ fn encode_engine(enc: &mut Enc<'_>, target: TargetId, sample: &EngineSample, mem
     for (h, b) in histograms(sample).into_iter().zip(before_hists) {
         encode_histogram(enc, h, b);
     }
-    // Finished requests by reason: numbers against the same reasons before, else in full.
-    let reasons_before = before.map(|b| b.request_success_total.as_slice());
-    let same_reasons = reasons_before.is_some_and(|r| {
-        r.len() == sample.request_success_total.len()
-            && r.iter()
-                .zip(&sample.request_success_total)
-                .all(|(a, b)| a.0 == b.0)
-    });
-    let numbers: Vec<Option<f64>> = sample
-        .request_success_total
-        .iter()
-        .map(|(_, v)| Some(*v))
-        .collect();
-    if same_reasons {
-        enc.u8(0);
-        let previous: Vec<Option<f64>> = reasons_before
-            .unwrap_or_default()
-            .iter()
-            .map(|(_, v)| Some(*v))
-            .collect();
-        values::encode(enc, &numbers, &previous);
-    } else {
-        enc.u8(1);
-        enc.varint(sample.request_success_total.len() as u64);
-        for (reason, _) in &sample.request_success_total {
-            enc.str(reason);
-        }
-        values::encode(enc, &numbers, &[]);
-    }
+    encode_labelled(
+        enc,
+        &sample.request_success_total,
+        before.map(|b| b.request_success_total.as_slice()),
+    );
+    encode_labelled(
+        enc,
+        &sample.http_requests_total,
+        before.map(|b| b.http_requests_total.as_slice()),
+    );
     // The cache configuration rarely changes: written only when it did.
     if before.is_some_and(|b| b.cache_config == sample.cache_config) {
         enc.u8(0);
@@ -256,6 +251,57 @@ fn encode_engine(enc: &mut Enc<'_>, target: TargetId, sample: &EngineSample, mem
         }
     }
     memory.samples.insert(index, sample.clone());
+}
+
+/// Counters by a label (finished requests by reason, HTTP requests by status): the numbers
+/// against the same labels before, else the labels and numbers in full.
+fn encode_labelled(enc: &mut Enc<'_>, now: &[(String, f64)], before: Option<&[(String, f64)]>) {
+    let same_labels =
+        before.is_some_and(|b| b.len() == now.len() && b.iter().zip(now).all(|(a, b)| a.0 == b.0));
+    let numbers: Vec<Option<f64>> = now.iter().map(|(_, v)| Some(*v)).collect();
+    match before.filter(|_| same_labels) {
+        Some(before) => {
+            enc.u8(0);
+            let previous: Vec<Option<f64>> = before.iter().map(|(_, v)| Some(*v)).collect();
+            values::encode(enc, &numbers, &previous);
+        }
+        None => {
+            enc.u8(1);
+            enc.varint(now.len() as u64);
+            for (label, _) in now {
+                enc.str(label);
+            }
+            values::encode(enc, &numbers, &[]);
+        }
+    }
+}
+
+fn decode_labelled(
+    dec: &mut Dec<'_>,
+    before: Option<&[(String, f64)]>,
+) -> Result<Vec<(String, f64)>, DecodeError> {
+    let (labels, previous): (Vec<String>, Vec<Option<f64>>) = match dec.u8()? {
+        0 => before
+            .unwrap_or_default()
+            .iter()
+            .map(|(label, v)| (label.clone(), Some(*v)))
+            .unzip(),
+        1 => {
+            let count = dec.count()?;
+            let mut labels = Vec::with_capacity(count);
+            for _ in 0..count {
+                labels.push(dec.str()?);
+            }
+            (labels, Vec::new())
+        }
+        _ => return Err(DecodeError::Malformed("labelled counters' tag")),
+    };
+    let numbers = values::decode(dec, labels.len(), &previous)?;
+    Ok(labels
+        .into_iter()
+        .zip(numbers)
+        .map(|(label, v)| (label, v.unwrap_or(f64::NAN)))
+        .collect())
 }
 
 fn encode_histogram(enc: &mut Enc<'_>, h: Option<&Histogram>, before: Option<&Histogram>) {
@@ -453,39 +499,15 @@ fn decode_engine(
     };
     let previous = before.map(scalars).unwrap_or_default();
     set_scalars(&mut sample, &values::decode(dec, SCALARS, &previous)?);
-    let before_hists: [Option<Histogram>; 4] =
+    let before_hists: [Option<Histogram>; HISTOGRAMS] =
         before.map_or_else(Default::default, |b| histograms(b).map(|h| h.cloned()));
     for (slot, b) in histograms_mut(&mut sample).into_iter().zip(before_hists) {
         *slot = decode_histogram(dec, b.as_ref())?;
     }
-    sample.request_success_total = match dec.u8()? {
-        0 => {
-            let reasons = before
-                .map(|b| b.request_success_total.clone())
-                .unwrap_or_default();
-            let previous: Vec<Option<f64>> = reasons.iter().map(|(_, v)| Some(*v)).collect();
-            let numbers = values::decode(dec, reasons.len(), &previous)?;
-            reasons
-                .into_iter()
-                .zip(numbers)
-                .map(|((reason, _), v)| (reason, v.unwrap_or(f64::NAN)))
-                .collect()
-        }
-        1 => {
-            let count = dec.count()?;
-            let mut reasons = Vec::with_capacity(count);
-            for _ in 0..count {
-                reasons.push(dec.str()?);
-            }
-            let numbers = values::decode(dec, count, &[])?;
-            reasons
-                .into_iter()
-                .zip(numbers)
-                .map(|(reason, v)| (reason, v.unwrap_or(f64::NAN)))
-                .collect()
-        }
-        _ => return Err(DecodeError::Malformed("finished requests' tag")),
-    };
+    sample.request_success_total =
+        decode_labelled(dec, before.map(|b| b.request_success_total.as_slice()))?;
+    sample.http_requests_total =
+        decode_labelled(dec, before.map(|b| b.http_requests_total.as_slice()))?;
     sample.cache_config = match dec.u8()? {
         0 => before.and_then(|b| b.cache_config.clone()),
         1 => None,

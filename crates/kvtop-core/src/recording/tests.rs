@@ -22,6 +22,12 @@ fn scrape(at: Ts, step: f64) -> ScrapeReport {
             }
             h.sum = h.sum.map(|s| s + step * 0.37);
         }
+        // What newer vLLMs export beside it: the TPOT histogram and HTTP requests by status.
+        engine.tpot = engine.itl.clone();
+        engine.http_requests_total = vec![
+            ("2xx".to_owned(), 1000.0 + step * 9.0),
+            ("4xx".to_owned(), 3.0 + step),
+        ];
     }
     let gpus = extract_gpus(&parse(&fixture("datadog-dcgm-exporter-metrics.txt")));
     ScrapeReport {

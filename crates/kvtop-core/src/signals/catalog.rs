@@ -173,8 +173,7 @@ pub static METRICS: [MetricDef; MetricId::COUNT] = [
         ],
         "prefix-cache hits",
     ),
-    // No signal derives from it (so Prometheus is not asked for it): it is kept in the sample
-    // and proves V1.
+    // Also proves V1.
     metric(
         M::SpecDrafts,
         Counter,
@@ -241,6 +240,30 @@ pub static METRICS: [MetricDef; MetricId::COUNT] = [
         "time spent queued, seconds",
     ),
     metric(
+        M::Tpot,
+        Histogram,
+        &[vllm("request_time_per_output_token_seconds", None)],
+        "mean time per output token of each request, seconds",
+    ),
+    metric(
+        M::PrefillTime,
+        Histogram,
+        &[vllm("request_prefill_time_seconds", None)],
+        "time a request spent in prefill, seconds",
+    ),
+    metric(
+        M::DecodeTime,
+        Histogram,
+        &[vllm("request_decode_time_seconds", None)],
+        "time a request spent decoding, seconds",
+    ),
+    metric(
+        M::HttpRequests,
+        Counter,
+        &[process("http_requests_total")],
+        "HTTP requests of the API server, by `status` (one per target, shared by its engines)",
+    ),
+    metric(
         M::CacheConfig,
         Info,
         &[vllm("cache_config_info", None)],
@@ -264,6 +287,34 @@ pub const FAILED_REASONS: &[&str] = &["abort", "error"];
 
 /// Label of `request_success_total` carrying the reason.
 pub const FINISHED_REASON_LABEL: &str = "finished_reason";
+
+/// Label of `http_requests_total` carrying the status: a class (`2xx`) as vLLM's
+/// instrumentator groups it by default, or the code itself.
+pub const HTTP_STATUS_LABEL: &str = "status";
+
+/// The label a [`Selector`] of `metric` selects on.
+pub const fn selector_label(metric: MetricId) -> &'static str {
+    match metric {
+        MetricId::HttpRequests => HTTP_STATUS_LABEL,
+        _ => FINISHED_REASON_LABEL,
+    }
+}
+
+/// The histogram a quantile signal is read from when the engine does not export its own:
+/// TPOT from inter-token latency (vLLM before 0.11 has no per-request TPOT).
+pub const fn quantile_stand_in(histogram: MetricId) -> Option<MetricId> {
+    match histogram {
+        MetricId::Tpot => Some(MetricId::Itl),
+        _ => None,
+    }
+}
+
+const fn reason(metric: MetricId, patterns: &'static [&'static str]) -> Selector {
+    Selector {
+        metric,
+        reasons: Some(patterns),
+    }
+}
 
 /// A signal until its field in [`Signals`] is named.
 struct Draft {
@@ -424,6 +475,7 @@ pub(crate) const SIGNAL_TABLE: [SignalDef; Signal::COUNT] = [
         "prompt (prefill) tokens per second",
     )
     .kept()
+    .column("IN/S")
     .at(|s| s.prompt_tps, |s| &mut s.prompt_tps),
     signal(
         Signal::RequestsPerS,
@@ -434,6 +486,7 @@ pub(crate) const SIGNAL_TABLE: [SignalDef; Signal::COUNT] = [
         "finished requests per second",
     )
     .kept()
+    .column("REQ/S")
     .at(|s| s.requests_per_s, |s| &mut s.requests_per_s),
     signal(
         Signal::PrefixHit,
@@ -520,6 +573,7 @@ pub(crate) const SIGNAL_TABLE: [SignalDef; Signal::COUNT] = [
         Seconds,
         "request duration end to end, p95",
     )
+    .column("E2E95")
     .at(|s| s.e2e_p95, |s| &mut s.e2e_p95),
     signal(
         Signal::E2eP99,
@@ -538,6 +592,7 @@ pub(crate) const SIGNAL_TABLE: [SignalDef; Signal::COUNT] = [
         Seconds,
         "time spent queued, p95",
     )
+    .column("QUE95")
     .at(|s| s.queue_p95, |s| &mut s.queue_p95),
     signal(
         Signal::SpecAcceptance,
@@ -551,6 +606,7 @@ pub(crate) const SIGNAL_TABLE: [SignalDef; Signal::COUNT] = [
         Unit::Ratio,
         "speculative decoding acceptance rate",
     )
+    .column("SPEC%")
     .at(|s| s.spec_acceptance, |s| &mut s.spec_acceptance),
     signal(
         Signal::CpuCores,
@@ -586,4 +642,199 @@ pub(crate) const SIGNAL_TABLE: [SignalDef; Signal::COUNT] = [
         "KV capacity, tokens (blocks × block size)",
     )
     .at(|s| s.kv_capacity_tokens, |s| &mut s.kv_capacity_tokens),
+    signal(
+        Signal::TpotP50,
+        "tpot_p50",
+        "tpot",
+        Quantile(M::Tpot, "0.5"),
+        Seconds,
+        "time per output token of requests, p50 (inter-token latency where not exported)",
+    )
+    .at(|s| s.tpot_p50, |s| &mut s.tpot_p50),
+    signal(
+        Signal::TpotP95,
+        "tpot_p95",
+        "tpot",
+        Quantile(M::Tpot, "0.95"),
+        Seconds,
+        "time per output token of requests, p95 (inter-token latency where not exported)",
+    )
+    .column("TPOT95")
+    .at(|s| s.tpot_p95, |s| &mut s.tpot_p95),
+    signal(
+        Signal::TpotP99,
+        "tpot_p99",
+        "tpot",
+        Quantile(M::Tpot, "0.99"),
+        Seconds,
+        "time per output token of requests, p99 (inter-token latency where not exported)",
+    )
+    .at(|s| s.tpot_p99, |s| &mut s.tpot_p99),
+    signal(
+        Signal::PrefillP50,
+        "prefill_p50",
+        "prefill",
+        Quantile(M::PrefillTime, "0.5"),
+        Seconds,
+        "time requests spent in prefill, p50",
+    )
+    .at(|s| s.prefill_p50, |s| &mut s.prefill_p50),
+    signal(
+        Signal::PrefillP95,
+        "prefill_p95",
+        "prefill",
+        Quantile(M::PrefillTime, "0.95"),
+        Seconds,
+        "time requests spent in prefill, p95",
+    )
+    .column("PREF95")
+    .at(|s| s.prefill_p95, |s| &mut s.prefill_p95),
+    signal(
+        Signal::PrefillP99,
+        "prefill_p99",
+        "prefill",
+        Quantile(M::PrefillTime, "0.99"),
+        Seconds,
+        "time requests spent in prefill, p99",
+    )
+    .at(|s| s.prefill_p99, |s| &mut s.prefill_p99),
+    signal(
+        Signal::DecodeP50,
+        "decode_p50",
+        "decode",
+        Quantile(M::DecodeTime, "0.5"),
+        Seconds,
+        "time requests spent decoding, p50",
+    )
+    .at(|s| s.decode_p50, |s| &mut s.decode_p50),
+    signal(
+        Signal::DecodeP95,
+        "decode_p95",
+        "decode",
+        Quantile(M::DecodeTime, "0.95"),
+        Seconds,
+        "time requests spent decoding, p95",
+    )
+    .column("DEC95")
+    .at(|s| s.decode_p95, |s| &mut s.decode_p95),
+    signal(
+        Signal::DecodeP99,
+        "decode_p99",
+        "decode",
+        Quantile(M::DecodeTime, "0.99"),
+        Seconds,
+        "time requests spent decoding, p99",
+    )
+    .at(|s| s.decode_p99, |s| &mut s.decode_p99),
+    signal(
+        Signal::FinishedStop,
+        "finished_stop",
+        "finished_stop",
+        share_of_finished(&["stop"]),
+        Unit::Ratio,
+        "share of finished requests that stopped (EOS or stop string)",
+    )
+    .column("STOP%")
+    .at(|s| s.finished_stop, |s| &mut s.finished_stop),
+    signal(
+        Signal::FinishedLength,
+        "finished_length",
+        "finished_length",
+        share_of_finished(&["length"]),
+        Unit::Ratio,
+        "share of finished requests cut at max tokens",
+    )
+    .column("LEN%")
+    .at(|s| s.finished_length, |s| &mut s.finished_length),
+    signal(
+        Signal::FinishedAbort,
+        "finished_abort",
+        "finished_abort",
+        share_of_finished(&["abort"]),
+        Unit::Ratio,
+        "share of finished requests aborted",
+    )
+    .column("ABRT%")
+    .at(|s| s.finished_abort, |s| &mut s.finished_abort),
+    signal(
+        Signal::FinishedError,
+        "finished_error",
+        "finished_error",
+        share_of_finished(&["error"]),
+        Unit::Ratio,
+        "share of finished requests failed with an error (vLLM 0.13+)",
+    )
+    .column("ERR%")
+    .at(|s| s.finished_error, |s| &mut s.finished_error),
+    signal(
+        Signal::FinishedRepetition,
+        "finished_repetition",
+        "finished_repetition",
+        share_of_finished(&["repetition"]),
+        Unit::Ratio,
+        "share of finished requests stopped for repetition (vLLM 0.33+)",
+    )
+    .column("REP%")
+    .at(|s| s.finished_repetition, |s| &mut s.finished_repetition),
+    signal(
+        Signal::HttpPerS,
+        "http_per_s",
+        "http",
+        Rate(M::HttpRequests),
+        PerSecond,
+        "HTTP requests answered per second by the API server",
+    )
+    .column("HTTP/S")
+    .at(|s| s.http_per_s, |s| &mut s.http_per_s),
+    signal(
+        Signal::Http4xxRatio,
+        "http_4xx_ratio",
+        "http_4xx",
+        share_of_http(&["4.."]),
+        Unit::Ratio,
+        "share of HTTP requests answered 4xx (429 among them)",
+    )
+    .column("4XX%")
+    .at(|s| s.http_4xx_ratio, |s| &mut s.http_4xx_ratio),
+    signal(
+        Signal::Http5xxRatio,
+        "http_5xx_ratio",
+        "http_5xx",
+        share_of_http(&["5.."]),
+        Unit::Ratio,
+        "share of HTTP requests answered 5xx",
+    )
+    .column("5XX%")
+    .at(|s| s.http_5xx_ratio, |s| &mut s.http_5xx_ratio),
+    signal(
+        Signal::SpecAcceptLength,
+        "spec_accept_length",
+        "spec_accept_length",
+        Derivation::AcceptanceLength {
+            accepted: M::SpecAcceptedTokens,
+            drafts: M::SpecDrafts,
+        },
+        Tokens,
+        "speculative decoding: mean tokens per step (1 + accepted per draft)",
+    )
+    .column("SPECLN")
+    .at(|s| s.spec_accept_length, |s| &mut s.spec_accept_length),
 ];
+
+/// The share of finished requests whose `finished_reason` is one of `reasons`.
+const fn share_of_finished(reasons: &'static [&'static str]) -> Derivation {
+    Ratio {
+        numerator: reason(M::RequestSuccess, reasons),
+        denominator: all(M::RequestSuccess),
+        fallback: None,
+    }
+}
+
+/// The share of HTTP requests whose status matches one of `classes`.
+const fn share_of_http(classes: &'static [&'static str]) -> Derivation {
+    Ratio {
+        numerator: reason(M::HttpRequests, classes),
+        denominator: all(M::HttpRequests),
+        fallback: None,
+    }
+}

@@ -12,7 +12,10 @@ pub mod unit;
 mod values;
 
 pub(crate) use catalog::SIGNAL_TABLE;
-pub use catalog::{EVIDENCE, FAILED_REASONS, FINISHED_REASON_LABEL, METRICS, SIGNALS};
+pub use catalog::{
+    EVIDENCE, FAILED_REASONS, FINISHED_REASON_LABEL, HTTP_STATUS_LABEL, METRICS, SIGNALS,
+    quantile_stand_in, selector_label,
+};
 pub use flavor::{EngineFlavor, FlavorEvidence};
 pub use model::{
     Derivation, Generation, Kind, MetricDef, MetricId, Precedence, Selector, Signal, SignalDef,

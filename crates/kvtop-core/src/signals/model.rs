@@ -104,6 +104,12 @@ pub enum MetricId {
     Itl,
     E2e,
     QueueTime,
+    /// Mean time per output token of each request (vLLM 0.11+), the dashboards' TPOT.
+    Tpot,
+    PrefillTime,
+    DecodeTime,
+    /// The API server's HTTP requests, by `status` (one per process, shared by its engines).
+    HttpRequests,
     CacheConfig,
 }
 
@@ -138,12 +144,34 @@ impl MetricDef {
     }
 }
 
-/// A counter, optionally restricted to some values of `finished_reason`.
+/// A counter, optionally restricted to some values of its selecting label
+/// (`finished_reason`, or `status` for HTTP requests: see [`super::selector_label`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Selector {
     pub metric: MetricId,
-    /// `Some`: only these `finished_reason` values (see [`super::FAILED_REASONS`]).
+    /// `Some`: only series whose label matches one of these patterns (see
+    /// [`super::FAILED_REASONS`]). A pattern is a word, or a status class where `.` stands for
+    /// any one character (`5..` matches `503` and vLLM's grouped `5xx`): the same text is a
+    /// PromQL regex, so the direct scrape and Prometheus select the same series.
     pub reasons: Option<&'static [&'static str]>,
+}
+
+impl Selector {
+    /// Whether a label value is selected.
+    pub fn selects(&self, value: &str) -> bool {
+        self.reasons
+            .is_none_or(|patterns| patterns.iter().any(|p| pattern_matches(p, value)))
+    }
+}
+
+/// A selector pattern against a label value, as the PromQL regex `=~"pattern"` matches it:
+/// the whole value, `.` any one character.
+fn pattern_matches(pattern: &str, value: &str) -> bool {
+    pattern.chars().count() == value.chars().count()
+        && pattern
+            .chars()
+            .zip(value.chars())
+            .all(|(p, v)| p == '.' || p == v)
 }
 
 /// How a signal is computed from metrics.
@@ -163,8 +191,16 @@ pub enum Derivation {
         denominator: Selector,
         fallback: Option<MetricId>,
     },
-    /// A quantile (as written in PromQL) of the histogram's increase over the window.
+    /// A quantile (as written in PromQL) of the histogram's increase over the window; an
+    /// engine without that histogram takes it from its stand-in (see
+    /// [`super::quantile_stand_in`]).
     Quantile(MetricId, &'static str),
+    /// Mean tokens per speculative step: 1 (the bonus token) plus accepted tokens per draft,
+    /// over the window.
+    AcceptanceLength {
+        accepted: MetricId,
+        drafts: MetricId,
+    },
     /// Blocks × block size of the configuration info.
     Capacity(MetricId),
 }
@@ -194,10 +230,28 @@ pub enum Signal {
     CpuCores,
     ErrorRatio,
     KvCapacityTokens,
+    TpotP50,
+    TpotP95,
+    TpotP99,
+    PrefillP50,
+    PrefillP95,
+    PrefillP99,
+    DecodeP50,
+    DecodeP95,
+    DecodeP99,
+    FinishedStop,
+    FinishedLength,
+    FinishedAbort,
+    FinishedError,
+    FinishedRepetition,
+    HttpPerS,
+    Http4xxRatio,
+    Http5xxRatio,
+    SpecAcceptLength,
 }
 
 impl Signal {
-    pub const COUNT: usize = Signal::KvCapacityTokens as usize + 1;
+    pub const COUNT: usize = Signal::SpecAcceptLength as usize + 1;
 }
 
 /// One signal of the catalog.

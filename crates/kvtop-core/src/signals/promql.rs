@@ -12,7 +12,7 @@
 
 use super::model::{Derivation, Kind, MetricId, Selector, Signal, Vendor};
 use super::values::QuantileWindow;
-use super::{FINISHED_REASON_LABEL, SIGNALS, metric};
+use super::{SIGNALS, metric, quantile_stand_in, selector_label};
 
 /// Which labels identify an engine in Prometheus.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -210,10 +210,26 @@ fn names(id: MetricId) -> Vec<String> {
 fn selected(name: &str, selector: &Selector) -> String {
     match selector.reasons {
         Some(reasons) => format!(
-            "{name}{{{FINISHED_REASON_LABEL}=~\"{}\"}}",
+            "{name}{{{}=~\"{}\"}}",
+            selector_label(selector.metric),
             reasons.join("|")
         ),
         None => name.to_owned(),
+    }
+}
+
+/// Whether every metric a derivation reads is a per-process one (the API server's, not an
+/// engine's): its query is grouped by process and given to each engine of the process.
+fn per_process_signal(derivation: Derivation) -> bool {
+    let process = |id: MetricId| metric(id).names.iter().all(|n| n.vendor == Vendor::Process);
+    match derivation {
+        Derivation::Rate(id) => process(id),
+        Derivation::Ratio {
+            numerator,
+            denominator,
+            fallback: None,
+        } => process(numerator.metric) && process(denominator.metric),
+        _ => false,
     }
 }
 
@@ -320,7 +336,9 @@ impl QueryPlan {
                 }
                 // Read by the slow queries.
                 Derivation::Capacity(_) => {}
-                Derivation::Rate(MetricId::ProcessCpu) => per_process.push(self.cpu(def.id)),
+                derivation if per_process_signal(derivation) => {
+                    per_process.push(self.process_query(def.id))
+                }
                 derivation => {
                     per_engine.extend(self.engine_expr(derivation).map(|promql| QuerySpec {
                         signal: def.query,
@@ -356,7 +374,11 @@ impl QueryPlan {
     /// The PromQL of one per-engine signal; quantiles and the capacity have queries of their
     /// own.
     fn engine_expr(&self, derivation: Derivation) -> Option<String> {
-        let by = self.labels.engine_clause();
+        self.expr(derivation, &self.labels.engine_clause())
+    }
+
+    /// The PromQL of a signal computed per group of the labels `by`.
+    fn expr(&self, derivation: Derivation, by: &str) -> Option<String> {
         let w = self.selector();
         let rate = |name: &str| format!("sum by ({by}) (rate({name}[{w}]))");
         Some(match derivation {
@@ -394,6 +416,12 @@ impl QueryPlan {
                     None => pairs.join(" or "),
                 }
             }
+            Derivation::AcceptanceLength { accepted, drafts } => names(accepted)
+                .iter()
+                .zip(names(drafts))
+                .map(|(a, d)| format!("1 + ({} / {})", rate(a), rate(&d)))
+                .collect::<Vec<_>>()
+                .join(" or "),
             Derivation::Quantile(..) | Derivation::Capacity(_) => return None,
         })
     }
@@ -436,11 +464,19 @@ impl QueryPlan {
             .collect();
         let by = self.labels.engine_clause();
         let w = self.selector();
-        let rates: Vec<String> = names(histogram)
-            .iter()
-            .map(|name| format!("rate({name}[{w}])"))
-            .collect();
-        let inner = format!("sum by (le, {by}) ({})", rates.join(" or "));
+        let merged = |histogram: MetricId| {
+            let rates: Vec<String> = names(histogram)
+                .iter()
+                .map(|name| format!("rate({name}[{w}])"))
+                .collect();
+            format!("sum by (le, {by}) ({})", rates.join(" or "))
+        };
+        // The stand-in's buckets only for engines with none of the histogram's own: `on` the
+        // engine's labels, so bucket layouts are never mixed.
+        let inner = match quantile_stand_in(histogram) {
+            Some(stand_in) => format!("{} or on ({by}) {}", merged(histogram), merged(stand_in)),
+            None => merged(histogram),
+        };
         let parts: Vec<String> = quantiles
             .iter()
             .map(|(q, _)| {
@@ -456,19 +492,22 @@ impl QueryPlan {
         }
     }
 
-    /// CPU of the serving processes: `process_cpu_seconds_total` of the processes that export
-    /// engine metrics (every exporter has that counter; only these are wanted), told by their
-    /// `running` gauge.
-    fn cpu(&self, signal: Signal) -> QuerySpec {
+    /// A per-process signal (CPU, HTTP requests) of the serving processes: of the processes
+    /// that export engine metrics only (every exporter has `process_cpu_seconds_total`; only
+    /// these are wanted), told by their `running` gauge.
+    fn process_query(&self, signal: Signal) -> QuerySpec {
+        let def = super::signal(signal);
         let by = self.labels.process_clause();
-        let w = self.selector();
-        let cpu = names(MetricId::ProcessCpu).join(" or ");
         let engines = names(MetricId::Running).join(" or ");
+        let expr = self.expr(def.derivation, &by).unwrap_or_default();
+        let expr = if expr.contains(" / ") || expr.contains(" or ") {
+            format!("({expr})")
+        } else {
+            expr
+        };
         QuerySpec {
-            signal: super::signal(signal).query,
-            promql: format!(
-                "sum by ({by}) (rate({cpu}[{w}])) and on ({by}) group by ({by}) ({engines})"
-            ),
+            signal: def.query,
+            promql: format!("{expr} and on ({by}) group by ({by}) ({engines})"),
             shape: Shape::Process(signal),
         }
     }
@@ -508,13 +547,25 @@ mod tests {
                 "queue",
                 "spec_acceptance",
                 "error_ratio",
+                "tpot",
+                "prefill",
+                "decode",
+                "finished_stop",
+                "finished_length",
+                "finished_abort",
+                "finished_error",
+                "finished_repetition",
+                "spec_accept_length",
                 "cpu",
+                "http",
+                "http_4xx",
+                "http_5xx",
                 "sampled",
                 "dcgm"
             ]
         );
         let without_gpus = QueryPlan::new(LabelMap::default(), QuantileWindow::M1, false);
-        assert_eq!(without_gpus.every_cycle().len(), 17);
+        assert_eq!(without_gpus.every_cycle().len(), 29);
     }
 
     #[test]
@@ -589,13 +640,62 @@ mod tests {
             labels.engine_clause(),
             "kubernetes_pod_name, namespace, instance, node, model_name, engine, job, replica"
         );
-        let cpu = QueryPlan::new(labels, QuantileWindow::S15, false).cpu(Signal::CpuCores);
+        let cpu =
+            QueryPlan::new(labels, QuantileWindow::S15, false).process_query(Signal::CpuCores);
         assert_eq!(
             cpu.promql,
             "sum by (kubernetes_pod_name, namespace, instance, node, job, replica) \
              (rate(process_cpu_seconds_total[15s])) and on (kubernetes_pod_name, namespace, \
              instance, node, job, replica) group by (kubernetes_pod_name, namespace, instance, \
              node, job, replica) (vllm:num_requests_running or sglang:num_running_reqs)"
+        );
+    }
+
+    #[test]
+    fn dashboard_signals_select_like_the_direct_scrape_and_fall_back_per_engine() {
+        let queries = plan().every_cycle();
+        let find = |s: &str| {
+            queries
+                .iter()
+                .find(|q| q.signal == s)
+                .map(|q| q.promql.clone())
+                .unwrap_or_default()
+        };
+        let by = "pod, namespace, instance, model_name, engine, job, prometheus_replica, \
+                  replica, __replica__";
+        assert_eq!(
+            find("finished_length"),
+            format!(
+                "sum by ({by}) (rate(vllm:request_success_total{{finished_reason=~\"length\"}}[1m])) \
+                 / sum by ({by}) (rate(vllm:request_success_total[1m]))"
+            )
+        );
+        let process = "pod, namespace, instance, job, prometheus_replica, replica, __replica__";
+        assert_eq!(
+            find("http_5xx"),
+            format!(
+                "(sum by ({process}) (rate(http_requests_total{{status=~\"5..\"}}[1m])) / \
+                 sum by ({process}) (rate(http_requests_total[1m]))) and on ({process}) \
+                 group by ({process}) (vllm:num_requests_running or sglang:num_running_reqs)"
+            )
+        );
+        assert_eq!(
+            find("spec_accept_length"),
+            format!(
+                "1 + (sum by ({by}) (rate(vllm:spec_decode_num_accepted_tokens_total[1m])) / \
+                 sum by ({by}) (rate(vllm:spec_decode_num_drafts_total[1m])))"
+            )
+        );
+        // ITL's buckets only for engines without TPOT's, matched on the engine's labels.
+        let tpot = find("tpot");
+        assert_eq!(tpot.matches("histogram_quantile(").count(), 3);
+        assert!(
+            tpot.contains(&format!(
+                "sum by (le, {by}) (rate(vllm:request_time_per_output_token_seconds_bucket[1m])) \
+                 or on ({by}) sum by (le, {by}) (rate(vllm:inter_token_latency_seconds_bucket[1m]) \
+                 or rate(vllm:time_per_output_token_seconds_bucket[1m])"
+            )),
+            "{tpot}"
         );
     }
 

@@ -78,6 +78,32 @@ pub struct Signals {
     pub error_ratio: Option<f64>,
     /// KV capacity in tokens from cache_config_info.
     pub kv_capacity_tokens: Option<f64>,
+    /// Mean time per output token of requests (inter-token latency where not exported),
+    /// windowed quantiles, seconds.
+    pub tpot_p50: Option<f64>,
+    pub tpot_p95: Option<f64>,
+    pub tpot_p99: Option<f64>,
+    /// Time requests spent in prefill, windowed quantiles, seconds.
+    pub prefill_p50: Option<f64>,
+    pub prefill_p95: Option<f64>,
+    pub prefill_p99: Option<f64>,
+    /// Time requests spent decoding, windowed quantiles, seconds.
+    pub decode_p50: Option<f64>,
+    pub decode_p95: Option<f64>,
+    pub decode_p99: Option<f64>,
+    /// Shares of finished requests per `finished_reason` over the window (0..1).
+    pub finished_stop: Option<f64>,
+    pub finished_length: Option<f64>,
+    pub finished_abort: Option<f64>,
+    pub finished_error: Option<f64>,
+    pub finished_repetition: Option<f64>,
+    /// HTTP requests answered per second by the engine's API server.
+    pub http_per_s: Option<f64>,
+    /// Shares of those answered 4xx (429 among them) and 5xx (0..1).
+    pub http_4xx_ratio: Option<f64>,
+    pub http_5xx_ratio: Option<f64>,
+    /// Speculative decoding: mean tokens per step (1 + accepted per draft).
+    pub spec_accept_length: Option<f64>,
     // GPU signals from DCGM (a dcgm-exporter target or a Prometheus source), over the GPUs
     // joined to the engine's pod: each is the highest value among them (see `fleet::gpus`).
     /// GPU utilization, 0..1.
