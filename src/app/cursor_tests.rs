@@ -1,15 +1,10 @@
 //! The time cursor over a fleet whose values, statuses and findings changed.
 
-use std::time::Duration;
-
 use super::*;
+use crate::app::test_fleet::{kv_report, one_target_app};
 use crate::app::{Diagnostics, Event, RowKey, update};
-use crate::theme::Theme;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use kvtop_core::engine::{EngineId, EngineSample};
-use kvtop_core::fleet::{
-    EngineStatus, Fleet, FleetSettings, ScrapePayload, ScrapeReport, TargetId, TargetSpec,
-};
+use kvtop_core::fleet::{EngineStatus, TargetId};
 use kvtop_core::rules::{FindingState, RuleSet};
 
 const T0: Ts = 50_000.0;
@@ -27,22 +22,7 @@ source = "test"
 "#;
 
 fn scrape(target: TargetId, at: Ts, kv: f64) -> Event {
-    Event::Scrape(ScrapeReport {
-        target,
-        at,
-        took: 0.01,
-        outcome: Ok(ScrapePayload {
-            engines: vec![EngineSample {
-                id: EngineId {
-                    model: "m".into(),
-                    engine: String::new(),
-                },
-                kv_usage: Some(kv),
-                ..EngineSample::default()
-            }],
-            ..ScrapePayload::default()
-        }),
-    })
+    Event::Scrape(kv_report(target, at, "m", kv))
 }
 
 fn key(app: &mut App, c: char, now: Ts) {
@@ -57,18 +37,7 @@ fn key(app: &mut App, c: char, now: Ts) {
 /// T0 + 80 (the `kv` finding pending from 30, firing from 40, resolved at 80), then 40 %; no
 /// scrape after T0 + 100, so it is down from T0 + 161. Ticks each second until T0 + 200.
 fn app() -> App {
-    let mut fleet = Fleet::new(FleetSettings::default());
-    let target = fleet.add_target(TargetSpec {
-        name: "a".into(),
-        url: "http://a/metrics".into(),
-    });
-    let mut app = App::new(
-        fleet,
-        Theme::fallback(),
-        "test".into(),
-        Duration::from_secs(1),
-        Duration::from_secs(300),
-    );
+    let (mut app, target) = one_target_app();
     let rules = RuleSet::from_texts(&[("test.toml", RULES)]).unwrap_or_else(|e| panic!("{e}"));
     app.diag = Diagnostics::new(&rules).with_retention(3600.0);
     for second in 0..=200 {

@@ -124,52 +124,21 @@ impl App {
 
 #[cfg(test)]
 mod tests {
-    use std::time::Duration;
-
     use super::*;
+    use crate::app::test_fleet::{kv_report, one_target_app};
     use crate::app::{Event, update};
-    use crate::theme::Theme;
     use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-    use kvtop_core::engine::{EngineId, EngineSample};
-    use kvtop_core::fleet::{
-        Fleet, FleetSettings, ScrapePayload, ScrapeReport, TargetId, TargetSpec,
-    };
+    use kvtop_core::fleet::TargetId;
 
     const T0: Ts = 5_000.0;
 
     fn scrape(target: TargetId, at: Ts, kv: f64) -> Event {
-        Event::Scrape(ScrapeReport {
-            target,
-            at,
-            took: 0.01,
-            outcome: Ok(ScrapePayload {
-                engines: vec![EngineSample {
-                    id: EngineId {
-                        model: "m".into(),
-                        engine: String::new(),
-                    },
-                    kv_usage: Some(kv),
-                    ..EngineSample::default()
-                }],
-                ..ScrapePayload::default()
-            }),
-        })
+        Event::Scrape(kv_report(target, at, "m", kv))
     }
 
     /// One engine scraped at T0, T0 + 1 and T0 + 2 with KV 0.1, 0.2, 0.3.
     fn app() -> (App, TargetId) {
-        let mut fleet = Fleet::new(FleetSettings::default());
-        let target = fleet.add_target(TargetSpec {
-            name: "a".into(),
-            url: "http://a/metrics".into(),
-        });
-        let mut app = App::new(
-            fleet,
-            Theme::fallback(),
-            "test".into(),
-            Duration::from_secs(1),
-            Duration::from_secs(300),
-        );
+        let (mut app, target) = one_target_app();
         for (step, kv) in [0.1, 0.2, 0.3].into_iter().enumerate() {
             let at = T0 + step as f64;
             update(&mut app, scrape(target, at, kv), at);

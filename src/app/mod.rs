@@ -23,6 +23,8 @@ pub mod run;
 pub mod snapshot;
 pub mod state;
 pub mod story;
+#[cfg(test)]
+pub(crate) mod test_fleet;
 pub mod update;
 pub mod view_model;
 mod views;

@@ -575,18 +575,7 @@ mod tests {
 
     #[test]
     fn the_first_scrape_selects_the_first_row() {
-        let mut fleet = Fleet::new(FleetSettings::default());
-        let id = fleet.add_target(TargetSpec {
-            name: "a".into(),
-            url: "http://a/metrics".into(),
-        });
-        let mut app = App::new(
-            fleet,
-            Theme::fallback(),
-            "test".into(),
-            Duration::from_secs(1),
-            Duration::from_secs(300),
-        );
+        let (mut app, id) = crate::app::test_fleet::one_target_app();
         update(&mut app, Event::Scrape(report(id, T0, 0.3)), T0);
         assert_eq!(app.selected.as_ref().map(|k| k.target), Some(id));
         assert!(app.dirty);

@@ -86,6 +86,18 @@ fn records() -> Vec<Record> {
     out
 }
 
+/// The frames of `records`, and where each ends.
+fn encoded(records: &[Record]) -> (Vec<u8>, Vec<usize>) {
+    let mut encoder = Encoder::new();
+    let mut bytes = Vec::new();
+    let mut ends = Vec::new();
+    for record in records {
+        encoder.encode(record, &mut bytes);
+        ends.push(bytes.len());
+    }
+    (bytes, ends)
+}
+
 fn read_all(bytes: &[u8]) -> (Vec<Record>, Option<String>) {
     let mut decoder = Decoder::new();
     let mut out = Vec::new();
@@ -109,11 +121,7 @@ fn read_all(bytes: &[u8]) -> (Vec<Record>, Option<String>) {
 #[test]
 fn records_come_back_as_they_were_written() {
     let records = records();
-    let mut encoder = Encoder::new();
-    let mut bytes = Vec::new();
-    for record in &records {
-        encoder.encode(record, &mut bytes);
-    }
+    let (bytes, _) = encoded(&records);
     let (back, problem) = read_all(&bytes);
     assert_eq!(problem, None);
     assert_eq!(back, records);
@@ -137,13 +145,7 @@ fn a_scrape_after_the_first_takes_a_fraction_of_its_size() {
 #[test]
 fn a_torn_last_record_ends_the_reading_after_the_good_ones() {
     let records = records();
-    let mut encoder = Encoder::new();
-    let mut bytes = Vec::new();
-    let mut ends = Vec::new();
-    for record in &records {
-        encoder.encode(record, &mut bytes);
-        ends.push(bytes.len());
-    }
+    let (bytes, ends) = encoded(&records);
     for cut in [ends[4] + 3, ends[4] + 9, bytes.len() - 1] {
         let torn = bytes.get(..cut).unwrap_or_default();
         let (back, problem) = read_all(torn);
@@ -157,13 +159,7 @@ fn a_torn_last_record_ends_the_reading_after_the_good_ones() {
 #[test]
 fn a_damaged_record_is_found_by_its_checksum() {
     let records = records();
-    let mut encoder = Encoder::new();
-    let mut bytes = Vec::new();
-    let mut ends = Vec::new();
-    for record in &records {
-        encoder.encode(record, &mut bytes);
-        ends.push(bytes.len());
-    }
+    let (mut bytes, ends) = encoded(&records);
     let flip = ends[2] + 20;
     if let Some(byte) = bytes.get_mut(flip) {
         *byte ^= 0x40;
