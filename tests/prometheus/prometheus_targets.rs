@@ -371,9 +371,15 @@ async fn check_lists_every_engine(start: impl FnOnce(&str) -> Box<dyn Backend>) 
     let client = client(backend.url());
     let plan = QueryPlan::new(LabelMap::default(), QuantileWindow::S15, false);
     let engines = serving(&sim).len();
-    poll_until(&client, &plan, backend, "the engines", |p| {
-        p.engines.len() == engines
-    })
+    // Every engine, and a decode-time quantile for each: the histograms have had observations
+    // within the window (on a loaded machine the first ones can take a few scrapes).
+    poll_until(
+        &client,
+        &plan,
+        backend,
+        "the engines and their decode times",
+        |p| p.engines.len() == engines && p.engines.iter().all(|e| e.signals.decode_p95.is_some()),
+    )
     .await;
     let url = backend.url().to_owned();
     let output = tokio::task::spawn_blocking(move || {
