@@ -1,25 +1,13 @@
 //! The time cursor over a fleet whose values, statuses and findings changed.
 
 use super::*;
-use crate::app::test_fleet::{kv_report, one_target_app};
+use crate::app::test_fleet::{KV_RULE, kv_report, one_target_app};
 use crate::app::{Diagnostics, Event, RowKey, update};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use kvtop_core::fleet::{EngineStatus, TargetId};
 use kvtop_core::rules::{FindingState, RuleSet};
 
 const T0: Ts = 50_000.0;
-
-const RULES: &str = r#"
-[[rule]]
-id = "kv"
-title = "KV full"
-severity = "critical"
-when = "kv_usage > 90%"
-for = "10s"
-cause = "c"
-action = "a"
-source = "test"
-"#;
 
 fn scrape(target: TargetId, at: Ts, kv: f64) -> Event {
     Event::Scrape(kv_report(target, at, "m", kv))
@@ -38,7 +26,7 @@ fn key(app: &mut App, c: char, now: Ts) {
 /// scrape after T0 + 100, so it is down from T0 + 161. Ticks each second until T0 + 200.
 fn app() -> App {
     let (mut app, target) = one_target_app();
-    let rules = RuleSet::from_texts(&[("test.toml", RULES)]).unwrap_or_else(|e| panic!("{e}"));
+    let rules = RuleSet::from_texts(&[("test.toml", KV_RULE)]).unwrap_or_else(|e| panic!("{e}"));
     app.diag = Diagnostics::new(&rules).with_retention(3600.0);
     for second in 0..=200 {
         let at = T0 + f64::from(second);

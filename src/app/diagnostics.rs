@@ -567,30 +567,12 @@ impl App {
 
 #[cfg(test)]
 mod tests {
-    use std::time::Duration;
-
     use super::*;
-    use crate::theme::Theme;
+    use crate::app::test_fleet::{KV_RULE, one_target_app};
     use kvtop_core::engine::{EngineId, EngineSample};
-    use kvtop_core::fleet::{FleetSettings, ScrapePayload, ScrapeReport, TargetSpec};
+    use kvtop_core::fleet::{ScrapePayload, ScrapeReport, TargetSpec};
 
     const T0: Ts = 10_000.0;
-
-    fn app_with_one_engine() -> (App, kvtop_core::fleet::TargetId) {
-        let mut fleet = Fleet::new(FleetSettings::default());
-        let target = fleet.add_target(TargetSpec {
-            name: "a".into(),
-            url: "http://a/metrics".into(),
-        });
-        let app = App::new(
-            fleet,
-            Theme::fallback(),
-            "test".into(),
-            Duration::from_secs(1),
-            Duration::from_secs(300),
-        );
-        (app, target)
-    }
 
     fn scrape(target: kvtop_core::fleet::TargetId, at: Ts, kv: f64) -> ScrapeReport {
         ScrapeReport {
@@ -618,21 +600,9 @@ mod tests {
         }
     }
 
-    const KV_RULE: &str = r#"
-[[rule]]
-id = "kv"
-title = "KV full"
-severity = "critical"
-when = "kv_usage > 90%"
-for = "10s"
-cause = "c"
-action = "a"
-source = "test"
-"#;
-
     #[test]
     fn findings_follow_the_for_duration_and_mark_the_engine() {
-        let (mut app, target) = app_with_one_engine();
+        let (mut app, target) = one_target_app();
         app.diag = Diagnostics::new(&rules(KV_RULE));
         app.fleet.ingest(scrape(target, T0, 0.95));
         app.evaluate_rules(T0);
@@ -651,7 +621,7 @@ source = "test"
 
     #[test]
     fn marks_and_health_follow_engines_when_targets_come_and_go() {
-        let (mut app, a) = app_with_one_engine();
+        let (mut app, a) = one_target_app();
         app.diag = Diagnostics::new(&rules(KV_RULE));
         // A target added before `a` in name order but after it in id order, and one removed.
         let b = app.fleet.add_target(TargetSpec {
@@ -688,7 +658,7 @@ source = "test"
 
     #[test]
     fn refresh_runs_only_when_data_arrived() {
-        let (mut app, target) = app_with_one_engine();
+        let (mut app, target) = one_target_app();
         app.diag = Diagnostics::new(&rules(KV_RULE));
         app.refresh_rules(T0);
         assert_eq!(app.diag.view().evaluated_at(), Some(T0));
@@ -713,7 +683,7 @@ source = "test"
     #[test]
     fn refresh_waits_half_an_interval_between_evaluations() {
         // A 1 s interval: at most every 0.5 s before frames.
-        let (mut app, target) = app_with_one_engine();
+        let (mut app, target) = one_target_app();
         app.refresh_rules(T0);
         app.fleet.ingest(scrape(target, T0 + 0.2, 0.5));
         app.diag.mark_stale();
@@ -731,7 +701,7 @@ source = "test"
 
     #[test]
     fn a_broken_user_rules_file_is_reported_and_the_builtin_rules_run() {
-        let (mut app, _) = app_with_one_engine();
+        let (mut app, _) = one_target_app();
         let dir = match tempfile::tempdir() {
             Ok(dir) => dir,
             Err(err) => panic!("temp dir: {err}"),
@@ -753,7 +723,7 @@ source = "test"
 
     #[test]
     fn a_missing_named_rules_file_is_reported() {
-        let (mut app, _) = app_with_one_engine();
+        let (mut app, _) = one_target_app();
         app.load_user_rules(Some(Path::new("/nonexistent/kvtop/rules.toml")), T0);
         assert!(matches!(
             app.notice.as_ref().map(|n| &n.kind),
@@ -763,7 +733,7 @@ source = "test"
 
     #[test]
     fn a_frozen_view_keeps_its_findings_while_the_rules_keep_running() {
-        let (mut app, target) = app_with_one_engine();
+        let (mut app, target) = one_target_app();
         app.diag = Diagnostics::new(&rules(KV_RULE));
         app.fleet.ingest(scrape(target, T0, 0.95));
         app.evaluate_rules(T0);

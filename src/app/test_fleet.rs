@@ -9,6 +9,19 @@ use kvtop_core::fleet::{
     Fleet, FleetSettings, ScrapePayload, ScrapeReport, TargetId, TargetSpec, Ts,
 };
 
+/// An engine rule: KV usage above 90 % for 10 s is critical.
+pub(crate) const KV_RULE: &str = r#"
+[[rule]]
+id = "kv"
+title = "KV full"
+severity = "critical"
+when = "kv_usage > 90%"
+for = "10s"
+cause = "c"
+action = "a"
+source = "test"
+"#;
+
 /// A good scrape of `target` at `at`: one engine of `model` with KV usage `kv`.
 pub(crate) fn kv_report(target: TargetId, at: Ts, model: &str, kv: f64) -> ScrapeReport {
     ScrapeReport {
