@@ -86,7 +86,7 @@ impl Executor for Workers {
             return;
         };
         match event {
-            Event::Scrape(report) => recorder.record(&Record::Scrape(report.clone())),
+            Event::Scrape(report) => recorder.record_scrape(report),
             Event::Logs(lines) => recorder.record(&Record::Logs {
                 at: now,
                 lines: lines.clone(),

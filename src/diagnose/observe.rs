@@ -391,7 +391,7 @@ async fn run(
             Some(mut report) = rx.recv() => {
                 report.at = clock.restamp(report.at);
                 if let Some(recorder) = recorder.as_mut() {
-                    recorder.record(&Record::Scrape(report.clone()));
+                    recorder.record_scrape(&report);
                 }
                 fleet.ingest(report);
                 continue;

@@ -25,7 +25,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use kvtop_core::fleet::{Fleet, TargetId, TargetSpec, Ts};
+use kvtop_core::fleet::{Fleet, ScrapeReport, TargetId, TargetSpec, Ts};
 use kvtop_core::recording::{Encoder, Header, Record, encode_header};
 
 pub use reader::{ReadProblem, Recording, RecordingError, open};
@@ -207,22 +207,32 @@ impl Recorder {
 
     /// Record one thing.
     pub fn record(&mut self, record: &Record) {
+        self.write(record.at(), |encoder, out| encoder.encode(record, out));
+    }
+
+    /// Record a scrape without copying it (the event loop hands it on to the fleet).
+    pub fn record_scrape(&mut self, report: &ScrapeReport) {
+        self.write(report.at, |encoder, out| encoder.encode_scrape(report, out));
+    }
+
+    /// Encode one record at `at` with `encode`, after a gap record if some were dropped.
+    fn write(&mut self, at: Ts, encode: impl FnOnce(&mut Encoder, &mut Vec<u8>)) {
         if self.unsent > 0 {
             let gap = Record::Gap {
-                at: record.at(),
+                at,
                 dropped: self.unsent,
             };
             self.encoder.encode(&gap, &mut self.chunk);
             // The targets again: what follows the gap stands alone.
             let targets = Record::Targets {
-                at: record.at(),
+                at,
                 targets: self.targets.clone(),
             };
             self.encoder.encode(&targets, &mut self.chunk);
             self.unsent = 0;
         }
         let before = self.chunk.len();
-        self.encoder.encode(record, &mut self.chunk);
+        encode(&mut self.encoder, &mut self.chunk);
         self.file_bytes += (self.chunk.len() - before) as u64;
         self.stats.written.fetch_add(1, Ordering::Relaxed);
         self.stats
@@ -231,9 +241,9 @@ impl Recorder {
         if self.chunk.len() >= CHUNK_BYTES {
             self.flush();
         }
-        let age = record.at() - self.file_started;
+        let age = at - self.file_started;
         if self.file_bytes >= self.rotation.max_bytes || age >= self.rotation.max_age_secs {
-            self.rotate(record.at());
+            self.rotate(at);
         }
     }
 

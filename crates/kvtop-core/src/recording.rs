@@ -219,10 +219,7 @@ impl Encoder {
                     enc.str(&spec.url);
                 }
             }
-            Record::Scrape(report) => {
-                enc.u8(SCRAPE);
-                sample::encode(&mut enc, report, &mut self.memory);
-            }
+            Record::Scrape(report) => return self.encode_scrape(report, out),
             Record::Logs { at, lines } => {
                 enc.u8(LOGS);
                 enc.f64(*at);
@@ -247,6 +244,21 @@ impl Encoder {
                 self.reset();
             }
         }
+        self.frame(out);
+    }
+
+    /// Append the frame of a scrape record for `report` to `out`: as [`encode`](Self::encode)
+    /// of `Record::Scrape`, without a copy of the report.
+    pub fn encode_scrape(&mut self, report: &ScrapeReport, out: &mut Vec<u8>) {
+        self.payload.clear();
+        let mut enc = Enc::new(&mut self.payload);
+        enc.u8(SCRAPE);
+        sample::encode(&mut enc, report, &mut self.memory);
+        self.frame(out);
+    }
+
+    /// Frame the record in `payload` onto `out`: length, checksum, bytes.
+    fn frame(&self, out: &mut Vec<u8>) {
         let len = u32::try_from(self.payload.len()).unwrap_or(u32::MAX);
         out.extend_from_slice(&len.to_le_bytes());
         out.extend_from_slice(&crc32fast::hash(&self.payload).to_le_bytes());
