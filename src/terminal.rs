@@ -56,6 +56,13 @@ pub(crate) fn enter() -> io::Result<ConsoleTerminal> {
     }
 }
 
+/// Whether a terminal I/O error means the terminal itself is gone (a closed pty, a dropped SSH
+/// session): a hangup, whichever of the write error and SIGHUP the console saw first.
+pub(crate) fn is_gone(err: &io::Error) -> bool {
+    err.kind() == io::ErrorKind::BrokenPipe
+        || matches!(err.raw_os_error(), Some(libc::EIO | libc::ENXIO))
+}
+
 /// Let go of the console's terminal. When the terminal is gone (a dropped SSH session)
 /// showing the cursor fails, and ratatui's own drop would then print that failure to the
 /// equally gone stderr, which panics: the terminal is then forgotten instead, since there is

@@ -343,6 +343,8 @@ pub async fn run_console_with(
                 ExitReason::HangUp => ExitCode::from(129),
             }
         }
+        // The terminal went away while drawing: a hangup, as if SIGHUP had come first.
+        Err(err) if crate::terminal::is_gone(&err) => ExitCode::from(129),
         Err(err) => {
             super::err(&format!("kvtop: terminal error: {err}"));
             ExitCode::from(1)

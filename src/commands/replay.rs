@@ -162,6 +162,8 @@ pub fn run(args: ReplayArgs, global: &GlobalArgs) -> ExitCode {
         match result {
             Ok(ExitReason::HangUp) => ExitCode::from(129),
             Ok(_) => ExitCode::SUCCESS,
+            // The terminal went away while drawing: a hangup, as if SIGHUP had come first.
+            Err(err) if crate::terminal::is_gone(&err) => ExitCode::from(129),
             Err(err) => {
                 super::err(&format!("kvtop: terminal error: {err}"));
                 ExitCode::from(1)
