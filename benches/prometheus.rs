@@ -98,6 +98,25 @@ fn answer(spec: &QuerySpec, engines: usize) -> Vec<u8> {
                 push(item(&engine_labels(i), T - (i % 3) as f64));
             }
         }
+        Shape::Resets => {
+            for i in 0..engines {
+                push(item(&engine_labels(i), (i % 500 == 0) as u8 as f64));
+            }
+        }
+        Shape::ModelQuantiles => {
+            // One model per 100 engines, each with every latency quantile.
+            for model in 0..engines.div_ceil(100) {
+                for def in kvtop_core::signals::SIGNALS.iter().filter(|d| {
+                    matches!(d.derivation, kvtop_core::signals::Derivation::Quantile(..))
+                }) {
+                    let labels = format!(
+                        r#""model_name":"org/model-{model}","kvtop_q":"{}""#,
+                        def.name
+                    );
+                    push(item(&labels, 0.2 + (model % 5) as f64 * 0.1));
+                }
+            }
+        }
         Shape::Process(_) => {
             for i in 0..engines {
                 let labels = format!(
@@ -240,6 +259,7 @@ fn bench_fleet(c: &mut Criterion, fleet_size: usize) {
         bytes,
         targets: None,
         window_secs: Some(plan.window_secs()),
+        models: Vec::new(),
     };
     let mut fleet = Fleet::new(FleetSettings::default());
     let mut at = T;

@@ -418,7 +418,11 @@ pub fn render(
                     .and_then(|&i| engines.get(i))
                     .map(|e| e.id.model.as_str())
                     .unwrap_or_default();
-                let summary = summarize(members, fleet.window_secs());
+                let summary = summarize(
+                    members,
+                    fleet.window_secs(),
+                    fleet.source_model_signals(model),
+                );
                 let line = group_line(model, &summary, &cols, theme);
                 buf.set_line(rect.x, rect.y, &line, rect.width);
                 continue;

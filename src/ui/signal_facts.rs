@@ -46,8 +46,8 @@ pub(crate) fn facts(s: &Signals) -> Vec<(&'static str, String)> {
             triple([s.prefill_p50, s.prefill_p95, s.prefill_p99]),
         ),
         (DECODE, triple([s.decode_p50, s.decode_p95, s.decode_p99])),
-        (E2E, [s.e2e_p95, s.e2e_p99].map(format::latency).join("/")),
-        (QUEUE, format::latency(s.queue_p95)),
+        (E2E, triple([s.e2e_p50, s.e2e_p95, s.e2e_p99])),
+        (QUEUE, triple([s.queue_p50, s.queue_p95, s.queue_p99])),
         (
             TOKENS,
             format!(

@@ -47,6 +47,7 @@ fn engine(pod: &str, kv: f64) -> DerivedEngine {
             ttft_p95: Some(0.35),
             ..Signals::default()
         },
+        counter_resets: None,
     }
 }
 
@@ -92,6 +93,7 @@ fn engines_read_through_prometheus_show_the_cycle_and_a_partial_answer() {
             bytes: 7 * 1024 * 1024,
             targets: None,
             window_secs: None,
+            models: Vec::new(),
         }),
     }));
     let screen = render(&app(fleet), 160, 48);

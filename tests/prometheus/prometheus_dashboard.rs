@@ -36,14 +36,16 @@ struct S {
     name: String,
     labels: String,
     end: f64,
+    /// A counter that starts again from 0 at this step (its process restarted).
+    restart: Option<usize>,
 }
 
 impl S {
     fn value(&self, k: usize) -> f64 {
-        if self.kind == "gauge" {
-            self.end
-        } else {
-            self.end * k as f64 / STEPS as f64
+        match (self.kind, self.restart) {
+            ("gauge", _) => self.end,
+            (_, Some(r)) if k >= r => self.end * (k - r) as f64 / STEPS as f64,
+            _ => self.end * k as f64 / STEPS as f64,
         }
     }
 }
@@ -55,6 +57,7 @@ fn gauge(family: &'static str, labels: &str, value: f64) -> S {
         name: family.to_owned(),
         labels: labels.to_owned(),
         end: value,
+        restart: None,
     }
 }
 
@@ -65,6 +68,7 @@ fn counter(family: &'static str, labels: &str, end: f64) -> S {
         name: format!("{family}_total"),
         labels: labels.to_owned(),
         end,
+        restart: None,
     }
 }
 
@@ -78,6 +82,7 @@ fn histogram(family: &'static str, labels: &str, bounds: &[&str], ends: &[f64]) 
             name: format!("{family}_bucket"),
             labels: join(labels, &format!("le=\"{le}\"")),
             end: *end,
+            restart: None,
         })
         .collect();
     let total = ends.last().copied().unwrap_or(0.0);
@@ -88,6 +93,7 @@ fn histogram(family: &'static str, labels: &str, bounds: &[&str], ends: &[f64]) 
             name: format!("{family}{suffix}"),
             labels: labels.to_owned(),
             end,
+            restart: None,
         });
     }
     series
@@ -187,12 +193,59 @@ fn engine_b() -> Vec<S> {
     s
 }
 
+/// Engine `c` serves `m1` beside `a`, with its inter-token latency in `a`'s bucket layout
+/// but slower: the model's quantiles are those of the two histograms merged.
+fn engine_c() -> Vec<S> {
+    let e = r#"engine="0",model_name="m1""#;
+    let mut s = vec![
+        gauge("vllm:num_requests_running", e, 3.0),
+        gauge("vllm:kv_cache_usage_perc", e, 0.4),
+        counter("vllm:generation_tokens", e, 300.0),
+    ];
+    s.extend(histogram(
+        "vllm:inter_token_latency_seconds",
+        e,
+        &["0.025", "0.075", "+Inf"],
+        &[20.0, 150.0, 200.0],
+    ));
+    s
+}
+
+/// Engine `r` restarted at step 3: its counters started again from 0. Only the servers have
+/// it (a direct scrape would see the same reset, but its rate around it is another matter).
+fn engine_r() -> Vec<S> {
+    let e = r#"engine="0",model_name="m3""#;
+    let mut tokens = counter("vllm:generation_tokens", e, 400.0);
+    tokens.restart = Some(3);
+    vec![
+        gauge("vllm:num_requests_running", e, 2.0),
+        gauge("vllm:kv_cache_usage_perc", e, 0.1),
+        tokens,
+    ]
+}
+
 /// The pods and their series, with the labels Prometheus' target adds.
-fn engines() -> [(&'static str, &'static str, Vec<S>); 2] {
+fn engines() -> [(&'static str, &'static str, Vec<S>); 3] {
     [
         ("vllm-a", "10.0.0.1:8000", engine_a()),
         ("vllm-b", "10.0.0.2:8000", engine_b()),
+        ("vllm-c", "10.0.0.3:8000", engine_c()),
     ]
+}
+
+/// What the servers store: every engine, `a` reported twice (a second job scrapes it, with
+/// the same samples), and the restarted `r`.
+fn stored() -> Vec<(String, Vec<S>)> {
+    let mut reports: Vec<(String, Vec<S>)> = engines()
+        .into_iter()
+        .map(|(pod, instance, series)| (target_labels(pod, instance), series))
+        .collect();
+    reports.push((
+        join(&target_labels("vllm-a", "10.0.0.1:8000"), r#"job="dup""#),
+        engine_a(),
+    ));
+    reports.push((target_labels("vllm-r", "10.0.0.9:8000"), engine_r()));
+    reports
 }
 
 fn target_labels(pod: &str, instance: &str) -> String {
@@ -212,9 +265,9 @@ fn exposition(series: &[S], k: usize) -> String {
 /// samples in time order).
 fn openmetrics() -> String {
     let mut text = String::new();
-    let engines = engines();
+    let engines = stored();
     let mut families: Vec<&'static str> = Vec::new();
-    for (_, _, series) in &engines {
+    for (_, series) in &engines {
         for s in series {
             if !families.contains(&s.family) {
                 families.push(s.family);
@@ -224,10 +277,10 @@ fn openmetrics() -> String {
     for family in families {
         let mut kind = "";
         let mut body = String::new();
-        for (pod, instance, series) in &engines {
+        for (target, series) in &engines {
             for s in series.iter().filter(|s| s.family == family) {
                 kind = s.kind;
-                let labels = join(&target_labels(pod, instance), &s.labels);
+                let labels = join(target, &s.labels);
                 for k in 0..=STEPS {
                     let _ = writeln!(
                         body,
@@ -250,9 +303,9 @@ fn openmetrics() -> String {
 /// VictoriaMetrics' `/api/v1/import/prometheus`.
 fn import_text() -> String {
     let mut text = String::new();
-    for (pod, instance, series) in &engines() {
+    for (target, series) in &stored() {
         for s in series {
-            let labels = join(&target_labels(pod, instance), &s.labels);
+            let labels = join(target, &s.labels);
             for k in 0..=STEPS {
                 let ms = ((T0 + STEP * k as f64) * 1000.0) as i64;
                 let _ = writeln!(text, "{}{{{labels}}} {} {ms}", s.name, s.value(k));
@@ -299,7 +352,7 @@ fn client(url: &str) -> PromClient {
     .expect("client")
 }
 
-/// A cycle at `T0 + 60`, repeated until both engines are in the answer (VictoriaMetrics makes
+/// A cycle at `T0 + 60`, repeated until every engine is in the answer (VictoriaMetrics makes
 /// imported samples searchable within a second or two).
 async fn cycle(client: &PromClient, log: impl Fn() -> String) -> DerivedPayload {
     let plan = QueryPlan::new(LabelMap::default(), QuantileWindow::M1, false);
@@ -314,8 +367,14 @@ async fn cycle(client: &PromClient, log: impl Fn() -> String) -> DerivedPayload 
         )
         .await;
         if let Ok(p) = &payload
-            && p.engines.len() == 2
-            && p.engines.iter().all(|e| e.signals.http_per_s.is_some())
+            && p.engines.len() == 4
+            && p.engines
+                .iter()
+                .filter(|e| e.signals.http_per_s.is_some())
+                .count()
+                == 2
+            && p.engines.iter().all(|e| e.counter_resets.is_some())
+            && !p.models.is_empty()
         {
             return p.clone();
         }
@@ -405,6 +464,89 @@ fn agrees(payload: &DerivedPayload, server: &str) {
     assert_eq!(b.http_5xx_ratio, None);
 }
 
+/// A model's quantiles are those of its engines' histograms merged, as the server itself
+/// computes `histogram_quantile(q, sum by (le) (rate(…)))` over one report of each engine
+/// (the duplicate report of `a` is not counted twice), and as the direct scrape merges them;
+/// never the mean of the engines' own quantiles. `r`'s counter reset is a restart.
+async fn models_and_restarts(payload: &DerivedPayload, client: &PromClient, server: &str) {
+    let m1 = payload
+        .models
+        .iter()
+        .find(|m| m.model == "m1")
+        .unwrap_or_else(|| panic!("no m1 in {:?}", payload.models));
+    let fleet = direct();
+    let members: Vec<_> = fleet
+        .engines()
+        .iter()
+        .filter(|e| e.id.model == "m1")
+        .collect();
+    assert_eq!(members.len(), 2);
+    let merged = kvtop_core::fleet::summarize(members.iter().copied(), 60.0, None).quantiles;
+    for def in kvtop_core::signals::SIGNALS.iter() {
+        if !matches!(
+            def.derivation,
+            kvtop_core::signals::Derivation::Quantile(..)
+        ) {
+            continue;
+        }
+        let (through, direct) = ((def.get)(&m1.signals), (def.get)(&merged));
+        let same = match (through, direct) {
+            (Some(a), Some(b)) => (a - b).abs() <= 1e-9 * b.abs().max(1.0),
+            (a, b) => a == b,
+        };
+        assert!(
+            same,
+            "m1 {}: through {server} {through:?}, direct {direct:?}",
+            def.name
+        );
+    }
+    let promql = "histogram_quantile(0.5, sum by (le) (rate(\
+        vllm:inter_token_latency_seconds_bucket{model_name=\"m1\",job=\"\"}[1m])))";
+    let raw = client.query(promql, Some(T0 + 60.0)).await.expect("query");
+    let answer =
+        kvtop::sources::prometheus::decode::decode_answer(raw.status, &raw.body).expect("answer");
+    let own = answer.series.first().and_then(|s| s.sample());
+    // 120, 330, 400 merged: rank 200 in (0.025, 0.075] holding 120..330.
+    let by_hand = 0.025 + 0.05 * 80.0 / 210.0;
+    close(own, by_hand, "the server's own p50 of m1");
+    close(m1.signals.itl_p50, by_hand, "m1 ITL p50");
+    let mean = (find(&payload.engines, "vllm-a")
+        .signals
+        .itl_p50
+        .unwrap_or(0.0)
+        + find(&payload.engines, "vllm-c")
+            .signals
+            .itl_p50
+            .unwrap_or(0.0))
+        / 2.0;
+    assert!(
+        (mean - by_hand).abs() > 1e-3,
+        "mean {mean} vs merged {by_hand}"
+    );
+    // Only `a` has a TPOT histogram: the model's TPOT is `a`'s, never mixed with `c`'s ITL.
+    assert_eq!(
+        m1.signals.tpot_p95,
+        find(&payload.engines, "vllm-a").signals.tpot_p95
+    );
+
+    assert_eq!(find(&payload.engines, "vllm-r").counter_resets, Some(1.0));
+    assert_eq!(find(&payload.engines, "vllm-a").counter_resets, Some(0.0));
+    let mut fleet = Fleet::new(FleetSettings::default());
+    fleet.ingest_source(kvtop_core::fleet::SourceReport::Cycle(
+        kvtop_core::fleet::DerivedReport {
+            source: server.into(),
+            at: T0 + 60.0,
+            took: 0.1,
+            outcome: Ok(payload.clone()),
+        },
+    ));
+    for row in fleet.engines() {
+        let status = kvtop_core::fleet::RowStatus::of(row, T0 + 61.0, 60.0);
+        let restarted = status == kvtop_core::fleet::RowStatus::Restarted;
+        assert_eq!(restarted, row.name == "vllm-r", "{}: {status:?}", row.name);
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dashboard_signals_agree_direct_and_through_prometheus() {
     if !(common::have_program("prometheus") && common::have_program("promtool")) {
@@ -413,8 +555,10 @@ async fn dashboard_signals_agree_direct_and_through_prometheus() {
     let prom = PromServer::start("global:\n  scrape_interval: 15s\n", |data| {
         backfill_openmetrics(&openmetrics(), data)
     });
-    let payload = cycle(&client(&prom.url), || prom.log()).await;
+    let client = client(&prom.url);
+    let payload = cycle(&client, || prom.log()).await;
     agrees(&payload, "Prometheus");
+    models_and_restarts(&payload, &client, "Prometheus").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -437,6 +581,8 @@ async fn dashboard_signals_agree_direct_and_through_victoria_metrics() {
         .await
         .expect("flush");
     assert!(flushed.status().is_success(), "{:?}", flushed.status());
-    let payload = cycle(&client(&vm.url), || vm.log()).await;
+    let client = client(&vm.url);
+    let payload = cycle(&client, || vm.log()).await;
     agrees(&payload, "VictoriaMetrics");
+    models_and_restarts(&payload, &client, "VictoriaMetrics").await;
 }

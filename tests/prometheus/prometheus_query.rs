@@ -258,8 +258,9 @@ async fn instant_queries_give_every_signal_of_every_engine() {
     let Some(prom) = server() else { return };
     let client = client(&prom.url, Duration::from_secs(5));
     let payload = cycle_at(&client, T0 + 60.0).await;
-    // 29 signal queries (the dashboards' signals among them), DCGM and cache_config_info.
-    assert_eq!(payload.queries, 31);
+    // 29 signal queries (the dashboards' signals among them), counter resets, the models'
+    // merged quantiles, DCGM and cache_config_info.
+    assert_eq!(payload.queries, 33);
     assert!(payload.failures.is_empty(), "{:?}", payload.failures);
     let names: Vec<&str> = payload.engines.iter().map(|e| e.instance.name()).collect();
     assert_eq!(

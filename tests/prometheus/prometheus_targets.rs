@@ -447,6 +447,20 @@ async fn check_lists_every_engine(start: impl FnOnce(&str) -> Box<dyn Backend>) 
         // The dashboards' signals travel with the others.
         assert!(row["signals"]["decode_p95"].is_number(), "{row:#}");
     }
+    // One entry per model, its quantiles over the merged histograms of its engines.
+    let models = doc["models"].as_array().expect("a models array");
+    let mut served: Vec<&str> = serving(&sim).iter().map(|e| e.model.as_str()).collect();
+    served.sort_unstable();
+    served.dedup();
+    assert_eq!(models.len(), served.len(), "{models:#?}");
+    for model in models {
+        assert!(
+            served.contains(&model["model"].as_str().unwrap_or("")),
+            "{model:#}"
+        );
+        assert!(model["quantiles"]["decode_p95"].is_number(), "{model:#}");
+        assert!(model["quantiles"]["e2e_p50"].is_number(), "{model:#}");
+    }
     drop(server);
     sim.shutdown().await;
 }

@@ -6,14 +6,17 @@
 //! `pending` lists findings whose condition holds but not yet for long enough, `observed`
 //! describes the observation, and `engines` lists every engine at its end: name, namespace
 //! and pod, model, status with its reason, and its current value of every rule signal
-//! (keyed by the rules' signal names, `null` when unknown).
+//! (keyed by the rules' signal names, `null` when unknown). `models` gives each model's
+//! engines up, summed load and its latency quantiles over the merged histograms of its engines
+//! (as the dashboards' `histogram_quantile(q, sum by (le) (…))`).
 
 use serde_json::{Value, json};
 
 use super::super::observe::Observation;
 use super::{Verdict, evidence, firing, fleet_rows, kind, pending};
-use kvtop_core::fleet::EngineStatus;
+use kvtop_core::fleet::{EngineStatus, summarize};
 use kvtop_core::rules::{Finding, Severity, Subject};
+use kvtop_core::signals::Derivation;
 
 /// The report as pretty-printed JSON.
 pub fn render_json(obs: &Observation) -> String {
@@ -59,6 +62,7 @@ pub fn render_json(obs: &Observation) -> String {
             "exit_code": verdict.exit_code(),
         },
         "engines": engines,
+        "models": models(obs),
     });
     let text = serde_json::to_string_pretty(&doc).unwrap_or_else(|_| "{}".to_owned());
     // C1 controls, bidi and zero-width characters as \u escapes: the same document, safe to
@@ -92,6 +96,44 @@ fn engines(obs: &Observation) -> Vec<Value> {
                 "engine": input.id.engine,
                 "status": { "word": input.status.word(), "reason": reason },
                 "signals": signals,
+            })
+        })
+        .collect()
+}
+
+/// Every model at the end of the observation, in order of first appearance.
+fn models(obs: &Observation) -> Vec<Value> {
+    let engines = obs.fleet.engines();
+    let mut names: Vec<&str> = Vec::new();
+    for engine in engines {
+        let model = engine.id.model.as_str();
+        if !model.is_empty() && !names.contains(&model) {
+            names.push(model);
+        }
+    }
+    names
+        .into_iter()
+        .map(|model| {
+            let members = engines.iter().filter(|e| e.id.model == model);
+            let summary = summarize(
+                members,
+                obs.fleet.window_secs(),
+                obs.fleet.source_model_signals(model),
+            );
+            let quantiles: serde_json::Map<String, Value> = kvtop_core::signals::SIGNALS
+                .iter()
+                .filter(|def| matches!(def.derivation, Derivation::Quantile(..)))
+                .map(|def| (def.name.to_owned(), json!((def.get)(&summary.quantiles))))
+                .collect();
+            json!({
+                "model": model,
+                "engines": summary.engines,
+                "up": summary.up,
+                "kv_usage": summary.kv_usage,
+                "running": summary.running,
+                "waiting": summary.waiting,
+                "gen_tps": summary.gen_tps,
+                "quantiles": quantiles,
             })
         })
         .collect()

@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use super::decode::Answer;
 use super::query::{LabelMap, QUANTILE_LABEL, QuerySpec, Shape};
 use kvtop_core::engine::{CacheConfig, EngineId, EngineSample, GpuSample};
-use kvtop_core::fleet::{DerivedEngine, DerivedSeries, InstanceKey, Signals, Ts};
+use kvtop_core::fleet::{DerivedEngine, DerivedSeries, InstanceKey, ModelSignals, Signals, Ts};
 use kvtop_core::signals::{FlavorEvidence, SIGNALS, Signal, routes, signal};
 
 /// Write one value into its field.
@@ -131,6 +131,8 @@ struct ReportAcc {
     signals: Signals,
     /// Time of its newest sample.
     sampled_at: Option<f64>,
+    /// Counter resets in the window.
+    resets: Option<f64>,
 }
 
 /// One engine while the answers of a cycle come in: its reports, by report key.
@@ -175,6 +177,7 @@ impl EngineAcc {
             flavor: flavor.unwrap_or(first.flavor),
             signals,
             sampled_at: first.sampled_at,
+            resets: first.resets,
         })
     }
 }
@@ -186,6 +189,7 @@ struct Settled {
     flavor: FlavorEvidence,
     signals: Signals,
     sampled_at: Option<f64>,
+    resets: Option<f64>,
 }
 
 /// Per-process values of one report.
@@ -205,6 +209,8 @@ pub struct CycleMerge<'l> {
     gpu_index: HashMap<u64, Vec<usize>>,
     /// The jobs whose series name engines.
     jobs: BTreeSet<String>,
+    /// Each model's quantiles over its merged histograms.
+    models: BTreeMap<String, Signals>,
 }
 
 impl<'l> CycleMerge<'l> {
@@ -218,6 +224,7 @@ impl<'l> CycleMerge<'l> {
             gpus: None,
             gpu_index: HashMap::new(),
             jobs: BTreeSet::new(),
+            models: BTreeMap::new(),
         }
     }
 
@@ -306,8 +313,38 @@ impl<'l> CycleMerge<'l> {
                         }
                     }
                 }
+                Shape::Resets => {
+                    if let Some(value) = item.sample().filter(|v| v.is_finite()) {
+                        if let Some(acc) = self.entry(item) {
+                            acc.resets = Some(acc.resets.map_or(value, |r| r.max(value)));
+                        }
+                    }
+                }
+                Shape::ModelQuantiles => {
+                    let def = item
+                        .label(QUANTILE_LABEL)
+                        .and_then(|name| SIGNALS.iter().find(|d| d.name == name));
+                    let model = item.label(&self.labels.model).unwrap_or("");
+                    if let (Some(def), Some(value)) = (def, item.sample()) {
+                        if !model.is_empty() && value.is_finite() {
+                            let signals = self.models.entry(model.to_owned()).or_default();
+                            def.set(signals, value);
+                        }
+                    }
+                }
             }
         }
+    }
+
+    /// Each model's quantiles over its engines' merged histograms, by model name.
+    pub fn models(&self) -> Vec<ModelSignals> {
+        self.models
+            .iter()
+            .map(|(model, signals)| ModelSignals {
+                model: model.clone(),
+                signals: *signals,
+            })
+            .collect()
     }
 
     /// The engines that exist, sorted by identity, and the GPUs if DCGM was read.
@@ -329,6 +366,7 @@ impl<'l> CycleMerge<'l> {
                     flavor,
                     mut signals,
                     sampled_at,
+                    resets,
                 } = acc.settle()?;
                 let values = process.get(&key.instance).into_iter().flatten();
                 let (mine, others): (Vec<_>, Vec<_>) =
@@ -368,6 +406,7 @@ impl<'l> CycleMerge<'l> {
                     sampled_at,
                     sample,
                     signals,
+                    counter_resets: resets,
                 })
             })
             .collect();
@@ -545,7 +584,12 @@ impl<'l> RangeMerge<'l> {
                     .label(QUANTILE_LABEL)
                     .and_then(|q| slots.iter().find(|(name, _)| *name == q))
                     .map(|(_, slot)| *slot),
-                Shape::Process(_) | Shape::CacheConfig | Shape::Dcgm | Shape::Sampled => None,
+                Shape::Process(_)
+                | Shape::CacheConfig
+                | Shape::Dcgm
+                | Shape::Sampled
+                | Shape::Resets
+                | Shape::ModelQuantiles => None,
             };
             let Some(slot) = slot else {
                 continue;

@@ -233,6 +233,7 @@ fn merge_cycle(
             .map_or(ScrapeError::Empty, |f| f.error));
     }
     engine_jobs.extend(merge.engine_jobs().iter().cloned());
+    let models = merge.models();
     let (engines, gpus) = merge.finish();
     Ok(DerivedPayload {
         engines,
@@ -242,6 +243,7 @@ fn merge_cycle(
         bytes,
         targets: None,
         window_secs: Some(plan.window_secs()),
+        models,
     })
 }
 

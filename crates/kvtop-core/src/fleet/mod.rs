@@ -16,12 +16,12 @@ pub use crate::signals::{QuantileWindow, Signals};
 pub use error::ScrapeError;
 pub use gpus::{GpuKey, GpuOrigin, GpuSeries, GpuSignals, GpuState, Placement};
 pub use history::{History, Series};
-pub use model_summary::{ModelSummary, summarize};
+pub use model_summary::{ModelSummary, merged_quantiles, summarize};
 pub use state::{
     BackfillReport, DerivedEngine, DerivedPayload, DerivedReport, DerivedSeries,
-    DerivedSourceState, EngineState, EngineStatus, Fleet, FleetSettings, InstanceKey, QueryFailure,
-    ScrapePayload, ScrapeReport, SourceReport, SourceTarget, StatusCounts, TargetHealth, TargetId,
-    TargetSpec, TargetState,
+    DerivedSourceState, EngineState, EngineStatus, Fleet, FleetSettings, InstanceKey, ModelSignals,
+    QueryFailure, ScrapePayload, ScrapeReport, SourceReport, SourceTarget, StatusCounts,
+    TargetHealth, TargetId, TargetSpec, TargetState,
 };
 pub use status::RowStatus;
 

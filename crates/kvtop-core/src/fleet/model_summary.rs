@@ -1,9 +1,16 @@
-//! One line per model for the grouped fleet table: engines up, KV usage, requests running and
-//! waiting, tokens per second, and the p95 TTFT of the model's engines taken together (from
-//! their histograms merged, not from their own p95s, which do not average).
+//! One line per model for the grouped fleet table and the reports: engines up, KV usage,
+//! requests running and waiting, tokens per second, and the latency quantiles of the model's
+//! engines taken together: from their histograms merged (bucket increases summed, then
+//! interpolated, as the dashboards' `histogram_quantile(q, sum by (le) (rate(…)))`), never
+//! from their own quantiles, which do not average.
 
+use std::collections::HashMap;
+
+use super::Signals;
 use super::state::{EngineState, EngineStatus};
+use super::window::HistogramKind;
 use crate::metrics::{Bucket, merged_quantile};
+use crate::signals::{Derivation, MetricId, SIGNALS, quantile_stand_in};
 
 /// A model's engines summed up. `None` where no engine of it knows the value.
 #[derive(Debug, Clone, PartialEq)]
@@ -17,15 +24,21 @@ pub struct ModelSummary {
     pub gen_tps: Option<f64>,
     /// p95 time to first token over the quantile window, from the merged histogram.
     pub ttft_p95: Option<f64>,
+    /// Every latency quantile of the catalog over the merged histograms (other signals unset).
+    pub quantiles: Signals,
 }
 
 impl EngineState {
     /// The TTFT histogram's count increases over the last `window_secs` seconds; `None`
     /// without two comparable snapshots (and for rows a Prometheus source derives).
     pub fn ttft_deltas(&self, window_secs: f64) -> Option<Vec<Bucket>> {
+        self.deltas(HistogramKind::Ttft, window_secs)
+    }
+
+    fn deltas(&self, kind: HistogramKind, window_secs: f64) -> Option<Vec<Bucket>> {
         let mut out = Vec::new();
         self.window
-            .bucket_deltas(super::window::HistogramKind::Ttft, window_secs, &mut out)
+            .bucket_deltas(kind, window_secs, &mut out)
             .then_some(out)
     }
 }
@@ -37,10 +50,55 @@ fn sum(values: impl Iterator<Item = Option<f64>>) -> Option<f64> {
         .fold(None, |acc, v| Some(acc.unwrap_or(0.0) + v))
 }
 
+/// The catalog's latency quantiles over the merged histograms of `engines` (those scraped
+/// directly: rows a source derives have no buckets here), over the last `window_secs`.
+///
+/// A quantile whose histogram no engine has takes its stand-in's (TPOT: the inter-token
+/// latency), over the stand-in's buckets only, so bucket layouts are never mixed.
+pub fn merged_quantiles(engines: &[&EngineState], window_secs: f64) -> Signals {
+    let mut parts: HashMap<MetricId, Vec<Vec<Bucket>>> = HashMap::new();
+    let mut parts_of = |metric: MetricId| -> Vec<Vec<Bucket>> {
+        parts
+            .entry(metric)
+            .or_insert_with(|| {
+                HistogramKind::of(metric).map_or_else(Vec::new, |kind| {
+                    engines
+                        .iter()
+                        .filter_map(|e| e.deltas(kind, window_secs))
+                        .collect()
+                })
+            })
+            .clone()
+    };
+    let mut out = Signals::default();
+    for def in &SIGNALS {
+        let Derivation::Quantile(histogram, q) = def.derivation else {
+            continue;
+        };
+        let Ok(q) = q.parse::<f64>() else {
+            continue;
+        };
+        let mut own = parts_of(histogram);
+        if own.is_empty() {
+            if let Some(stand_in) = quantile_stand_in(histogram) {
+                own = parts_of(stand_in);
+            }
+        }
+        let slices: Vec<&[Bucket]> = own.iter().map(Vec::as_slice).collect();
+        if let Some(value) = merged_quantile(q, &slices) {
+            def.set(&mut out, value);
+        }
+    }
+    out
+}
+
 /// Summarise `engines` (those of one model) over a quantile window of `window_secs`.
+/// `derived`: the model's quantiles as a Prometheus source computed them, for what the
+/// engines' own buckets do not give (rows read through Prometheus have none).
 pub fn summarize<'e>(
     engines: impl IntoIterator<Item = &'e EngineState>,
     window_secs: f64,
+    derived: Option<&Signals>,
 ) -> ModelSummary {
     let engines: Vec<&EngineState> = engines.into_iter().collect();
     let up: Vec<&EngineState> = engines
@@ -49,11 +107,19 @@ pub fn summarize<'e>(
         .filter(|e| e.status == EngineStatus::Up)
         .collect();
     let kv: Vec<f64> = up.iter().filter_map(|e| e.signals.kv_usage).collect();
-    let deltas: Vec<Vec<Bucket>> = up
-        .iter()
-        .filter_map(|e| e.ttft_deltas(window_secs))
-        .collect();
-    let parts: Vec<&[Bucket]> = deltas.iter().map(Vec::as_slice).collect();
+    let mut quantiles = merged_quantiles(&up, window_secs);
+    if let Some(derived) = derived {
+        for def in SIGNALS
+            .iter()
+            .filter(|d| matches!(d.derivation, Derivation::Quantile(..)))
+        {
+            if (def.get)(&quantiles).is_none() {
+                if let Some(value) = (def.get)(derived) {
+                    def.set(&mut quantiles, value);
+                }
+            }
+        }
+    }
     ModelSummary {
         engines: engines.len(),
         up: up.len(),
@@ -61,6 +127,7 @@ pub fn summarize<'e>(
         running: sum(up.iter().map(|e| e.signals.running)),
         waiting: sum(up.iter().map(|e| e.signals.waiting)),
         gen_tps: sum(up.iter().map(|e| e.signals.gen_tps)),
-        ttft_p95: merged_quantile(0.95, &parts),
+        ttft_p95: quantiles.ttft_p95,
+        quantiles,
     }
 }

@@ -72,6 +72,7 @@ mod tests {
                 ..FleetSettings::default()
             }),
             window: crate::fleet::window::SnapshotWindow::new(),
+            counter_resets: None,
         }
     }
 

@@ -32,8 +32,9 @@ pub(crate) fn derive(
     let all = [0.5, 0.95, 0.99];
     let [ttft_p50, ttft_p95, ttft_p99] = quantiles(HistogramKind::Ttft, &all).unwrap_or_default();
     let [itl_p50, itl_p95, itl_p99] = quantiles(HistogramKind::Itl, &all).unwrap_or_default();
-    let [e2e_p95, e2e_p99, _] = quantiles(HistogramKind::E2e, &[0.95, 0.99]).unwrap_or_default();
-    let [queue_p95, _, _] = quantiles(HistogramKind::QueueTime, &[0.95]).unwrap_or_default();
+    let [e2e_p50, e2e_p95, e2e_p99] = quantiles(HistogramKind::E2e, &all).unwrap_or_default();
+    let [queue_p50, queue_p95, queue_p99] =
+        quantiles(HistogramKind::QueueTime, &all).unwrap_or_default();
     // Per engine, as the PromQL's `or on (…)`: TPOT when the engine has it, else ITL.
     let [tpot_p50, tpot_p95, tpot_p99] =
         quantiles(HistogramKind::Tpot, &all).unwrap_or([itl_p50, itl_p95, itl_p99]);
@@ -92,6 +93,9 @@ pub(crate) fn derive(
         http_5xx_ratio: http_share(Counter::Http5xx),
         spec_accept_length: ratio(Counter::SpecAcceptedTokens, Counter::SpecDrafts)
             .map(|accepted_per_draft| 1.0 + accepted_per_draft),
+        e2e_p50,
+        queue_p50,
+        queue_p99,
         // GPU signals are joined in by the fleet from its GPU store.
         gpu_util: None,
         gpu_mem: None,

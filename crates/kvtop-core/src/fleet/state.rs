@@ -143,6 +143,8 @@ pub struct EngineState {
     pub history: History,
     /// The recent raw snapshots its rates and windowed quantiles are derived from.
     pub(crate) window: SnapshotWindow,
+    /// Counter resets within the window as a Prometheus source last counted them.
+    pub(crate) counter_resets: Option<f64>,
 }
 
 impl EngineState {
@@ -309,6 +311,7 @@ impl Fleet {
                 signals: row.signals,
                 history: History::none(),
                 window: row.window.clone(),
+                counter_resets: row.counter_resets,
             })
             .collect();
         Fleet {
@@ -524,6 +527,7 @@ impl Fleet {
             signals: Signals::default(),
             history: History::new(&self.settings),
             window: SnapshotWindow::new(),
+            counter_resets: None,
         }
     }
 
@@ -691,7 +695,8 @@ mod prometheus_source;
 use prometheus_source::DerivedSource;
 pub use prometheus_source::{
     BackfillReport, DerivedEngine, DerivedPayload, DerivedReport, DerivedSeries,
-    DerivedSourceState, InstanceKey, QueryFailure, SourceReport, SourceTarget, TargetHealth,
+    DerivedSourceState, InstanceKey, ModelSignals, QueryFailure, SourceReport, SourceTarget,
+    TargetHealth,
 };
 
 #[cfg(test)]

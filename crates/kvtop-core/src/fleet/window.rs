@@ -168,6 +168,20 @@ impl HistogramKind {
     ];
     const COUNT: usize = Self::ALL.len();
 
+    /// The window's histogram of a catalog metric, if it keeps one.
+    pub(crate) fn of(metric: MetricId) -> Option<HistogramKind> {
+        Some(match metric {
+            MetricId::Ttft => HistogramKind::Ttft,
+            MetricId::Itl => HistogramKind::Itl,
+            MetricId::E2e => HistogramKind::E2e,
+            MetricId::QueueTime => HistogramKind::QueueTime,
+            MetricId::Tpot => HistogramKind::Tpot,
+            MetricId::PrefillTime => HistogramKind::PrefillTime,
+            MetricId::DecodeTime => HistogramKind::DecodeTime,
+            _ => return None,
+        })
+    }
+
     fn read(self, sample: &EngineSample) -> Option<&Histogram> {
         match self {
             HistogramKind::Ttft => sample.ttft.as_ref(),

@@ -819,6 +819,33 @@ pub(crate) const SIGNAL_TABLE: [SignalDef; Signal::COUNT] = [
     )
     .column("SPECLN")
     .at(|s| s.spec_accept_length, |s| &mut s.spec_accept_length),
+    signal(
+        Signal::E2eP50,
+        "e2e_p50",
+        "e2e",
+        Quantile(M::E2e, "0.5"),
+        Seconds,
+        "request duration end to end, p50",
+    )
+    .at(|s| s.e2e_p50, |s| &mut s.e2e_p50),
+    signal(
+        Signal::QueueP50,
+        "queue_p50",
+        "queue",
+        Quantile(M::QueueTime, "0.5"),
+        Seconds,
+        "time spent queued, p50",
+    )
+    .at(|s| s.queue_p50, |s| &mut s.queue_p50),
+    signal(
+        Signal::QueueP99,
+        "queue_p99",
+        "queue",
+        Quantile(M::QueueTime, "0.99"),
+        Seconds,
+        "time spent queued, p99",
+    )
+    .at(|s| s.queue_p99, |s| &mut s.queue_p99),
 ];
 
 /// The share of finished requests whose `finished_reason` is one of `reasons`.

@@ -248,10 +248,13 @@ pub enum Signal {
     Http4xxRatio,
     Http5xxRatio,
     SpecAcceptLength,
+    E2eP50,
+    QueueP50,
+    QueueP99,
 }
 
 impl Signal {
-    pub const COUNT: usize = Signal::SpecAcceptLength as usize + 1;
+    pub const COUNT: usize = Signal::QueueP99 as usize + 1;
 }
 
 /// One signal of the catalog.

@@ -91,6 +91,15 @@ impl LabelMap {
         labels.join(", ")
     }
 
+    /// `pod, namespace, instance[, node], model_name, engine`: an engine whichever job or
+    /// replica reported it.
+    pub(crate) fn engine_identity_clause(&self) -> String {
+        let mut labels = self.process_labels();
+        labels.push(&self.model);
+        labels.push(&self.engine);
+        labels.join(", ")
+    }
+
     /// `pod, namespace, instance[, node], model_name, engine, job, <replica labels>`.
     pub(crate) fn engine_clause(&self) -> String {
         let mut labels = self.process_labels();
@@ -134,6 +143,12 @@ pub enum Shape {
     Process(Signal),
     /// One value per engine and quantile: the `kvtop_q` label names the quantile.
     Quantiles(Vec<(&'static str, Signal)>),
+    /// One value per model and quantile signal, over the model's engines' merged histograms:
+    /// the `kvtop_q` label names the signal (`ttft_p95`).
+    ModelQuantiles,
+    /// Per engine, how often its generated-token counter went back to zero in the window
+    /// (`resets()`): a rise is a restart.
+    Resets,
     /// `cache_config_info` series: configuration in the labels.
     CacheConfig,
     /// The time of each engine's newest sample (`timestamp()` of its `running` gauge): how
@@ -353,7 +368,69 @@ impl QueryPlan {
         }
         per_engine.extend(per_process);
         per_engine.push(self.sampled());
+        per_engine.push(self.resets());
+        per_engine.push(self.model_quantiles());
         per_engine
+    }
+
+    /// Counter resets of each engine's generated tokens over the window, per report.
+    fn resets(&self) -> QuerySpec {
+        let by = self.labels.engine_clause();
+        let w = self.selector();
+        let resets: Vec<String> = names(MetricId::GenerationTokens)
+            .iter()
+            .map(|name| format!("resets({name}[{w}])"))
+            .collect();
+        QuerySpec {
+            signal: "resets",
+            promql: format!("max by ({by}) ({})", resets.join(" or ")),
+            shape: Shape::Resets,
+        }
+    }
+
+    /// Every latency quantile of the catalog per model, over the model's engines' histograms
+    /// merged (bucket rates summed by `le`, as the dashboards do). Several reports of one engine
+    /// (two jobs, an HA pair) are one engine: their rates are averaged bucket by bucket (which
+    /// keeps the buckets cumulative, as taking the highest of each would not), never summed.
+    fn model_quantiles(&self) -> QuerySpec {
+        let w = self.selector();
+        let model = &self.labels.model;
+        let engine = self.labels.engine_identity_clause();
+        let merged = |histogram: MetricId| {
+            let rates: Vec<String> = names(histogram)
+                .iter()
+                .map(|name| format!("rate({name}[{w}])"))
+                .collect();
+            format!(
+                "sum by (le, {model}) (avg by (le, {engine}) ({}))",
+                rates.join(" or ")
+            )
+        };
+        let parts: Vec<String> = SIGNALS
+            .iter()
+            .filter_map(|def| match def.derivation {
+                Derivation::Quantile(histogram, q) => {
+                    let inner = match quantile_stand_in(histogram) {
+                        Some(stand_in) => format!(
+                            "{} or on ({model}) {}",
+                            merged(histogram),
+                            merged(stand_in)
+                        ),
+                        None => merged(histogram),
+                    };
+                    Some(format!(
+                        "label_replace(histogram_quantile({q}, {inner}), \"{QUANTILE_LABEL}\", \"{}\", \"\", \"\")",
+                        def.name
+                    ))
+                }
+                _ => None,
+            })
+            .collect();
+        QuerySpec {
+            signal: "model_quantiles",
+            promql: parts.join(" or "),
+            shape: Shape::ModelQuantiles,
+        }
     }
 
     /// The time of each engine's newest `running` sample, per report (job, replica). Each
@@ -447,7 +524,12 @@ impl QueryPlan {
                 Shape::KvRaw => kept(Signal::KvUsage),
                 Shape::Engine(signal) => kept(*signal),
                 Shape::Quantiles(quantiles) => quantiles.iter().any(|(_, s)| kept(*s)),
-                Shape::Process(_) | Shape::CacheConfig | Shape::Dcgm | Shape::Sampled => false,
+                Shape::Process(_)
+                | Shape::CacheConfig
+                | Shape::Dcgm
+                | Shape::Sampled
+                | Shape::Resets
+                | Shape::ModelQuantiles => false,
             })
             .collect()
     }
@@ -561,11 +643,13 @@ mod tests {
                 "http_4xx",
                 "http_5xx",
                 "sampled",
+                "resets",
+                "model_quantiles",
                 "dcgm"
             ]
         );
         let without_gpus = QueryPlan::new(LabelMap::default(), QuantileWindow::M1, false);
-        assert_eq!(without_gpus.every_cycle().len(), 29);
+        assert_eq!(without_gpus.every_cycle().len(), 31);
     }
 
     #[test]
@@ -587,18 +671,54 @@ mod tests {
     }
 
     #[test]
+    fn model_quantiles_merge_engines_once_each_and_name_their_signal() {
+        let queries = plan().every_cycle();
+        let model = queries
+            .iter()
+            .find(|q| q.shape == Shape::ModelQuantiles)
+            .map(|q| q.promql.clone())
+            .unwrap_or_default();
+        // One part per quantile signal of the catalog, each named by the signal.
+        let quantiles = SIGNALS
+            .iter()
+            .filter(|d| matches!(d.derivation, Derivation::Quantile(..)))
+            .count();
+        assert_eq!(model.matches("histogram_quantile(").count(), quantiles);
+        assert!(model.contains(
+            "label_replace(histogram_quantile(0.95, sum by (le, model_name) (avg by (le, pod, \
+             namespace, instance, model_name, engine) \
+             (rate(vllm:request_queue_time_seconds_bucket[1m])))), \"kvtop_q\", \"queue_p95\""
+        ));
+        // TPOT falls back to the ITL per model, never mixing the two layouts.
+        assert!(model.contains(
+            "(rate(vllm:request_time_per_output_token_seconds_bucket[1m]))) or on (model_name) \
+             sum by (le, model_name)"
+        ));
+        let resets = queries.iter().find(|q| q.shape == Shape::Resets);
+        assert_eq!(
+            resets.map(|q| q.promql.as_str()),
+            Some(
+                "max by (pod, namespace, instance, model_name, engine, job, prometheus_replica, \
+                 replica, __replica__) (resets(vllm:generation_tokens_total[1m]) or \
+                 resets(sglang:generation_tokens_total[1m]))"
+            )
+        );
+    }
+
+    #[test]
     fn quantiles_of_one_histogram_share_a_query_and_carry_their_quantile() {
         let queries = plan().every_cycle();
         let queue = queries.iter().find(|q| q.signal == "queue");
-        assert_eq!(
-            queue.map(|q| q.promql.as_str()),
-            Some(
-                "label_replace(histogram_quantile(0.95, sum by (le, pod, namespace, instance, \
-                 model_name, engine, job, prometheus_replica, replica, __replica__) \
-                 (rate(vllm:request_queue_time_seconds_bucket[1m]))), \
-                 \"kvtop_q\", \"0.95\", \"\", \"\")"
-            )
-        );
+        let promql = queue.map(|q| q.promql.clone()).unwrap_or_default();
+        assert!(promql.starts_with(
+            "label_replace(histogram_quantile(0.95, sum by (le, pod, namespace, instance, \
+             model_name, engine, job, prometheus_replica, replica, __replica__) \
+             (rate(vllm:request_queue_time_seconds_bucket[1m]))), \
+             \"kvtop_q\", \"0.95\", \"\", \"\") or "
+        ));
+        assert_eq!(promql.matches("histogram_quantile(").count(), 3);
+        assert!(promql.contains("\"kvtop_q\", \"0.5\""));
+        assert!(promql.contains("\"kvtop_q\", \"0.99\""));
         let itl = queries.iter().find(|q| q.signal == "itl");
         let promql = itl.map(|q| q.promql.clone()).unwrap_or_default();
         assert_eq!(promql.matches("histogram_quantile(").count(), 3);

@@ -104,6 +104,11 @@ pub struct Signals {
     pub http_5xx_ratio: Option<f64>,
     /// Speculative decoding: mean tokens per step (1 + accepted per draft).
     pub spec_accept_length: Option<f64>,
+    /// The median request end to end, and the median and p99 time queued, seconds (the
+    /// dashboards' other quantiles of those histograms).
+    pub e2e_p50: Option<f64>,
+    pub queue_p50: Option<f64>,
+    pub queue_p99: Option<f64>,
     // GPU signals from DCGM (a dcgm-exporter target or a Prometheus source), over the GPUs
     // joined to the engine's pod: each is the highest value among them (see `fleet::gpus`).
     /// GPU utilization, 0..1.

@@ -90,6 +90,18 @@ pub struct DerivedEngine {
     /// source derived them).
     pub sample: EngineSample,
     pub signals: Signals,
+    /// How often its counters went back to zero within the source's window (`resets()`): a
+    /// rise between cycles is a process restart. `None` when the source did not say.
+    pub counter_resets: Option<f64>,
+}
+
+/// One model's latency quantiles as a source computed them over all its engines together: the
+/// quantile of the summed bucket rates (as the dashboards do), never an average of the
+/// engines' own quantiles. Only quantile signals are set.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelSignals {
+    pub model: String,
+    pub signals: Signals,
 }
 
 /// A scrape target's health as the source reports it.
@@ -138,6 +150,8 @@ pub struct DerivedPayload {
     pub targets: Option<Vec<SourceTarget>>,
     /// The window the source computed rates and quantiles over, seconds.
     pub window_secs: Option<f64>,
+    /// Each model's quantiles over its engines' merged histograms.
+    pub models: Vec<ModelSignals>,
 }
 
 /// One cycle's result, sent from the source's worker to the app loop.
@@ -253,6 +267,8 @@ pub(crate) struct DerivedSource {
     /// them. Members only ever known from series (data without targets: remote-written,
     /// backfilled, federated) are forgotten after [`FORGET_SECS`] instead.
     listed: BTreeSet<TargetId>,
+    /// The models' merged quantiles of the last cycle.
+    models: Vec<ModelSignals>,
 }
 
 impl DerivedSource {
@@ -343,6 +359,16 @@ impl Fleet {
     /// The sources, as registered.
     pub fn sources(&self) -> impl Iterator<Item = &DerivedSourceState> {
         self.sources.iter().map(|s| &s.state)
+    }
+
+    /// A model's quantiles over its engines' merged histograms, as the first source that
+    /// computed them answered last.
+    pub fn source_model_signals(&self, model: &str) -> Option<&Signals> {
+        self.sources
+            .iter()
+            .flat_map(|s| &s.models)
+            .find(|m| m.model == model)
+            .map(|m| &m.signals)
     }
 
     /// The source a target stands for or belongs to, if any.
@@ -477,6 +503,7 @@ impl Fleet {
             scrape_intervals: BTreeMap::new(),
             sampled: BTreeMap::new(),
             listed: BTreeSet::new(),
+            models: Vec::new(),
         });
         let index = self.sources.len() - 1;
         self.settle_placeholder(index, url);
@@ -571,6 +598,7 @@ impl Fleet {
             s.state.queries = payload.queries;
             s.state.failures = payload.failures.clone();
             s.state.last_bytes = Some(payload.bytes);
+            s.models = payload.models;
         }
         let mut engines = payload.engines;
         engines.sort_by(|a, b| {
@@ -749,6 +777,13 @@ impl Fleet {
             return;
         };
         for (row, engine) in rows.iter_mut().zip(engines) {
+            // More resets in the window than last cycle: the process started again since.
+            if let Some(resets) = engine.counter_resets.filter(|r| r.is_finite()) {
+                if resets > row.counter_resets.unwrap_or(0.0) {
+                    row.restarted_at = Some(at);
+                }
+                row.counter_resets = Some(resets);
+            }
             row.signals = engine.signals;
             gpu.apply_to(&mut row.signals);
             row.latest = Some(engine.sample);

@@ -617,3 +617,61 @@ fn one_engine_at_steady_state_fits_a_fleet_budget_of_a_thousand() {
     }
     assert!(fleet.memory_bytes() - empty <= per_engine + per_engine / 50);
 }
+
+fn with_ttft_of(model: &str, counts: &[f64]) -> EngineSample {
+    EngineSample {
+        ttft: Some(hist(&BOUNDS, counts)),
+        itl: Some(hist(&BOUNDS, counts)),
+        ..engine(model, "0")
+    }
+}
+
+/// Two engines of one model, a minute of TTFT (and ITL) each: A fast (90 of 100 under
+/// 0.1 s), B slower (half between 0.5 and 1 s).
+fn two_engines_of_one_model() -> Fleet {
+    let mut fleet = Fleet::new(settings(1.0));
+    let a = fleet.add_target(spec("pod-a"));
+    let b = fleet.add_target(spec("pod-b"));
+    let zero = [0.0; 5];
+    fleet.ingest(ok(a, 1000.0, vec![with_ttft_of("org/m", &zero)]));
+    fleet.ingest(ok(b, 1000.0, vec![with_ttft_of("org/m", &zero)]));
+    let a_now = [90.0, 99.0, 100.0, 100.0, 100.0];
+    let b_now = [0.0, 50.0, 100.0, 100.0, 100.0];
+    fleet.ingest(ok(a, 1060.0, vec![with_ttft_of("org/m", &a_now)]));
+    fleet.ingest(ok(b, 1060.0, vec![with_ttft_of("org/m", &b_now)]));
+    fleet
+}
+
+#[test]
+fn a_models_quantiles_come_from_its_merged_histograms_not_its_engines_quantiles() {
+    let fleet = two_engines_of_one_model();
+    let rows: Vec<&EngineState> = fleet.engines().iter().collect();
+    // Each engine's own p99: A rank 99 of 100 ends (0.1, 0.5] → 0.5; B rank 99 in (0.5, 1]
+    // holding 50..100 → 0.5 + 0.5 × 49/50 = 0.99. Their mean would be 0.745.
+    close(rows[0].signals.ttft_p99, 0.5);
+    close(rows[1].signals.ttft_p99, 0.99);
+    // Merged: 90, 149, 200, 200, 200; rank 198 in (0.5, 1] holding 149..200.
+    let model = crate::fleet::summarize(rows.iter().copied(), 60.0, None);
+    let merged_p99 = 0.5 + 0.5 * (198.0 - 149.0) / 51.0;
+    close(model.quantiles.ttft_p99, merged_p99);
+    close(model.ttft_p95, 0.5 + 0.5 * (190.0 - 149.0) / 51.0);
+    // No TPOT histogram on either engine: the model's TPOT is its merged ITL.
+    close(model.quantiles.tpot_p99, merged_p99);
+    // Histograms neither engine exports stay unknown.
+    assert_eq!(model.quantiles.e2e_p99, None);
+    assert_eq!(model.quantiles.kv_usage, None);
+}
+
+#[test]
+fn a_sources_model_quantiles_fill_what_the_engines_buckets_do_not_give() {
+    let fleet = two_engines_of_one_model();
+    let derived = Signals {
+        ttft_p99: Some(9.0),
+        e2e_p99: Some(12.5),
+        ..Signals::default()
+    };
+    let model = crate::fleet::summarize(fleet.engines(), 60.0, Some(&derived));
+    // The engines' own buckets win where they have them; the source fills the rest.
+    close(model.quantiles.ttft_p99, 0.5 + 0.5 * (198.0 - 149.0) / 51.0);
+    close(model.quantiles.e2e_p99, 12.5);
+}

@@ -33,6 +33,7 @@ fn derived(pod: &str, engine: &str, kv: f64) -> DerivedEngine {
             gen_tps: Some(100.0),
             ..Signals::default()
         },
+        counter_resets: None,
     }
 }
 
@@ -575,4 +576,62 @@ fn a_failed_backfill_is_kept_with_the_source() {
             "history not read (3 attempts): timed out after 30000 ms".into()
         ))
     );
+}
+
+fn cycle_with_resets(at: Ts, resets: Option<f64>) -> DerivedReport {
+    let mut engine = derived("vllm-a", "0", 0.5);
+    engine.counter_resets = resets;
+    DerivedReport {
+        source: PROM.into(),
+        at,
+        took: 0.04,
+        outcome: Ok(DerivedPayload {
+            engines: vec![engine],
+            queries: 16,
+            bytes: 5000,
+            ..DerivedPayload::default()
+        }),
+    }
+}
+
+#[test]
+fn more_counter_resets_than_last_cycle_mark_the_engine_restarted() {
+    let mut fleet = fleet();
+    fleet.ingest_derived(cycle_with_resets(100.0, Some(0.0)));
+    fleet.ingest_derived(cycle_with_resets(101.0, None));
+    let row = |fleet: &Fleet| fleet.engines()[0].restarted_at;
+    assert_eq!(row(&fleet), None, "no reset, or the source did not say");
+    fleet.ingest_derived(cycle_with_resets(102.0, Some(1.0)));
+    assert_eq!(row(&fleet), Some(102.0));
+    // The same reset still in the window is not a second restart.
+    fleet.ingest_derived(cycle_with_resets(103.0, Some(1.0)));
+    assert_eq!(row(&fleet), Some(102.0));
+    // Out of the window, then a new one.
+    fleet.ingest_derived(cycle_with_resets(160.0, Some(0.0)));
+    fleet.ingest_derived(cycle_with_resets(170.0, Some(1.0)));
+    assert_eq!(row(&fleet), Some(170.0));
+}
+
+#[test]
+fn a_sources_model_quantiles_are_kept_until_its_next_answer() {
+    let mut fleet = fleet();
+    let mut report = cycle_with_resets(100.0, None);
+    if let Ok(payload) = &mut report.outcome {
+        payload.models = vec![ModelSignals {
+            model: "org/m".into(),
+            signals: Signals {
+                e2e_p99: Some(4.5),
+                ..Signals::default()
+            },
+        }];
+    }
+    fleet.ingest_derived(report);
+    assert_eq!(
+        fleet.source_model_signals("org/m").and_then(|s| s.e2e_p99),
+        Some(4.5)
+    );
+    assert_eq!(fleet.source_model_signals("other"), None);
+    // An answer without them (the query failed) leaves them unknown, not stale.
+    fleet.ingest_derived(cycle_with_resets(101.0, None));
+    assert_eq!(fleet.source_model_signals("org/m"), None);
 }
