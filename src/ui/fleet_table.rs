@@ -476,7 +476,8 @@ pub(crate) fn group_lines(app: &App, rows: &[usize]) -> usize {
 }
 
 /// A model group's summary line: the model, engines up of all, mean KV usage, requests
-/// running and waiting, generated tokens per second, and the p95 TTFT of the merged histogram.
+/// running and waiting, generated tokens per second, and the latency quantiles of the merged
+/// histograms.
 fn group_line(
     model: &str,
     summary: &ModelSummary,
@@ -524,6 +525,16 @@ fn group_line(
             Column::Waiting => format::right(&format::count(summary.waiting), width),
             Column::Ttft => format::right(&format::latency(summary.ttft_p95), width),
             Column::GenTps => format::right(&format::si(summary.gen_tps), width),
+            // Latency quantiles over the model's merged histograms; the other signals have no
+            // model-wide value here.
+            Column::Signal(signal)
+                if matches!(
+                    kvtop_core::signals::signal(signal).derivation,
+                    kvtop_core::signals::Derivation::Quantile(..)
+                ) =>
+            {
+                format::right(&signal_value(signal, &summary.quantiles), width)
+            }
             _ => " ".repeat(width),
         };
         spans.push(Span::styled(cell, style));

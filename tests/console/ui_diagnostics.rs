@@ -705,6 +705,13 @@ fn m_groups_the_table_by_model_with_a_summary_line_per_model() {
         "{screen}"
     );
     insta::assert_snapshot!(screen);
+    // The latency columns: the group line gives each quantile of the merged histograms (here
+    // TTFT only: the engines export no other histogram).
+    press(&mut app, KeyCode::Char('c'));
+    let screen = text(&render(&app, 160, 48));
+    let llama = line_with(&screen, "▸ Llama-3.1-8B-Instruct");
+    assert!(llama.contains("2.12s"), "{llama}");
+    assert!(llama.contains('–'), "{llama}");
     press(&mut app, KeyCode::Char('m'));
     let screen = text(&render(&app, 80, 24));
     assert!(!screen.contains("▸ "), "{screen}");
