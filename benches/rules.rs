@@ -168,6 +168,7 @@ fn inputs<'a>(fleet: &'a [Engine], with_text: bool) -> Vec<EngineInput<'a>> {
                 pod_status: None,
                 gen_stall_s: None,
                 stalled: false,
+                model: None,
             };
             if with_text {
                 input.with_logs(&e.logs).with_events(&e.events)

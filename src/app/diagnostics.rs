@@ -27,8 +27,8 @@ use crate::diagnose::{TargetLogs, inputs};
 use kvtop_core::engine::EngineId;
 use kvtop_core::fleet::{Fleet, TargetId, Ts};
 use kvtop_core::rules::{
-    EngineHealth, Explains, Finding, FindingCounts, FindingState, GpuSignals, Incident, RuleEngine,
-    RuleSet, Severity, Silences, Subject, Timeline, fold,
+    EngineHealth, Explains, Finding, FindingCounts, FindingState, Incident, RuleEngine, RuleSet,
+    Severity, Silences, Subject, Timeline, fold,
 };
 
 /// What the table shows about one engine: the severity of the worst firing incident touching
@@ -54,8 +54,8 @@ pub struct RulesView {
     sorted: Vec<usize>,
     /// Table marks per engine, in input order.
     marks: Vec<EngineMarks>,
-    /// Reused buffer of the engines' GPU signals.
-    gpu: Vec<Option<GpuSignals>>,
+    /// Reused per-cycle parts of the inputs (GPU signals, models' merged quantiles).
+    parts: inputs::FleetParts,
     /// When the last cycle ran.
     evaluated_at: Option<Ts>,
     /// What each rule explains, for folding findings into incidents.
@@ -73,7 +73,7 @@ impl RulesView {
             keys: Vec::new(),
             sorted: Vec::new(),
             marks: Vec::new(),
-            gpu: Vec::new(),
+            parts: inputs::FleetParts::default(),
             evaluated_at: None,
         }
     }
@@ -154,8 +154,8 @@ impl RulesView {
     }
 
     fn evaluate(&mut self, fleet: &Fleet, logs: &TargetLogs, now: Ts) {
-        inputs::gpu_signals(fleet, &mut self.gpu);
-        let inputs = inputs::engine_inputs(fleet, &self.gpu, logs);
+        self.parts.refresh(fleet);
+        let inputs = inputs::engine_inputs(fleet, &self.parts, logs);
         self.engine.evaluate(&inputs, now);
         self.evaluated_at = Some(now);
         let same_engines = self.keys.len() == inputs.len()
@@ -196,7 +196,7 @@ impl RulesView {
             keys: Vec::new(),
             sorted: Vec::new(),
             marks: Vec::new(),
-            gpu: Vec::new(),
+            parts: inputs::FleetParts::default(),
             evaluated_at: Some(t),
         };
         view.set_keys(keys);

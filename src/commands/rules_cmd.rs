@@ -103,9 +103,8 @@ fn fleet_coverage(
             sim.shutdown().await;
         }
         let obs = obs.map_err(|e| e.to_string())?;
-        let mut gpus = Vec::new();
-        inputs::gpu_signals(&obs.fleet, &mut gpus);
-        let engine_inputs = inputs::engine_inputs(&obs.fleet, &gpus, &obs.logs);
+        let parts = inputs::FleetParts::of(&obs.fleet);
+        let engine_inputs = inputs::engine_inputs(&obs.fleet, &parts, &obs.logs);
         Ok((
             engine_inputs.len(),
             explain::coverage(rules, &engine_inputs),

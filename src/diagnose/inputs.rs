@@ -5,22 +5,53 @@
 //! # use kvtop::diagnose::{TargetLogs, inputs};
 //! # use kvtop_core::{fleet::Fleet, rules::RuleEngine};
 //! # fn f(fleet: &Fleet, logs: &TargetLogs, engine: &mut RuleEngine, now: f64) {
-//! let mut gpus = Vec::new();
-//! inputs::gpu_signals(fleet, &mut gpus);
-//! let inputs = inputs::engine_inputs(fleet, &gpus, logs);
+//! let parts = inputs::FleetParts::of(fleet);
+//! let inputs = inputs::engine_inputs(fleet, &parts, logs);
 //! let findings = engine.evaluate(&inputs, now);
 //! # }
 //! ```
 
-use kvtop_core::fleet::{EngineState, Fleet, Signals};
+use kvtop_core::fleet::{EngineState, Fleet, ModelSignals, Signals};
 use kvtop_core::rules::{EngineInput, GpuSignals};
 
 /// The GPU signals of each engine row of `fleet`, in row order (`None` for engines without
 /// GPU data), into `out` (cleared first; a caller that evaluates every cycle reuses it). The
 /// inputs borrow from it.
-pub fn gpu_signals(fleet: &Fleet, out: &mut Vec<Option<GpuSignals>>) {
+fn gpu_signals(fleet: &Fleet, out: &mut Vec<Option<GpuSignals>>) {
     out.clear();
     out.extend(fleet.engines().iter().map(|e| gpu_of(&e.signals)));
+}
+
+/// What the inputs of one cycle take from the fleet as a whole, computed once per cycle: each
+/// engine's GPU signals (in row order) and each model's latency quantiles over its engines'
+/// merged histograms (what `merged()` in a rule reads, sorted by model). The inputs borrow
+/// from it; a caller that evaluates every cycle keeps one and refreshes it.
+#[derive(Debug, Clone, Default)]
+pub struct FleetParts {
+    gpus: Vec<Option<GpuSignals>>,
+    models: Vec<ModelSignals>,
+}
+
+impl FleetParts {
+    pub fn of(fleet: &Fleet) -> Self {
+        let mut parts = FleetParts::default();
+        parts.refresh(fleet);
+        parts
+    }
+
+    pub fn refresh(&mut self, fleet: &Fleet) {
+        gpu_signals(fleet, &mut self.gpus);
+        self.models = fleet.model_quantiles();
+        self.models.sort_by(|a, b| a.model.cmp(&b.model));
+    }
+
+    fn model(&self, model: &str) -> Option<&Signals> {
+        self.models
+            .binary_search_by(|m| m.model.as_str().cmp(model))
+            .ok()
+            .and_then(|at| self.models.get(at))
+            .map(|m| &m.signals)
+    }
 }
 
 /// The GPU part of an engine's signals in the rules' terms; `None` when no GPU field is known.
@@ -36,7 +67,8 @@ pub(crate) fn gpu_of(signals: &Signals) -> Option<GpuSignals> {
 }
 
 /// One input per engine row, GPU exporters left out (their rows are not engines), with the
-/// engine's GPU signals (`gpus` from [`gpu_signals`] of the same fleet), the recent log lines
+/// engine's GPU signals and its model's merged quantiles (`parts` of the same fleet), the
+/// recent log lines
 /// of its target when that target has a log stream, and for a pod discovered in Kubernetes
 /// what its pod says (facts such as vLLM arguments and env, labels, status, events, logs).
 ///
@@ -44,20 +76,24 @@ pub(crate) fn gpu_of(signals: &Signals) -> Option<GpuSignals> {
 /// and `kvtop check` all build their inputs here.
 pub fn engine_inputs<'a>(
     fleet: &'a Fleet,
-    gpus: &'a [Option<GpuSignals>],
+    parts: &'a FleetParts,
     logs: &'a super::TargetLogs,
 ) -> Vec<EngineInput<'a>> {
     fleet
         .engines()
         .iter()
         .zip(
-            gpus.iter()
+            parts
+                .gpus
+                .iter()
                 .map(Option::as_ref)
                 .chain(std::iter::repeat(None)),
         )
         .filter(|(e, _)| is_engine(fleet, e))
         .map(|(e, gpu)| {
-            let input = EngineInput::from_state(e).with_gpu(gpu);
+            let input = EngineInput::from_state(e)
+                .with_gpu(gpu)
+                .with_model(parts.model(&e.id.model));
             let input = match logs.get(e.target) {
                 Some(lines) => input.with_logs(lines),
                 None => input,
@@ -121,7 +157,10 @@ mod tests {
     #[test]
     fn inputs_cover_every_row_with_their_gpu_signals_and_logs() {
         let fleet = fleet_with_an_engine_and_a_refused_target();
-        let gpus = [None, Some(GpuSignals::default())];
+        let parts = FleetParts {
+            gpus: vec![None, Some(GpuSignals::default())],
+            models: Vec::new(),
+        };
         let mut logs = TargetLogs::default();
         let a = fleet.targets()[0].id;
         logs.open(a);
@@ -132,7 +171,7 @@ mod tests {
                 "torch.cuda.OutOfMemoryError: CUDA out of memory".to_string(),
             )],
         );
-        let inputs = engine_inputs(&fleet, &gpus, &logs);
+        let inputs = engine_inputs(&fleet, &parts, &logs);
         assert_eq!(inputs.len(), 2);
         assert_eq!(inputs[0].signals.kv_usage, Some(0.5));
         assert!(inputs[0].gpu.is_none());
@@ -142,7 +181,7 @@ mod tests {
         assert!(inputs[1].logs.is_none());
         // Rows past the end of the GPU buffer have no GPU signals.
         assert!(
-            engine_inputs(&fleet, &[], &logs)
+            engine_inputs(&fleet, &FleetParts::default(), &logs)
                 .iter()
                 .all(|i| i.gpu.is_none())
         );

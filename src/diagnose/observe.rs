@@ -432,9 +432,8 @@ async fn run(
             recorder.observe(&fleet, Some(now), now);
             recorder.flush();
         }
-        let mut gpus = Vec::new();
-        inputs::gpu_signals(&fleet, &mut gpus);
-        let cycle_inputs = inputs::engine_inputs(&fleet, &gpus, &logs);
+        let parts = inputs::FleetParts::of(&fleet);
+        let cycle_inputs = inputs::engine_inputs(&fleet, &parts, &logs);
         let start = *started.get_or_insert(now);
         if length.is_none() {
             let answered = fleet.targets().iter().any(|t| t.last_ok.is_some());

@@ -94,6 +94,7 @@ mod tests {
             pod_status: None,
             gen_stall_s: None,
             stalled: false,
+            model: None,
         };
         let plan = auto_duration(&rules, &[input], 1.0, AUTO_CAP_SECS);
         // kv-high (5m) is the first of the two 5-minute KV rules in the file.

@@ -64,9 +64,8 @@ pub fn replay(
             Record::Cycle { at } => {
                 fleet.tick(at);
                 logs.prune(at);
-                let mut gpus = Vec::new();
-                inputs::gpu_signals(&fleet, &mut gpus);
-                let cycle_inputs = inputs::engine_inputs(&fleet, &gpus, &logs);
+                let parts = inputs::FleetParts::of(&fleet);
+                let cycle_inputs = inputs::engine_inputs(&fleet, &parts, &logs);
                 let found = engine.evaluate(&cycle_inputs, at);
                 if window.from.is_some_and(|from| at < from) {
                     continue;

@@ -12,7 +12,10 @@ use ratatui::text::{Line, Span};
 use super::diagnostics::wrap;
 use super::{diag_text as text, format};
 use crate::app::App;
-use crate::diagnose::{TargetLogs, inputs::engine_inputs};
+use crate::diagnose::{
+    TargetLogs,
+    inputs::{FleetParts, engine_inputs},
+};
 use crate::theme::Theme;
 use kvtop_core::engine::EngineId;
 use kvtop_core::fleet::{EngineState, TargetId};
@@ -40,11 +43,12 @@ pub fn render(buf: &mut Buffer, area: Rect, app: &App) {
         return;
     }
     let fleet = app.view_fleet();
-    // The explainer reads no GPU signal and no log line.
+    // The explainer reads no GPU signal, no model quantile and no log line.
     let no_logs = TargetLogs::default();
+    let no_parts = FleetParts::default();
     // Engines the rules judge stuck are left out by both routers.
     let view = app.diag.view();
-    let inputs: Vec<_> = engine_inputs(fleet, &[], &no_logs)
+    let inputs: Vec<_> = engine_inputs(fleet, &no_parts, &no_logs)
         .into_iter()
         .map(|input| {
             let key = crate::app::RowKey {

@@ -113,6 +113,7 @@ fn a_quiet_cycle_allocates_nothing() {
                 pod_status: None,
                 gen_stall_s: None,
                 stalled: false,
+                model: None,
             }
             .with_logs(&logs)
         })

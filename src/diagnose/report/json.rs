@@ -72,9 +72,8 @@ pub fn render_json(obs: &Observation) -> String {
 
 /// Every engine at the end of the observation, with its signals as the rules read them.
 fn engines(obs: &Observation) -> Vec<Value> {
-    let mut gpus = Vec::new();
-    crate::diagnose::inputs::gpu_signals(&obs.fleet, &mut gpus);
-    let inputs = crate::diagnose::inputs::engine_inputs(&obs.fleet, &gpus, &obs.logs);
+    let parts = crate::diagnose::inputs::FleetParts::of(&obs.fleet);
+    let inputs = crate::diagnose::inputs::engine_inputs(&obs.fleet, &parts, &obs.logs);
     inputs
         .iter()
         .map(|input| {

@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 
 use super::Signals;
-use super::state::{EngineState, EngineStatus};
+use super::state::{EngineState, EngineStatus, Fleet, ModelSignals};
 use super::window::HistogramKind;
 use crate::metrics::{Bucket, merged_quantile};
 use crate::signals::{Derivation, MetricId, SIGNALS, quantile_stand_in};
@@ -109,16 +109,7 @@ pub fn summarize<'e>(
     let kv: Vec<f64> = up.iter().filter_map(|e| e.signals.kv_usage).collect();
     let mut quantiles = merged_quantiles(&up, window_secs);
     if let Some(derived) = derived {
-        for def in SIGNALS
-            .iter()
-            .filter(|d| matches!(d.derivation, Derivation::Quantile(..)))
-        {
-            if (def.get)(&quantiles).is_none() {
-                if let Some(value) = (def.get)(derived) {
-                    def.set(&mut quantiles, value);
-                }
-            }
-        }
+        fill_quantiles(&mut quantiles, derived);
     }
     ModelSummary {
         engines: engines.len(),
@@ -129,5 +120,54 @@ pub fn summarize<'e>(
         gen_tps: sum(up.iter().map(|e| e.signals.gen_tps)),
         ttft_p95: quantiles.ttft_p95,
         quantiles,
+    }
+}
+
+/// The catalog's latency quantiles of `merged`, with those of `derived` where `merged` has
+/// none.
+fn fill_quantiles(merged: &mut Signals, derived: &Signals) {
+    for def in SIGNALS
+        .iter()
+        .filter(|d| matches!(d.derivation, Derivation::Quantile(..)))
+    {
+        if (def.get)(merged).is_none() {
+            if let Some(value) = (def.get)(derived) {
+                def.set(merged, value);
+            }
+        }
+    }
+}
+
+impl Fleet {
+    /// Every model's latency quantiles over its up engines' merged histograms (a Prometheus
+    /// source's own where the engines' buckets give none), in order of first appearance.
+    pub fn model_quantiles(&self) -> Vec<ModelSignals> {
+        let mut models: Vec<(&str, Vec<&EngineState>)> = Vec::new();
+        for engine in self.engines() {
+            let model = engine.id.model.as_str();
+            if model.is_empty() {
+                continue;
+            }
+            let up = engine.status == EngineStatus::Up;
+            match models.iter_mut().find(|(m, _)| *m == model) {
+                Some((_, members)) if up => members.push(engine),
+                Some(_) => {}
+                None => models.push((model, if up { vec![engine] } else { Vec::new() })),
+            }
+        }
+        let window = self.window_secs();
+        models
+            .into_iter()
+            .map(|(model, members)| {
+                let mut signals = merged_quantiles(&members, window);
+                if let Some(derived) = self.source_model_signals(model) {
+                    fill_quantiles(&mut signals, derived);
+                }
+                ModelSignals {
+                    model: model.to_owned(),
+                    signals,
+                }
+            })
+            .collect()
     }
 }

@@ -137,6 +137,9 @@ pub(crate) enum AggFn {
     Min,
     Avg,
     Sum,
+    /// The model's quantile over its engines' merged histograms (not an aggregate of the
+    /// engines' own quantiles, which do not average).
+    Merged,
 }
 
 /// A condition (three-valued when evaluated).
@@ -179,6 +182,16 @@ pub(crate) enum Num {
     Bin(ArOp, Box<Num>, Box<Num>),
     Agg(AggFn, Box<Num>),
     Count(Box<Cond>),
+}
+
+/// Whether `num` is exactly one of the catalog's latency quantile signals.
+fn is_latency_quantile(num: &Num) -> bool {
+    let Num::Signal(Resolved::Named(def)) = num else {
+        return false;
+    };
+    crate::signals::SIGNALS.iter().any(|d| {
+        d.name == def.name && matches!(d.derivation, crate::signals::Derivation::Quantile(..))
+    })
 }
 
 /// A name an expression reads: a signal or a text source.
@@ -745,8 +758,9 @@ impl<'t, 'a> Parser<'t, 'a> {
             "min" => Some(AggFn::Min),
             "avg" => Some(AggFn::Avg),
             "sum" => Some(AggFn::Sum),
+            "merged" => Some(AggFn::Merged),
             "count" => None,
-            _ => return Err(self.error_here("a function: max, min, avg, sum or count")),
+            _ => return Err(self.error_here("a function: max, min, avg, sum, merged or count")),
         };
         if self.level == Level::Engine {
             return Err(self.error_here(
@@ -771,7 +785,15 @@ impl<'t, 'a> Parser<'t, 'a> {
         let span = (token.start, close.end);
         Ok(match agg {
             Some(agg) => {
+                let start = argument.start();
                 let (num, dim, unit, _) = self.want_num(argument)?;
+                if agg == AggFn::Merged && !is_latency_quantile(&num) {
+                    return Err(self.error_at(
+                        start,
+                        "one latency quantile signal such as ttft_p99 (merged() takes the quantile of the model's merged histograms)",
+                        "something else".into(),
+                    ));
+                }
                 Node::Num(Num::Agg(agg, Box::new(num)), dim, unit, span)
             }
             None => {

@@ -43,6 +43,9 @@ pub struct EngineInput<'a> {
     /// coming out): routers leave it out, and rules that would give batch-size advice hold
     /// back (`stalled == 0`). The rule engine sets it from its own last cycle.
     pub stalled: bool,
+    /// The latency quantiles of the engine's model over all its engines' merged histograms
+    /// (what `merged(ttft_p99)` reads), when the supplier computed them.
+    pub model: Option<&'a Signals>,
 }
 
 impl<'a> EngineInput<'a> {
@@ -64,7 +67,13 @@ impl<'a> EngineInput<'a> {
             pod_status: None,
             gen_stall_s: state.generation_stalled_for(),
             stalled: false,
+            model: None,
         }
+    }
+
+    /// The same inputs with the model's merged quantiles.
+    pub fn with_model(self, model: Option<&'a Signals>) -> Self {
+        EngineInput { model, ..self }
     }
 
     /// The same inputs, marked stalled (or not) as the rules last judged the engine.

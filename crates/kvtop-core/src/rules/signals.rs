@@ -83,6 +83,15 @@ impl PartialEq for SignalDef {
 impl SignalDef {
     /// The signal's current value for one engine; `None` when unknown. Values read from the
     /// engine's scrape are unknown while the engine is not Up.
+    /// A derived signal's value in a set of signals other than an engine's own (a model's);
+    /// `None` for signals not derived from metrics.
+    pub(crate) fn read_signals(&self, signals: &Signals) -> Option<f64> {
+        match self.read {
+            Read::Derived(get) => get(signals).filter(|v| v.is_finite()),
+            Read::Input(_) => None,
+        }
+    }
+
     pub fn read(&self, input: &EngineInput<'_>) -> Option<f64> {
         if self.origin.is_scraped() && input.status != EngineStatus::Up {
             return None;

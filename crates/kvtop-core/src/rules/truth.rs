@@ -434,6 +434,9 @@ fn num(n: &Num, ctx: Ctx<'_, '_>) -> Option<f64> {
 
 /// An aggregate over the known values of the group's engines; unknown when none is known.
 fn aggregate(f: AggFn, arg: &Num, group: Group<'_, '_>) -> Option<f64> {
+    if f == AggFn::Merged {
+        return merged(arg, group);
+    }
     let mut known = 0u32;
     let mut acc = 0.0_f64;
     for input in group.each() {
@@ -447,6 +450,7 @@ fn aggregate(f: AggFn, arg: &Num, group: Group<'_, '_>) -> Option<f64> {
                 AggFn::Max => acc.max(v),
                 AggFn::Min => acc.min(v),
                 AggFn::Avg | AggFn::Sum => acc + v,
+                AggFn::Merged => acc,
             }
         };
         known += 1;
@@ -456,6 +460,27 @@ fn aggregate(f: AggFn, arg: &Num, group: Group<'_, '_>) -> Option<f64> {
         (n, AggFn::Avg) => Some(acc / f64::from(n)),
         _ => Some(acc),
     }
+}
+
+/// A latency quantile of the group's model over its engines' merged histograms, as the inputs
+/// carry it. Unknown unless every engine of the group that carries one agrees on the model (a
+/// fleet rule over several models has no single merged value).
+fn merged(arg: &Num, group: Group<'_, '_>) -> Option<f64> {
+    let Num::Signal(Resolved::Named(def)) = arg else {
+        return None;
+    };
+    let mut model: Option<(&str, &crate::fleet::Signals)> = None;
+    for input in group.each() {
+        let Some(signals) = input.model else {
+            continue;
+        };
+        match model {
+            None => model = Some((input.id.model.as_str(), signals)),
+            Some((name, _)) if name != input.id.model => return None,
+            Some(_) => {}
+        }
+    }
+    model.and_then(|(_, signals)| def.read_signals(signals))
 }
 
 /// The value of a resolved signal for one engine.

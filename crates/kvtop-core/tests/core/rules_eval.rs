@@ -63,6 +63,7 @@ impl Engine {
             pod_status: self.pod_status.as_deref(),
             gen_stall_s: self.gen_stall_s,
             stalled: false,
+            model: None,
         }
     }
 

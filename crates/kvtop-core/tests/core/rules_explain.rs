@@ -98,6 +98,7 @@ fn coverage_names_signals_engines_do_not_export() {
             pod_status: None,
             gen_stall_s: None,
             stalled: false,
+            model: None,
         })
         .collect();
     let report = coverage(&rules, &inputs);

@@ -32,6 +32,7 @@ fn input<'a>(id: &'a EngineId, signals: &'a Signals) -> EngineInput<'a> {
         pod_status: None,
         gen_stall_s: None,
         stalled: false,
+        model: None,
     }
 }
 
@@ -286,6 +287,75 @@ fn group_aggregates_skip_unknown_values() {
 }
 
 #[test]
+fn merged_reads_the_models_quantile_over_its_merged_histograms() {
+    let ids: Vec<EngineId> = ["m", "m", "other"]
+        .iter()
+        .enumerate()
+        .map(|(i, model)| EngineId {
+            model: (*model).into(),
+            engine: i.to_string(),
+        })
+        .collect();
+    // The engines' own p99s (1 s and 3 s) average 2 s; their merged histogram says 2.8 s.
+    let own = [
+        Signals {
+            ttft_p99: Some(1.0),
+            ..Signals::default()
+        },
+        Signals {
+            ttft_p99: Some(3.0),
+            ..Signals::default()
+        },
+        Signals::default(),
+    ];
+    let model = Signals {
+        ttft_p99: Some(2.8),
+        ..Signals::default()
+    };
+    let other = Signals {
+        ttft_p99: Some(0.1),
+        ..Signals::default()
+    };
+    let inputs: Vec<EngineInput<'_>> = ids
+        .iter()
+        .zip(&own)
+        .enumerate()
+        .map(|(i, (id, s))| input(id, s).with_model(Some(if i < 2 { &model } else { &other })))
+        .collect();
+    let check = |text: &str, members: &[u32]| {
+        Expr::parse(text, Level::Group)
+            .unwrap_or_else(|e| panic!("{text}: {e}"))
+            .eval_group(Group {
+                inputs: &inputs,
+                members,
+            })
+    };
+    assert_eq!(check("avg(ttft_p99) == 2s", &[0, 1]), Truth::True);
+    assert_eq!(check("merged(ttft_p99) > 2.5s", &[0, 1]), Truth::True);
+    assert_eq!(check("merged(ttft_p99) > 2.9s", &[0, 1]), Truth::False);
+    // Over several models there is no one merged value.
+    assert_eq!(check("merged(ttft_p99) > 0", &[0, 1, 2]), Truth::Unknown);
+    // Unknown until the supplier computed the model's quantiles.
+    let bare: Vec<EngineInput<'_>> = ids.iter().zip(&own).map(|(id, s)| input(id, s)).collect();
+    let expr = Expr::parse("merged(ttft_p99) > 0", Level::Group).expect("parses");
+    assert_eq!(
+        expr.eval_group(Group {
+            inputs: &bare,
+            members: &[0, 1],
+        }),
+        Truth::Unknown
+    );
+    assert_eq!(
+        error("merged(kv_usage) > 0.5", Level::Group),
+        "column 8: expected one latency quantile signal such as ttft_p99 (merged() takes the quantile of the model's merged histograms), found something else"
+    );
+    assert_eq!(
+        error("merged(2 * ttft_p99) > 1", Level::Group),
+        "column 8: expected one latency quantile signal such as ttft_p99 (merged() takes the quantile of the model's merged histograms), found something else"
+    );
+}
+
+#[test]
 fn evidence_names_each_comparison_with_values() {
     let s = sig(0.95, 3.0, 0.612);
     let id = id();
@@ -435,7 +505,7 @@ fn error_levels_and_functions() {
     );
     assert_eq!(
         error("median(kv_usage) > 0.9", Level::Group),
-        "column 1: expected a function: max, min, avg, sum or count, found \"median\""
+        "column 1: expected a function: max, min, avg, sum, merged or count, found \"median\""
     );
     assert_eq!(
         error("count(up) > 1", Level::Group),

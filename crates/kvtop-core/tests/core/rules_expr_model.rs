@@ -409,6 +409,7 @@ fn with_inputs<R>(engines: &[Engine], f: impl FnOnce(&[EngineInput<'_>]) -> R) -
             pod_status: None,
             gen_stall_s: None,
             stalled: false,
+            model: None,
         })
         .collect();
     f(&inputs)

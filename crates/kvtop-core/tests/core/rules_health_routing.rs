@@ -87,6 +87,7 @@ fn input(e: &Engine) -> EngineInput<'_> {
         pod_status: None,
         gen_stall_s: None,
         stalled: false,
+        model: None,
     }
 }
 
