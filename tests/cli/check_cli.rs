@@ -279,3 +279,53 @@ fn a_time_scale_too_fast_to_simulate_is_refused_up_front() {
         );
     }
 }
+
+#[test]
+fn a_model_rule_reads_the_merged_quantile_that_the_models_array_reports() {
+    let home = tempfile::tempdir().expect("temp home");
+    let rules = home.path().join("rules.toml");
+    std::fs::write(
+        &rules,
+        r#"[[rule]]
+id = "model-e2e-slo"
+title = "Model e2e p99 above its SLO"
+severity = "warning"
+per = "model"
+when = "merged(e2e_p99) > 1ms"
+cause = "test"
+action = "test"
+source = "test"
+"#,
+    )
+    .expect("rules file");
+    let rules = rules.to_string_lossy().into_owned();
+    let (out, _home) = kvtop(&[
+        "check",
+        "--sim",
+        "--engines",
+        "3",
+        "--time-scale",
+        "30",
+        "--duration",
+        "60s",
+        "--rules",
+        &rules,
+        "-o",
+        "json",
+    ]);
+    let doc: Value = serde_json::from_str(&stdout(&out)).expect("JSON");
+    let models = doc["models"].as_array().expect("models");
+    assert!(!models.is_empty(), "{doc:#}");
+    let results = doc["results"].as_array().expect("results");
+    for model in models {
+        let name = model["model"].as_str().expect("model name");
+        let e2e = model["quantiles"]["e2e_p99"].as_f64();
+        assert!(e2e.is_some_and(|v| v > 0.001), "{model:#}");
+        // One finding per model, about the model.
+        let found: Vec<&Value> = results
+            .iter()
+            .filter(|r| r["rule"] == "model-e2e-slo" && r["name"] == name)
+            .collect();
+        assert_eq!(found.len(), 1, "{name}: {results:#?}");
+    }
+}
