@@ -101,18 +101,103 @@ fn into_fleet(url: &str, payload: DerivedPayload) -> Fleet {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_target_prometheus_cannot_scrape_is_a_down_row_with_its_error() {
     if common::have_program("prometheus") {
-        target_down_from_the_start(prometheus).await;
+        target_down_from_the_start(prometheus, false).await;
     }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_target_victoria_metrics_cannot_scrape_is_a_down_row_with_its_error() {
     if common::have_program("victoria-metrics") {
-        target_down_from_the_start(victoria_metrics).await;
+        target_down_from_the_start(victoria_metrics, false).await;
     }
 }
 
-async fn target_down_from_the_start(start: impl FnOnce(&str) -> Box<dyn Backend>) {
+/// A front end without the targets API (Mimir, a VictoriaMetrics cluster's vmselect) before a
+/// real server: the targets come from `up`, so the dead target still has its DOWN row.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_targets_api_a_target_down_from_the_start_is_a_down_row_from_up() {
+    if common::have_program("prometheus") {
+        target_down_from_the_start(
+            |config| {
+                let server = prometheus(config);
+                Box::new(NoTargetsApi::before(server))
+            },
+            true,
+        )
+        .await;
+    }
+}
+
+/// Passes every request to the server behind, but answers 404 for `/api/v1/targets`.
+struct NoTargetsApi {
+    behind: Box<dyn Backend>,
+    url: String,
+    proxy: tokio::task::JoinHandle<()>,
+}
+
+impl NoTargetsApi {
+    fn before(behind: Box<dyn Backend>) -> Self {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let std_listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        std_listener.set_nonblocking(true).expect("nonblocking");
+        let url = format!("http://{}", std_listener.local_addr().expect("addr"));
+        let upstream = behind.url().trim_end_matches('/').to_owned();
+        let proxy = tokio::spawn(async move {
+            let listener = tokio::net::TcpListener::from_std(std_listener).expect("listener");
+            let http = reqwest::Client::new();
+            while let Ok((mut socket, _)) = listener.accept().await {
+                let (http, upstream) = (http.clone(), upstream.clone());
+                tokio::spawn(async move {
+                    let mut request = Vec::new();
+                    let mut buf = [0u8; 4096];
+                    while !request.windows(4).any(|w| w == b"\r\n\r\n") {
+                        match socket.read(&mut buf).await {
+                            Ok(0) | Err(_) => return,
+                            Ok(n) => request.extend_from_slice(&buf[..n]),
+                        }
+                    }
+                    let text = String::from_utf8_lossy(&request);
+                    let path = text.split_whitespace().nth(1).unwrap_or("/").to_owned();
+                    let (status, body) = if path.starts_with("/api/v1/targets") {
+                        (404, b"404 page not found\n".to_vec())
+                    } else {
+                        match http.get(format!("{upstream}{path}")).send().await {
+                            Ok(r) => (
+                                r.status().as_u16(),
+                                r.bytes().await.map(|b| b.to_vec()).unwrap_or_default(),
+                            ),
+                            Err(_) => (502, Vec::new()),
+                        }
+                    };
+                    let head = format!(
+                        "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                        body.len()
+                    );
+                    let _ = socket.write_all(head.as_bytes()).await;
+                    let _ = socket.write_all(&body).await;
+                });
+            }
+        });
+        NoTargetsApi { behind, url, proxy }
+    }
+}
+
+impl Backend for NoTargetsApi {
+    fn url(&self) -> &str {
+        &self.url
+    }
+    fn log(&self) -> String {
+        self.behind.log()
+    }
+}
+
+impl Drop for NoTargetsApi {
+    fn drop(&mut self) {
+        self.proxy.abort();
+    }
+}
+
+async fn target_down_from_the_start(start: impl FnOnce(&str) -> Box<dyn Backend>, from_up: bool) {
     let sim = simulator().await;
     let dead = "      - targets: [\"127.0.0.1:1\"]\n        labels: {pod: \"dead-pod\", namespace: \"llm\"}\n";
     let server = start(&config(&sim, "1s", &[("vllm", &[])], dead));
@@ -149,10 +234,16 @@ async fn target_down_from_the_start(start: impl FnOnce(&str) -> Box<dyn Backend>
     let Some(ScrapeError::Other(text)) = error else {
         panic!("no error on the dead target: {error:?}");
     };
-    assert!(
-        text.starts_with("Prometheus cannot scrape it: ") && text.contains("connection refused"),
-        "{text}"
-    );
+    // The targets API gives the server's own error; `up` only that it is 0.
+    if from_up {
+        assert_eq!(text, "Prometheus cannot scrape it (up == 0)");
+    } else {
+        assert!(
+            text.starts_with("Prometheus cannot scrape it: ")
+                && text.contains("connection refused"),
+            "{text}"
+        );
+    }
     let counts = fleet.counts();
     assert_eq!((counts.up, counts.down), (engines, 1), "{counts:?}");
     drop(server);

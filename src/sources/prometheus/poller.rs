@@ -15,7 +15,10 @@ use super::client::{PromClient, RawAnswer};
 use super::decode::decode_answer;
 use super::merge::{CycleMerge, RangeMerge};
 use super::query::{QueryPlan, QuerySpec};
-use super::targets::{decode_targets, engine_targets, longest_interval};
+use super::targets::{
+    ActiveTarget, decode_targets, engine_targets, longest_interval, no_targets_api,
+    targets_from_up, up_query,
+};
 use kvtop_core::clock::unix_now;
 use kvtop_core::fleet::{
     BackfillReport, DerivedPayload, DerivedReport, QuantileWindow, QueryFailure, ScrapeError,
@@ -67,6 +70,8 @@ pub struct SlowAnswers {
     scrape_interval: Option<f64>,
     /// Whether the targets were asked for yet.
     targets_asked: bool,
+    /// The server has no targets API (404): targets are read from `up`.
+    targets_from_up: bool,
 }
 
 impl SlowAnswers {
@@ -102,7 +107,8 @@ pub async fn poll_once(
         None
     } else {
         slow.targets_asked = true;
-        let targets = client.targets().await;
+        let targets =
+            read_targets(client, plan, time, slow.targets_from_up, &slow.engine_jobs).await;
         learn_interval(plan, slow, &targets);
         Some(targets)
     };
@@ -122,7 +128,7 @@ pub async fn poll_once(
         None => {
             futures_util::join!(
                 join_all(queries.iter().map(|q| client.query(&q.promql, time))),
-                client.targets()
+                read_targets(client, plan, time, slow.targets_from_up, &slow.engine_jobs)
             )
         }
     };
@@ -153,11 +159,13 @@ pub async fn poll_once(
     }
     let sent = plan.every_cycle().len() + fresh_count;
     let mut payload = merge_cycle(plan, results, sent, &mut slow.engine_jobs)?;
-    payload.targets = match targets.and_then(|raw| decode_targets(raw.status, &raw.body)) {
+    let (targets, from_up) = targets;
+    slow.targets_from_up |= from_up;
+    payload.targets = match targets {
         Ok(all) => Some(engine_targets(plan.labels(), &all, &slow.engine_jobs)),
         Err(error) => {
-            // Through a front end without the targets API (Thanos, a VictoriaMetrics
-            // cluster), engines are known from their series alone.
+            // Neither the targets API nor `up` answered: engines are known from their series
+            // alone this cycle.
             tracing::debug!(%error, "no scrape targets from the source");
             None
         }
@@ -170,20 +178,46 @@ pub async fn poll_once(
     Ok(payload)
 }
 
+/// The server's scrape targets: from its targets API, or, where it has none (Thanos Query,
+/// Mimir, a VictoriaMetrics cluster) or it fails, from the `up` series of the engine jobs.
+/// The flag is true once the server said it has no targets API: later cycles go to `up`
+/// straight away.
+async fn read_targets(
+    client: &PromClient,
+    plan: &QueryPlan,
+    time: Option<f64>,
+    from_up: bool,
+    jobs: &BTreeSet<String>,
+) -> (Result<Vec<ActiveTarget>, ScrapeError>, bool) {
+    let mut missing = from_up;
+    if !from_up {
+        let listed = client
+            .targets()
+            .await
+            .and_then(|raw| decode_targets(raw.status, &raw.body));
+        match listed {
+            Ok(targets) => return (Ok(targets), false),
+            Err(error) => missing = no_targets_api(&error),
+        }
+    }
+    let up = client
+        .query(&up_query(plan.labels(), jobs), time)
+        .await
+        .and_then(|raw| decode_answer(raw.status, &raw.body).map(|a| targets_from_up(&a)));
+    (up, missing)
+}
+
 /// The longest scrape interval of the engine targets in a targets answer, remembered.
 fn learn_interval(
     plan: &QueryPlan,
     slow: &mut SlowAnswers,
-    targets: &Result<RawAnswer, ScrapeError>,
+    targets: &(Result<Vec<ActiveTarget>, ScrapeError>, bool),
 ) {
-    let Ok(raw) = targets else {
-        return;
-    };
-    let Ok(all) = decode_targets(raw.status, &raw.body) else {
+    let Ok(all) = &targets.0 else {
         return;
     };
     let jobs = &slow.engine_jobs;
-    let known = engine_targets(plan.labels(), &all, jobs);
+    let known = engine_targets(plan.labels(), all, jobs);
     // Before any series names a job, every target's interval counts: the window must not
     // start too short.
     let interval = if known.is_empty() {
@@ -359,8 +393,9 @@ impl Poller {
             let mut slow = SlowAnswers::with_engine_jobs(settings.engine_jobs.clone());
             if !settings.backfill.is_zero() && !plan.backfill().is_empty() {
                 // The history's rates over the window the first cycle will use.
-                let targets = client.targets().await;
+                let targets = read_targets(&client, &plan, None, false, &slow.engine_jobs).await;
                 learn_interval(&plan, &mut slow, &targets);
+                slow.targets_from_up |= targets.1;
                 let windowed = plan.with_scrape_interval(slow.scrape_interval);
                 let report = backfill(&client, &windowed, &settings).await;
                 if !events.send(SourceReport::Backfill(report)).await {

@@ -4,12 +4,16 @@
 //! A target serves engines when its job does: a job some of whose series are engine series
 //! (seen in any cycle so far), or a job the configuration names. So a pod Prometheus has never
 //! managed to scrape still gets its row, with Prometheus' own error.
+//!
+//! Front ends without the targets API (Thanos Query, Mimir, a VictoriaMetrics cluster's
+//! vmselect answer 404) still have each target's `up` series: the targets are read from it,
+//! with their health (1 up, 0 down) but without an error text or interval.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Deserialize;
 
-use super::decode::decode_error;
+use super::decode::{Answer, decode_error};
 use super::query::LabelMap;
 use kvtop_core::fleet::{InstanceKey, ScrapeError, SourceTarget, TargetHealth};
 use kvtop_core::units::parse_duration;
@@ -107,6 +111,64 @@ pub fn decode_targets(status: u16, body: &[u8]) -> Result<Vec<ActiveTarget>, Scr
         .collect())
 }
 
+/// The `up` query for the targets of `jobs` (every target's before any job is known).
+pub fn up_query(labels: &LabelMap, jobs: &BTreeSet<String>) -> String {
+    if jobs.is_empty() {
+        return "up".to_owned();
+    }
+    let alternatives: Vec<String> = jobs.iter().map(|job| regex_escape(job)).collect();
+    format!("up{{{}=~\"{}\"}}", labels.job, alternatives.join("|"))
+}
+
+/// `text` matched literally inside a PromQL regex in a double-quoted string.
+fn regex_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\\' | '.' | '+' | '*' | '?' | '(' | ')' | '|' | '[' | ']' | '{' | '}' | '^' | '$' => {
+                out.push_str("\\\\");
+                out.push(c);
+            }
+            '"' => out.push_str("\\\""),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// The targets an answer to [`up_query`] names: its labels, up when `up` is 1, down when 0.
+pub fn targets_from_up(answer: &Answer<'_>) -> Vec<ActiveTarget> {
+    answer
+        .series
+        .iter()
+        .map(|item| ActiveTarget {
+            labels: item
+                .labels()
+                .filter(|(name, _)| *name != "__name__")
+                .map(|(n, v)| (n.to_owned(), v.to_owned()))
+                .collect(),
+            health: match item.sample() {
+                Some(v) if v == 1.0 => TargetHealth::Up,
+                Some(v) if v == 0.0 => TargetHealth::Down,
+                _ => TargetHealth::Unknown,
+            },
+            last_error: None,
+            scrape_interval: None,
+        })
+        .collect()
+}
+
+/// Whether the server has no targets API at all (as opposed to failing this once).
+pub fn no_targets_api(error: &ScrapeError) -> bool {
+    matches!(
+        error,
+        ScrapeError::Http {
+            status: 404 | 405 | 501,
+            ..
+        }
+    )
+}
+
 /// The targets of the jobs that serve engines, as the fleet takes them.
 pub fn engine_targets(
     labels: &LabelMap,
@@ -185,6 +247,31 @@ mod tests {
         assert_eq!(engines[0].instance, InstanceKey::new("llm", "dead-pod", ""));
         assert_eq!(longest_interval(&engines), Some(15.0));
         assert!(engine_targets(&LabelMap::default(), &targets, &BTreeSet::new()).is_empty());
+    }
+
+    #[test]
+    fn without_a_targets_api_the_up_series_name_the_targets() {
+        let labels = LabelMap::default();
+        assert_eq!(up_query(&labels, &BTreeSet::new()), "up");
+        let jobs: BTreeSet<String> = ["vllm".to_owned(), "llm.d+x".to_owned()].into();
+        assert_eq!(up_query(&labels, &jobs), r#"up{job=~"llm\\.d\\+x|vllm"}"#);
+        let body = br#"{"status":"success","data":{"resultType":"vector","result":[
+            {"metric":{"__name__":"up","job":"vllm","instance":"10.0.0.1:8000","pod":"a","namespace":"llm"},"value":[1,"1"]},
+            {"metric":{"__name__":"up","job":"vllm","instance":"10.0.0.2:8000","pod":"b","namespace":"llm"},"value":[1,"0"]}]}}"#;
+        let answer = super::super::decode::decode_answer(200, body).expect("answer");
+        let targets = targets_from_up(&answer);
+        let engines = engine_targets(&labels, &targets, &["vllm".to_owned()].into());
+        assert_eq!(engines.len(), 2);
+        assert_eq!(engines[0].instance, InstanceKey::new("llm", "a", ""));
+        assert_eq!(engines[0].health, TargetHealth::Up);
+        assert_eq!(engines[1].health, TargetHealth::Down);
+        assert_eq!(engines[1].last_error, None);
+        assert!(!targets[0].labels.contains_key("__name__"));
+        assert!(no_targets_api(&ScrapeError::Http {
+            status: 404,
+            reason: None
+        }));
+        assert!(!no_targets_api(&ScrapeError::Timeout { after_ms: 800 }));
     }
 
     #[test]
