@@ -148,8 +148,8 @@ pub fn targets_from_up(answer: &Answer<'_>) -> Vec<ActiveTarget> {
                 .map(|(n, v)| (n.to_owned(), v.to_owned()))
                 .collect(),
             health: match item.sample() {
-                Some(v) if v == 1.0 => TargetHealth::Up,
-                Some(v) if v == 0.0 => TargetHealth::Down,
+                Some(1.0) => TargetHealth::Up,
+                Some(0.0) => TargetHealth::Down,
                 _ => TargetHealth::Unknown,
             },
             last_error: None,
