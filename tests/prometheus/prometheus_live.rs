@@ -320,6 +320,8 @@ sglang:generation_tokens_total{model_name=\"qwen\"} 7557572.0
 sglang:token_usage{model_name=\"qwen\"} 0.28
 # TYPE sglang:cache_hit_rate gauge
 sglang:cache_hit_rate{model_name=\"qwen\"} 0.0075
+# TYPE sglang:num_requests_total counter
+sglang:num_requests_total{model_name=\"qwen\"} 91234.0
 # TYPE sglang:num_running_reqs gauge
 sglang:num_running_reqs{model_name=\"qwen\"} 12.0
 # TYPE sglang:num_queue_reqs gauge

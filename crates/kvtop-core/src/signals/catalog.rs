@@ -195,8 +195,13 @@ pub static METRICS: [MetricDef; MetricId::COUNT] = [
     metric(
         M::RequestSuccess,
         Counter,
-        &[vllm("request_success_total", None)],
-        "finished requests, by `finished_reason`",
+        // SGLang's count has no reason: its rate is the request throughput, its shares
+        // unknown.
+        &[
+            vllm("request_success_total", None),
+            sglang("num_requests_total"),
+        ],
+        "finished requests, by `finished_reason` (SGLang: requests processed)",
     ),
     metric(
         M::ProcessCpu,

@@ -787,7 +787,9 @@ mod tests {
             find("finished_length"),
             format!(
                 "sum by ({by}) (rate(vllm:request_success_total{{finished_reason=~\"length\"}}[1m])) \
-                 / sum by ({by}) (rate(vllm:request_success_total[1m]))"
+                 / sum by ({by}) (rate(vllm:request_success_total[1m])) or \
+                 sum by ({by}) (rate(sglang:num_requests_total{{finished_reason=~\"length\"}}[1m])) \
+                 / sum by ({by}) (rate(sglang:num_requests_total[1m]))"
             )
         );
         let process = "pod, namespace, instance, job, prometheus_replica, replica, __replica__";
