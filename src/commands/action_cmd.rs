@@ -128,7 +128,7 @@ async fn run_async(kind: ActionKind, args: ActionArgs, global: &GlobalArgs) -> u
             return EXIT_REFUSED;
         }
     };
-    let clusters = match connect(&kube).await {
+    let clusters = match connect(&kube, &|line| super::err(&format!("kvtop: {line}"))).await {
         Ok(c) => c,
         Err(e) => {
             super::err(&format!("kvtop: {e}"));

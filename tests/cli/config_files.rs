@@ -157,6 +157,7 @@ fn default_config_file_documents_every_setting() {
         "routing_label",
         "poll_interval",
         "api_timeout",
+        "exec_timeout",
         "log_lines",
         "event_lines",
         "min_ready",

@@ -38,7 +38,7 @@ pub struct FoundEngine {
 
 /// Every Kubernetes check; the engine pods found, for the endpoint checks.
 pub async fn run(settings: &KubernetesConfig, checks: &mut Vec<Check>) -> Vec<FoundEngine> {
-    let clusters = match connect(settings).await {
+    let clusters = match connect(settings, &|line| crate::commands::err(&format!("kvtop: {line}"))).await {
         Ok(clusters) => clusters,
         Err(err) => {
             let source = match &settings.kubeconfig {

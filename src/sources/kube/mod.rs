@@ -6,6 +6,7 @@
 pub mod client;
 pub mod discovery;
 pub mod error;
+pub mod exec_credential;
 pub mod fleet_pods;
 pub mod routing;
 pub mod scrape;
