@@ -159,9 +159,14 @@ fn config_error(context: Option<&str>, message: String) -> KubeError {
     call.error(KubeErrorKind::Config(message))
 }
 
-/// Clients for the configured contexts. `waiting` hears, while a context's exec credential
-/// plugin runs for more than a moment, which context waits on which plugin and for how long.
-pub async fn connect(
+/// Clients for the configured contexts.
+pub async fn connect(settings: &KubernetesConfig) -> Result<Vec<ClusterClient>, KubeError> {
+    connect_reporting(settings, &|_| {}).await
+}
+
+/// [`connect`], and `waiting` hears, while a context's exec credential plugin runs for more
+/// than a moment, which context waits on which plugin and for how long.
+pub async fn connect_reporting(
     settings: &KubernetesConfig,
     waiting: &(dyn Fn(&str) + Sync),
 ) -> Result<Vec<ClusterClient>, KubeError> {

@@ -12,7 +12,7 @@ pub mod routing;
 pub mod scrape;
 pub mod update;
 
-pub use client::{ClusterClient, IN_CLUSTER, connect};
+pub use client::{ClusterClient, IN_CLUSTER, connect, connect_reporting};
 pub use discovery::{Discovery, PREVIOUS_PREFIX};
 pub use error::{ApiCall, KubeError, KubeErrorKind, Unreachable};
 pub use scrape::{PodScrapers, WorkerOutboxes, scrape_via_proxy};
