@@ -128,13 +128,14 @@ async fn run_async(kind: ActionKind, args: ActionArgs, global: &GlobalArgs) -> u
             return EXIT_REFUSED;
         }
     };
-    let clusters = match connect_reporting(&kube, &|line| super::err(&format!("kvtop: {line}"))).await {
-        Ok(c) => c,
-        Err(e) => {
-            super::err(&format!("kvtop: {e}"));
-            return EXIT_API_ERROR;
-        }
-    };
+    let clusters =
+        match connect_reporting(&kube, &|line| super::err(&format!("kvtop: {line}"))).await {
+            Ok(c) => c,
+            Err(e) => {
+                super::err(&format!("kvtop: {e}"));
+                return EXIT_API_ERROR;
+            }
+        };
     let Some(cluster) = clusters.into_iter().next() else {
         super::err("kvtop: no Kubernetes context to act on");
         return EXIT_API_ERROR;

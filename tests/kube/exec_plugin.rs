@@ -170,11 +170,10 @@ async fn sigterm_does_not_wait_for_a_credential_plugin() {
         .unwrap()
         .unwrap();
     let took = sent.elapsed();
-    if let Ok(pid) = std::fs::read_to_string(&pid_file).map(|t| t.trim().parse::<i32>()) {
-        if let Ok(pid) = pid {
-            // SAFETY: the plugin this test started.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
-        }
+    let plugin = std::fs::read_to_string(&pid_file).map(|t| t.trim().parse::<i32>());
+    if let Ok(Ok(pid)) = plugin {
+        // SAFETY: kill(2) on the plugin this test started, left behind by the killed kvtop.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
     }
     assert!(!status.success());
     assert!(

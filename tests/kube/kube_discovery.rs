@@ -459,7 +459,10 @@ async fn a_deleted_pod_s_log_follower_stops_at_its_first_404() {
     };
     let deadline = tokio::time::Instant::now() + PATIENCE;
     while log_reads(c.kube()) < 2 {
-        assert!(tokio::time::Instant::now() < deadline, "its log is never read");
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "its log is never read"
+        );
         c.step().await;
     }
     let api: Api<Pod> = Api::namespaced(c.client.clone(), "llm");

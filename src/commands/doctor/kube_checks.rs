@@ -38,7 +38,11 @@ pub struct FoundEngine {
 
 /// Every Kubernetes check; the engine pods found, for the endpoint checks.
 pub async fn run(settings: &KubernetesConfig, checks: &mut Vec<Check>) -> Vec<FoundEngine> {
-    let clusters = match connect_reporting(settings, &|line| crate::commands::err(&format!("kvtop: {line}"))).await {
+    let clusters = match connect_reporting(settings, &|line| {
+        crate::commands::err(&format!("kvtop: {line}"))
+    })
+    .await
+    {
         Ok(clusters) => clusters,
         Err(err) => {
             let source = match &settings.kubeconfig {

@@ -120,9 +120,9 @@ async fn resolve_exec_plugin(
         ));
     };
     match plugin.run(&notice).await.map_err(failed)? {
-        Credential::Token { token, expires } => {
-            Ok(Some(ExecToken::new(plugin, &token, expires).map_err(failed)?))
-        }
+        Credential::Token { token, expires } => Ok(Some(
+            ExecToken::new(plugin, &token, expires).map_err(failed)?,
+        )),
         Credential::Certificate { certificate, key } => {
             // The kubeconfig's fields hold base64 of the PEM the plugin gives.
             let encode = |pem: &str| base64::engine::general_purpose::STANDARD.encode(pem);

@@ -133,7 +133,10 @@ impl ExecPlugin {
 
     /// Run the plugin once; `waiting` hears how long it has been running, first after
     /// [`FIRST_WAIT_NOTICE`] and then every [`WAIT_NOTICE_EVERY`].
-    pub async fn run(&self, waiting: &(dyn Fn(Duration) + Sync)) -> Result<Credential, PluginError> {
+    pub async fn run(
+        &self,
+        waiting: &(dyn Fn(Duration) + Sync),
+    ) -> Result<Credential, PluginError> {
         let mut child = self.command().spawn().map_err(|e| PluginError::Start {
             plugin: self.name.clone(),
             reason: e.kind().to_string(),
@@ -176,7 +179,8 @@ impl ExecPlugin {
             };
             let text = String::from_utf8_lossy(&stderr);
             let line = text.lines().map(str::trim).find(|l| !l.is_empty());
-            let line = line.map(|l| kvtop_core::safe_text::block(l, STDERR_LINE_CHARS).into_owned());
+            let line =
+                line.map(|l| kvtop_core::safe_text::block(l, STDERR_LINE_CHARS).into_owned());
             return Err(PluginError::Failed {
                 plugin: self.name.clone(),
                 status: status_text,
