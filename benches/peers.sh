@@ -3,7 +3,8 @@
 # (benches/pty_meter.py), 60 s of steady state, three runs each against `kvtop sim` with 8, 100
 # and 1 engines at the default 1 s interval; per configuration the median of the runs' peak RSS
 # and CPU seconds per minute. Builds only kvtop itself (the shipped build: PROFILE=dist unless
-# set), nothing from elsewhere; the peers' own figures are in the issue.
+# set; KVTOP_BIN=PATH measures that binary instead, building nothing), nothing from elsewhere;
+# the peers' own figures are in the issue.
 #
 #   benches/peers.sh [SECONDS] [RUNS]
 set -euo pipefail

@@ -8,7 +8,8 @@
 # every byte it writes and its frames (bursts of output). Builds the release binary first
 # (PROFILE=dist measures the shipping build: fat LTO, one codegen unit; CARGO_FLAGS, e.g.
 # --no-default-features, builds the measured console differently, in target/variant, while the
-# simulator still runs from the default build). Prints one line of figures.
+# simulator still runs from the default build; KVTOP_BIN=PATH measures that binary and builds
+# nothing). Prints one line of figures.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 engines=${1:-8}
@@ -16,8 +17,14 @@ seconds=${2:-60}
 size=${3:-160x45}
 
 profile=${PROFILE:-release}
-cargo build --profile "$profile" --quiet --bin kvtop
-sim_bin=$PWD/target/$profile/kvtop
+if [ -n "${KVTOP_BIN:-}" ]; then
+  # A binary built earlier (e.g. a copy of the build before a change): measured as it is,
+  # nothing is built; it also runs the simulator.
+  sim_bin=$KVTOP_BIN
+else
+  cargo build --profile "$profile" --quiet --bin kvtop
+  sim_bin=$PWD/target/$profile/kvtop
+fi
 bin=$sim_bin
 if [ -n "${CARGO_FLAGS:-}" ]; then
   # shellcheck disable=SC2086 # CARGO_FLAGS is a list of words

@@ -101,6 +101,8 @@ pub async fn run_with(
     let mut events_open = true;
     // Worker events were stepped since the state was last settled.
     let mut unsettled = false;
+    // Something other than new samples changed since the last frame (see `Pending`).
+    let mut pending = Pending::default();
 
     loop {
         let mut key_pressed = false;
@@ -112,12 +114,14 @@ pub async fn run_with(
             _ = sighup.recv() => Some(ExitReason::HangUp),
             term = input.next() => {
                 key_pressed = matches!(term, Some(Ok(TermEvent::Key(_))));
+                pending.more_than_samples = true;
                 on_input(app, term, &mut unsettled, workers)
             }
             first = events.recv(), if events_open => match first {
                 Some(ev) => {
                     unsettled = true;
-                    fold_batch(app, ev, &mut events, workers).then_some(ExitReason::User)
+                    fold_batch(app, ev, &mut events, workers, &mut pending)
+                        .then_some(ExitReason::User)
                 }
                 // Every worker is gone; keep the console up for the user.
                 None => {
@@ -127,9 +131,10 @@ pub async fn run_with(
             },
             _ = ticker.tick() => {
                 unsettled = false;
+                pending.more_than_samples = true;
                 apply(app, Event::Tick, workers).then_some(ExitReason::User)
             }
-            _ = tokio::time::sleep_until(frame_due), if app.dirty => None,
+            _ = tokio::time::sleep_until(frame_due), if app.dirty && pending.more_than_samples => None,
         };
         if let Some(reason) = exit {
             return Ok(reason);
@@ -137,7 +142,8 @@ pub async fn run_with(
         if let Some(window) = &window {
             publish_window(window, app);
         }
-        if should_draw(app.dirty, key_pressed, last_frame.elapsed(), frame_interval) {
+        let drawable = app.dirty && pending.more_than_samples;
+        if should_draw(drawable, key_pressed, last_frame.elapsed(), frame_interval) {
             // Settles the batches folded since the last frame, and rules an earlier settle
             // deferred.
             if std::mem::take(&mut unsettled) || app.diag.has_news() {
@@ -145,8 +151,20 @@ pub async fn run_with(
             }
             render(app, terminal, draw, workers.now())?;
             last_frame = Instant::now();
+            // A rule evaluation deferred by render is drawn at the next frame, as before.
+            pending.more_than_samples = app.dirty;
         }
     }
+}
+
+/// Why the state is dirty. New samples alone wait for the next clock tick (one a second): an
+/// engine's values and ages are shown to the second, and every scrape of every engine landing
+/// at its own moment would otherwise draw up to `max_fps` frames a second of one changed age
+/// each (8 engines at 1 s: ten frames a second, most of the console's CPU). Keys, resizes,
+/// ticks and every other worker event (pods, actions, problems) draw as before.
+#[derive(Debug, Default)]
+struct Pending {
+    more_than_samples: bool,
 }
 
 /// Tell the workers that compute windowed signals themselves the window picked with `w`.
@@ -240,12 +258,13 @@ fn fold_batch(
     first: Event,
     events: &mut mpsc::Receiver<Event>,
     workers: &mut dyn Executor,
+    pending: &mut Pending,
 ) -> bool {
-    let mut quit = fold(app, first, workers);
+    let mut quit = fold(app, first, workers, pending);
     let mut folded = 1;
     while !quit && folded < MAX_EVENTS_PER_BATCH {
         match events.try_recv() {
-            Ok(ev) => quit = fold(app, ev, workers),
+            Ok(ev) => quit = fold(app, ev, workers, pending),
             Err(_) => break,
         }
         folded += 1;
@@ -255,7 +274,10 @@ fn fold_batch(
 
 /// Step one worker event without settling (see the module docs); true when the state machine
 /// asks to quit.
-fn fold(app: &mut App, event: Event, workers: &mut dyn Executor) -> bool {
+fn fold(app: &mut App, event: Event, workers: &mut dyn Executor, pending: &mut Pending) -> bool {
+    if !matches!(event, Event::Scrape(_) | Event::Source(_) | Event::Logs(_)) {
+        pending.more_than_samples = true;
+    }
     let now = workers.now();
     workers.observe(&event, now);
     run_commands(step(app, event, now), workers)

@@ -21,7 +21,7 @@ use crate::actions::run::{self, Interruption, Run, RunEnd, SharedAudit};
 use crate::actions::{InFlightProbe, Rollback};
 use crate::cli::{ActionArgs, GlobalArgs};
 use crate::sources::ScrapeSettings;
-use crate::sources::kube::{ClusterClient, connect};
+use crate::sources::kube::{ClusterClient, connect_reporting};
 use kvtop_core::actions::plan::{ActionKind, Plan, Policy};
 use kvtop_core::kube_model::naming::{self, NameError};
 use kvtop_core::units::{UnitError, parse_duration};
@@ -128,13 +128,14 @@ async fn run_async(kind: ActionKind, args: ActionArgs, global: &GlobalArgs) -> u
             return EXIT_REFUSED;
         }
     };
-    let clusters = match connect(&kube).await {
-        Ok(c) => c,
-        Err(e) => {
-            super::err(&format!("kvtop: {e}"));
-            return EXIT_API_ERROR;
-        }
-    };
+    let clusters =
+        match connect_reporting(&kube, &|line| super::err(&format!("kvtop: {line}"))).await {
+            Ok(c) => c,
+            Err(e) => {
+                super::err(&format!("kvtop: {e}"));
+                return EXIT_API_ERROR;
+            }
+        };
     let Some(cluster) = clusters.into_iter().next() else {
         super::err("kvtop: no Kubernetes context to act on");
         return EXIT_API_ERROR;

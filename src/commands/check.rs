@@ -171,7 +171,11 @@ async fn check_pods(
     duration: Option<f64>,
     output: CheckOutput,
 ) -> ExitCode {
-    let clusters = match crate::sources::kube::connect(&config.kubernetes).await {
+    let clusters = match crate::sources::kube::connect_reporting(&config.kubernetes, &|line| {
+        super::err(&format!("kvtop: {line}"))
+    })
+    .await
+    {
         Ok(clusters) => clusters,
         Err(err) => return fail(&err.to_string()),
     };

@@ -41,7 +41,11 @@ pub fn run(global: &GlobalArgs) -> ExitCode {
     let panic_after = test_panic_delay();
     runtime.block_on(async move {
         let clusters = if kube {
-            match crate::sources::kube::connect(&config.kubernetes).await {
+            match crate::sources::kube::connect_reporting(&config.kubernetes, &|line| {
+                super::err(&format!("kvtop: {line}"))
+            })
+            .await
+            {
                 Ok(clusters) => clusters,
                 Err(err) => {
                     super::err(&format!("kvtop: {err}"));

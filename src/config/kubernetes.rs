@@ -34,6 +34,7 @@ pub(crate) struct KubernetesSection {
     pub routing_label: Option<String>,
     pub poll_interval: Option<DurationValue>,
     pub api_timeout: Option<DurationValue>,
+    pub exec_timeout: Option<DurationValue>,
     pub log_lines: Option<usize>,
     pub event_lines: Option<usize>,
     /// Fewest ready replicas an action may leave in a Deployment.
@@ -82,6 +83,9 @@ pub struct KubernetesConfig {
     pub poll_interval: Duration,
     /// Bound on one API call.
     pub api_timeout: Duration,
+    /// Bound on one run of an exec credential plugin (a login that waits for a browser is
+    /// given up on, and the plugin stopped, after this).
+    pub exec_timeout: Duration,
     /// Log lines kept per pod (0: logs are not read).
     pub log_lines: usize,
     /// Events kept per pod (0: events are not read).
@@ -129,6 +133,7 @@ impl Default for KubernetesConfig {
             routing_label: None,
             poll_interval: Duration::from_secs(2),
             api_timeout: Duration::from_secs(5),
+            exec_timeout: Duration::from_secs(30),
             log_lines: 200,
             event_lines: 20,
             min_ready: 1,
@@ -248,6 +253,12 @@ pub(crate) fn resolve(
             return Err(problem("api_timeout", "must be longer than 0s".into()));
         }
         k.api_timeout = timeout.0;
+    }
+    if let Some(timeout) = section.exec_timeout {
+        if timeout.0.is_zero() {
+            return Err(problem("exec_timeout", "must be longer than 0s".into()));
+        }
+        k.exec_timeout = timeout.0;
     }
     if let Some(n) = section.log_lines {
         k.log_lines = check_lines(n).map_err(|m| problem("log_lines", m))?;

@@ -116,9 +116,9 @@ fn default_config_file_uncommented_still_resolves_to_the_defaults() {
     // scrape: interval, timeout, body_limit; display: theme, window, range, max_fps, clipboard;
     // history: full_resolution, retention, coarse_step; log: level; kubernetes: enabled,
     // all_namespaces, selectors, metrics_path, scrape_via, poll_interval, api_timeout,
-    // log_lines, event_lines, min_ready (routing_label has no default: routing is derived);
-    // record: max_size, max_age, keep (its file has no default: nothing is recorded).
-    assert_eq!(uncommented, 25, "setting lines uncommented:\n{text}");
+    // exec_timeout, log_lines, event_lines, min_ready (routing_label has no default: routing is
+    // derived); record: max_size, max_age, keep (its file has no default: nothing is recorded).
+    assert_eq!(uncommented, 26, "setting lines uncommented:\n{text}");
     let (_dir, _path, result) = load_text(&text);
     let config = result.expect("the uncommented file loads");
     assert_eq!(without_source(config), Config::default());
@@ -157,6 +157,7 @@ fn default_config_file_documents_every_setting() {
         "routing_label",
         "poll_interval",
         "api_timeout",
+        "exec_timeout",
         "log_lines",
         "event_lines",
         "min_ready",

@@ -251,6 +251,33 @@ async fn sigterm_during_the_wait_puts_routing_back_and_says_so() {
     );
 }
 
+/// The SSH session drops mid-drain, after the first mutation (issue 17): the terminal is gone
+/// (stdout and stderr lead nowhere) and SIGHUP arrives. kvtop puts routing back, writes the
+/// outcome after its `started` record, and exits 129 instead of panicking on the dead stderr.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sighup_with_the_terminal_gone_mid_drain_audits_and_exits_129() {
+    let s = setup().await;
+    let pod = s.first_pod(2);
+    hide_metrics(&s, &pod);
+    let mut child = spawn(&s, &["drain", &pod, "-n", "llm", "--confirm", &pod]);
+    until_unrouted(&s, &pod).await;
+    let started = crate::common::kube_sim::audit_all_lines(&s.audit());
+    assert_eq!(started.len(), 1, "{started:?}");
+    assert_eq!(started[0]["result"], "started");
+    drop(child.stdout.take());
+    drop(child.stderr.take());
+    signal(&child, libc::SIGHUP);
+    let (code, _) = finish(child).await;
+    assert_eq!(code, 129);
+    let lines = crate::common::kube_sim::audit_all_lines(&s.audit());
+    let results: Vec<&str> = lines.iter().filter_map(|l| l["result"].as_str()).collect();
+    assert_eq!(results, ["started", "interrupted"], "{lines:?}");
+    assert_eq!(lines[1]["error"], "interrupted by SIGHUP");
+    assert_eq!(lines[0]["target"], lines[1]["target"]);
+    assert!(routed(&s, &pod).await);
+    assert_eq!(evictions(&s.mutations()), 0);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn undrain_re_adds_what_a_killed_drain_removed() {
     let s = setup().await;

@@ -47,6 +47,11 @@ struct Setup {
 }
 
 async fn console(setup: Setup) -> Console {
+    console_polled(setup, Duration::from_millis(500)).await
+}
+
+/// [`console`] with pods listed every `poll_interval`.
+async fn console_polled(setup: Setup, poll_interval: Duration) -> Console {
     let (sim, kube) = common::kube_sim::fast_cluster(setup.engines, 3).await;
     for engine in &setup.unreachable {
         kube.set_pod_ip(*engine, "127.0.0.2");
@@ -54,7 +59,7 @@ async fn console(setup: Setup) -> Console {
     let settings = KubernetesConfig {
         enabled: true,
         scrape_via: setup.via,
-        poll_interval: Duration::from_millis(500),
+        poll_interval,
         api_timeout: Duration::from_secs(2),
         log_lines: 50,
         event_lines: 10,
@@ -117,24 +122,45 @@ impl Console {
             if tokio::time::Instant::now() > deadline {
                 panic!("gave up waiting: {what}");
             }
-            let next = tokio::time::timeout(Duration::from_millis(100), self.rx.recv()).await;
-            if let Ok(Some(event)) = next {
-                let now = kvtop_core::clock::unix_now();
-                for command in update(&mut self.app, event, now) {
-                    match command {
-                        Command::ScrapePod(scrape) => self.pods.start(scrape),
-                        Command::StopScrape(id) => self.pods.stop(id),
-                        Command::FollowLogs(key) => self.discovery.follow(key),
-                        // No key is pressed here, so no action is asked for.
-                        Command::Quit
-                        | Command::ReviewAccess { .. }
-                        | Command::PlanAction { .. }
-                        | Command::RunAction { .. }
-                        | Command::AuditRefused { .. }
-                        | Command::AuditIncident(_)
-                        | Command::WriteSnapshot(_) => {}
-                    }
+            self.step().await;
+        }
+    }
+
+    /// Run the console for `period`; every problem text it showed meanwhile.
+    async fn run_for(&mut self, period: Duration) -> Vec<String> {
+        let end = tokio::time::Instant::now() + period;
+        let mut shown = Vec::new();
+        while tokio::time::Instant::now() < end {
+            self.step().await;
+            for text in self.app.kube.problems.values() {
+                if !shown.contains(text) {
+                    shown.push(text.clone());
                 }
+            }
+        }
+        shown
+    }
+
+    /// Handle the next event, if one comes within 100 ms.
+    async fn step(&mut self) {
+        let next = tokio::time::timeout(Duration::from_millis(100), self.rx.recv()).await;
+        let Ok(Some(event)) = next else {
+            return;
+        };
+        let now = kvtop_core::clock::unix_now();
+        for command in update(&mut self.app, event, now) {
+            match command {
+                Command::ScrapePod(scrape) => self.pods.start(scrape),
+                Command::StopScrape(id) => self.pods.stop(id),
+                Command::FollowLogs(key) => self.discovery.follow(key),
+                // No key is pressed here, so no action is asked for.
+                Command::Quit
+                | Command::ReviewAccess { .. }
+                | Command::PlanAction { .. }
+                | Command::RunAction { .. }
+                | Command::AuditRefused { .. }
+                | Command::AuditIncident(_)
+                | Command::WriteSnapshot(_) => {}
             }
         }
     }
@@ -393,6 +419,65 @@ async fn a_deleted_pod_goes_away_and_its_replacement_appears() {
             .then_some(())
     })
     .await;
+}
+
+/// A pod deleted between two listings (issue 17): its log follower stops at the first `404`
+/// instead of reading it, and reporting `404 pods … not found`, every second until the next
+/// listing notices (here not before ten minutes).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deleted_pod_s_log_follower_stops_at_its_first_404() {
+    let mut c = console_polled(
+        Setup {
+            engines: 2,
+            via: ScrapeVia::Auto,
+            unreachable: vec![],
+        },
+        Duration::from_secs(600),
+    )
+    .await;
+    c.until("two pods", |app| {
+        (app.kube.targets.len() == 2).then_some(())
+    })
+    .await;
+    let gone = c.kube().pods_of(1).first().cloned().unwrap_or_default();
+    let key = c
+        .app
+        .kube
+        .targets
+        .keys()
+        .find(|k| k.name == gone)
+        .cloned()
+        .unwrap_or_else(|| panic!("no key for {gone}"));
+    // Followed, as the selected pod is: its log is read every second.
+    c.discovery.follow(Some(key));
+    let log_path = format!("/pods/{gone}/log");
+    let log_reads = |kube: &KubeSimHandle| {
+        kube.requests()
+            .iter()
+            .filter(|r| r.method == "GET" && r.path.ends_with(&log_path))
+            .count()
+    };
+    let deadline = tokio::time::Instant::now() + PATIENCE;
+    while log_reads(c.kube()) < 2 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "its log is never read"
+        );
+        c.step().await;
+    }
+    let api: Api<Pod> = Api::namespaced(c.client.clone(), "llm");
+    api.delete(&gone, &DeleteParams::default())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let before = log_reads(c.kube());
+    // Long enough for several follows (1 s) and a sweep of every pod (5 s).
+    let shown = c.run_for(Duration::from_secs(8)).await;
+    let after = log_reads(c.kube()) - before;
+    assert!(after <= 1, "the deleted pod's log was read {after} times");
+    assert!(
+        shown.iter().all(|text| !text.contains("not found")),
+        "{shown:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

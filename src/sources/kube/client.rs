@@ -8,9 +8,11 @@
 
 use std::time::Duration;
 
+use base64::Engine as _;
 use kube::config::{KubeConfigOptions, Kubeconfig};
 
 use super::error::{ApiCall, KubeError, KubeErrorKind};
+use super::exec_credential::{Credential, ExecPlugin, ExecToken, PluginError};
 use crate::config::KubernetesConfig;
 
 /// Name given to the in-cluster configuration, where there is no context.
@@ -41,31 +43,100 @@ impl ClusterClient {
     /// A client for an explicit configuration (the simulated cluster, tests).
     pub fn from_config(
         context: &str,
-        mut config: kube::Config,
+        config: kube::Config,
         api_timeout: Duration,
     ) -> Result<ClusterClient, KubeError> {
-        prepare(&mut config, api_timeout);
-        let default_namespace = config.default_namespace.clone();
-        let client = kube::Client::try_from(config).map_err(|e| {
-            // A credential plugin runs here: its failure without its environment and output.
-            let message = super::error::exec_plugin_failure(&e).unwrap_or_else(|| e.to_string());
-            ApiCall::new("connect to", "the API server")
-                .context(context)
-                .error(KubeErrorKind::Config(message))
-        })?;
-        Ok(ClusterClient {
-            context: context.to_owned(),
-            client,
-            default_namespace,
-            kubeconfig_user: None,
-        })
+        build(context, config, api_timeout, None)
     }
 }
 
-/// Every exec credential plugin made non-interactive: kube-rs then gives it a closed stdin
-/// and captures its stderr instead of sharing the console's terminal with it (a login prompt
-/// would read the operator's keys and draw over the console; several contexts' plugins would
-/// read the same tty). A plugin that needs a prompt fails and says so on its stderr line.
+/// The client, with `token` (an exec plugin's) put on every request when given.
+fn build(
+    context: &str,
+    mut config: kube::Config,
+    api_timeout: Duration,
+    token: Option<ExecToken>,
+) -> Result<ClusterClient, KubeError> {
+    prepare(&mut config, api_timeout);
+    let default_namespace = config.default_namespace.clone();
+    let failed = |e: kube::Error| {
+        let message = super::error::exec_plugin_failure(&e).unwrap_or_else(|| e.to_string());
+        ApiCall::new("connect to", "the API server")
+            .context(context)
+            .error(KubeErrorKind::Config(message))
+    };
+    let builder = kube::client::ClientBuilder::try_from(config).map_err(failed)?;
+    let client = match token {
+        // The filter hands each request on after an await, so the service under it is shared
+        // through a buffer (as kube-rs's own client is).
+        Some(token) => builder
+            .with_layer(&tower::buffer::BufferLayer::new(1024))
+            .with_layer(&tower::filter::AsyncFilterLayer::new(token))
+            .build(),
+        None => builder.build(),
+    };
+    Ok(ClusterClient {
+        context: context.to_owned(),
+        client,
+        default_namespace,
+        kubeconfig_user: None,
+    })
+}
+
+/// Run the context's exec credential plugin, if kube-rs would use it, and take it out of
+/// `config`, so kube-rs never runs it itself (blocking, without a time limit): a token comes
+/// back as the layer that puts it on requests, a client certificate goes into the config.
+async fn resolve_exec_plugin(
+    context: &str,
+    config: &mut kube::Config,
+    limit: Duration,
+    waiting: &(dyn Fn(&str) + Sync),
+) -> Result<Option<ExecToken>, KubeError> {
+    let auth = &config.auth_info;
+    // kube-rs's order: an auth provider, a user and password, a token and a token file all
+    // come before the plugin, which then never runs.
+    let overridden = auth.auth_provider.is_some()
+        || (auth.username.is_some() && auth.password.is_some())
+        || auth.token.is_some()
+        || auth.token_file.is_some();
+    if overridden {
+        return Ok(None);
+    }
+    let Some(exec) = config.auth_info.exec.take() else {
+        return Ok(None);
+    };
+    let failed = |e: PluginError| {
+        ApiCall::new("connect to", "the API server")
+            .context(context)
+            .error(KubeErrorKind::Config(e.to_string()))
+    };
+    let plugin = ExecPlugin::new(exec, limit).map_err(failed)?;
+    let notice = |elapsed: Duration| {
+        waiting(&format!(
+            "context {context}: waiting for the credential plugin {} ({} s of {} s)",
+            plugin.name(),
+            elapsed.as_secs(),
+            limit.as_secs()
+        ));
+    };
+    match plugin.run(&notice).await.map_err(failed)? {
+        Credential::Token { token, expires } => Ok(Some(
+            ExecToken::new(plugin, &token, expires).map_err(failed)?,
+        )),
+        Credential::Certificate { certificate, key } => {
+            // The kubeconfig's fields hold base64 of the PEM the plugin gives.
+            let encode = |pem: &str| base64::engine::general_purpose::STANDARD.encode(pem);
+            config.auth_info.client_certificate_data = Some(encode(&certificate));
+            config.auth_info.client_key_data = Some(encode(&key).into());
+            Ok(None)
+        }
+    }
+}
+
+/// Every exec credential plugin made non-interactive, should kube-rs ever run one (kvtop runs
+/// them itself, [`resolve_exec_plugin`]): a closed stdin and a captured stderr instead of the
+/// console's terminal (a login prompt would read the operator's keys and draw over the
+/// console; several contexts' plugins would read the same tty).
 fn without_interactive_plugins(mut kubeconfig: Kubeconfig) -> Kubeconfig {
     for user in &mut kubeconfig.auth_infos {
         if let Some(exec) = user.auth_info.as_mut().and_then(|a| a.exec.as_mut()) {
@@ -90,6 +161,15 @@ fn config_error(context: Option<&str>, message: String) -> KubeError {
 
 /// Clients for the configured contexts.
 pub async fn connect(settings: &KubernetesConfig) -> Result<Vec<ClusterClient>, KubeError> {
+    connect_reporting(settings, &|_| {}).await
+}
+
+/// [`connect`], and `waiting` hears, while a context's exec credential plugin runs for more
+/// than a moment, which context waits on which plugin and for how long.
+pub async fn connect_reporting(
+    settings: &KubernetesConfig,
+    waiting: &(dyn Fn(&str) + Sync),
+) -> Result<Vec<ClusterClient>, KubeError> {
     let kubeconfig = match &settings.kubeconfig {
         Some(path) => Kubeconfig::read_from(path)
             .map_err(|e| config_error(None, format!("{}: {e}", path.display())))?,
@@ -149,10 +229,12 @@ pub async fn connect(settings: &KubernetesConfig) -> Result<Vec<ClusterClient>, 
             context: Some(context.clone()),
             ..KubeConfigOptions::default()
         };
-        let config = kube::Config::from_custom_kubeconfig(kubeconfig.clone(), &options)
+        let mut config = kube::Config::from_custom_kubeconfig(kubeconfig.clone(), &options)
             .await
             .map_err(|e| config_error(Some(&context), e.to_string()))?;
-        let mut client = ClusterClient::from_config(&context, config, settings.api_timeout)?;
+        let token =
+            resolve_exec_plugin(&context, &mut config, settings.exec_timeout, waiting).await?;
+        let mut client = build(&context, config, settings.api_timeout, token)?;
         client.kubeconfig_user = kubeconfig
             .contexts
             .iter()

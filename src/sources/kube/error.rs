@@ -236,6 +236,12 @@ const PLUGIN_STDERR_CHARS: usize = 200;
 /// command with its environment (`AWS_SECRET_ACCESS_KEY=…`) and arguments, and its stdout.
 /// Only the program's name, its exit status and its first stderr line, sanitised and bounded.
 pub(crate) fn exec_plugin_failure(err: &kube::Error) -> Option<String> {
+    // kvtop's own plugin runs: a token refresh that failed on a request's way out.
+    if let Some(plugin) =
+        chain(err).find_map(|e| e.downcast_ref::<super::exec_credential::PluginError>())
+    {
+        return Some(plugin.to_string());
+    }
     let auth = chain(err).find_map(|e| e.downcast_ref::<kube::client::AuthError>())?;
     match auth {
         kube::client::AuthError::AuthExecRun { cmd, out } => {

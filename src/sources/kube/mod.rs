@@ -6,12 +6,13 @@
 pub mod client;
 pub mod discovery;
 pub mod error;
+pub mod exec_credential;
 pub mod fleet_pods;
 pub mod routing;
 pub mod scrape;
 pub mod update;
 
-pub use client::{ClusterClient, IN_CLUSTER, connect};
+pub use client::{ClusterClient, IN_CLUSTER, connect, connect_reporting};
 pub use discovery::{Discovery, PREVIOUS_PREFIX};
 pub use error::{ApiCall, KubeError, KubeErrorKind, Unreachable};
 pub use scrape::{PodScrapers, WorkerOutboxes, scrape_via_proxy};
