@@ -74,7 +74,13 @@ pub(crate) fn parse_value(text: &str) -> Option<f64> {
 
 /// Decode a response of HTTP status `status`.
 pub fn decode_answer(status: u16, body: &[u8]) -> Result<Answer<'_>, ScrapeError> {
-    let envelope = match serde_json::from_slice::<Envelope<'_>>(body) {
+    // UTF-8 checked once over the whole body (fast) rather than string by string while
+    // decoding; an invalid body still gets the decoder's own error, at its place.
+    let decoded = match std::str::from_utf8(body) {
+        Ok(text) => serde_json::from_str::<Envelope<'_>>(text),
+        Err(_) => serde_json::from_slice::<Envelope<'_>>(body),
+    };
+    let envelope = match decoded {
         Ok(envelope) => envelope,
         Err(err) => return Err(not_an_answer(status, body, &err)),
     };

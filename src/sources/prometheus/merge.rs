@@ -105,13 +105,19 @@ fn identity<'s>(labels: &LabelMap, item: &'s super::decode::Item<'_>) -> Identit
 /// one engine: one is taken, never their sum.
 fn report_of(labels: &LabelMap, item: &super::decode::Item<'_>) -> String {
     let mut report = String::new();
+    write_report(labels, item, &mut report);
+    report
+}
+
+/// [`report_of`] into `out` (cleared first), without allocating when it has room.
+fn write_report(labels: &LabelMap, item: &super::decode::Item<'_>, out: &mut String) {
+    out.clear();
     for (i, name) in labels.report_labels().into_iter().enumerate() {
         if i > 0 {
-            report.push('\u{1f}');
+            out.push('\u{1f}');
         }
-        report.push_str(item.label(name).unwrap_or(""));
+        out.push_str(item.label(name).unwrap_or(""));
     }
-    report
 }
 
 fn hash_of(parts: &[&str]) -> u64 {
@@ -211,6 +217,8 @@ pub struct CycleMerge<'l> {
     jobs: BTreeSet<String>,
     /// Each model's quantiles over its merged histograms.
     models: BTreeMap<String, Signals>,
+    /// Reused buffer for the report key of a series.
+    report_key: String,
 }
 
 impl<'l> CycleMerge<'l> {
@@ -225,6 +233,7 @@ impl<'l> CycleMerge<'l> {
             gpu_index: HashMap::new(),
             jobs: BTreeSet::new(),
             models: BTreeMap::new(),
+            report_key: String::new(),
         }
     }
 
@@ -430,12 +439,17 @@ impl<'l> CycleMerge<'l> {
                 index
             }
         };
-        let report = report_of(self.labels, item);
+        // Most series name a report already seen: found without a new key.
+        write_report(self.labels, item, &mut self.report_key);
         let (_, acc) = self.engines.get_mut(index)?;
         if acc.node.is_none() {
             acc.node = id.node.map(str::to_owned);
         }
-        Some(acc.reports.entry(report).or_default())
+        if !acc.reports.contains_key(self.report_key.as_str()) {
+            acc.reports
+                .insert(self.report_key.clone(), ReportAcc::default());
+        }
+        acc.reports.get_mut(self.report_key.as_str())
     }
 }
 
