@@ -29,6 +29,11 @@ fn stderr(o: &Output) -> String {
 }
 
 fn check_sim(scenario: Option<&str>, duration: &str, output: &str) -> Output {
+    check_sim_with(scenario, duration, output, &[])
+}
+
+/// [`check_sim`] with more arguments.
+fn check_sim_with(scenario: Option<&str>, duration: &str, output: &str, more: &[&str]) -> Output {
     let mut args = vec![
         "check",
         "--sim",
@@ -44,6 +49,7 @@ fn check_sim(scenario: Option<&str>, duration: &str, output: &str) -> Output {
     if let Some(s) = scenario {
         args.extend(["--scenario", s]);
     }
+    args.extend(more);
     kvtop(&args).0
 }
 
@@ -299,20 +305,7 @@ source = "test"
     )
     .expect("rules file");
     let rules = rules.to_string_lossy().into_owned();
-    let (out, _home) = kvtop(&[
-        "check",
-        "--sim",
-        "--engines",
-        "3",
-        "--time-scale",
-        "30",
-        "--duration",
-        "60s",
-        "--rules",
-        &rules,
-        "-o",
-        "json",
-    ]);
+    let out = check_sim_with(None, "60s", "json", &["--rules", &rules]);
     let doc: Value = serde_json::from_str(&stdout(&out)).expect("JSON");
     let models = doc["models"].as_array().expect("models");
     assert!(!models.is_empty(), "{doc:#}");

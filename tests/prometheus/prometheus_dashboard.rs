@@ -172,17 +172,12 @@ fn engine_a() -> Vec<S> {
 /// Engine `b` (vLLM 0.10): no TPOT histogram, so TPOT is its ITL; HTTP statuses as codes.
 fn engine_b() -> Vec<S> {
     let e = r#"engine="0",model_name="m2""#;
-    let mut s = vec![
-        gauge("vllm:num_requests_running", e, 1.0),
-        gauge("vllm:kv_cache_usage_perc", e, 0.2),
-        counter("vllm:generation_tokens", e, 60.0),
-    ];
-    s.extend(histogram(
-        "vllm:inter_token_latency_seconds",
+    let mut s = serving(
         e,
-        &["0.01", "0.05", "+Inf"],
-        &[50.0, 90.0, 100.0],
-    ));
+        [1.0, 0.2, 60.0],
+        ["0.01", "0.05", "+Inf"],
+        [50.0, 90.0, 100.0],
+    );
     for (status, end) in [("200", 27.0), ("429", 3.0)] {
         s.push(counter(
             "http_requests",
@@ -197,16 +192,27 @@ fn engine_b() -> Vec<S> {
 /// but slower: the model's quantiles are those of the two histograms merged.
 fn engine_c() -> Vec<S> {
     let e = r#"engine="0",model_name="m1""#;
+    serving(
+        e,
+        [3.0, 0.4, 300.0],
+        ["0.025", "0.075", "+Inf"],
+        [20.0, 150.0, 200.0],
+    )
+}
+
+/// An engine's running requests, KV usage and generated tokens (`[running, kv, tokens]`), and
+/// its inter-token latency histogram.
+fn serving(e: &str, [running, kv, tokens]: [f64; 3], bounds: [&str; 3], ends: [f64; 3]) -> Vec<S> {
     let mut s = vec![
-        gauge("vllm:num_requests_running", e, 3.0),
-        gauge("vllm:kv_cache_usage_perc", e, 0.4),
-        counter("vllm:generation_tokens", e, 300.0),
+        gauge("vllm:num_requests_running", e, running),
+        gauge("vllm:kv_cache_usage_perc", e, kv),
+        counter("vllm:generation_tokens", e, tokens),
     ];
     s.extend(histogram(
         "vllm:inter_token_latency_seconds",
         e,
-        &["0.025", "0.075", "+Inf"],
-        &[20.0, 150.0, 200.0],
+        &bounds,
+        &ends,
     ));
     s
 }

@@ -375,17 +375,13 @@ impl QueryPlan {
 
     /// Counter resets of each engine's generated tokens over the window, per report.
     fn resets(&self) -> QuerySpec {
-        let by = self.labels.engine_clause();
         let w = self.selector();
-        let resets: Vec<String> = names(MetricId::GenerationTokens)
-            .iter()
-            .map(|name| format!("resets({name}[{w}])"))
-            .collect();
-        QuerySpec {
-            signal: "resets",
-            promql: format!("max by ({by}) ({})", resets.join(" or ")),
-            shape: Shape::Resets,
-        }
+        self.per_report(
+            "resets",
+            MetricId::GenerationTokens,
+            Shape::Resets,
+            |name| format!("resets({name}[{w}])"),
+        )
     }
 
     /// Every latency quantile of the catalog per model, over the model's engines' histograms
@@ -436,15 +432,25 @@ impl QueryPlan {
     /// The time of each engine's newest `running` sample, per report (job, replica). Each
     /// name has its own `timestamp()`: VictoriaMetrics answers nothing for `timestamp(a or b)`.
     fn sampled(&self) -> QuerySpec {
+        self.per_report("sampled", MetricId::Running, Shape::Sampled, |name| {
+            format!("timestamp({name})")
+        })
+    }
+
+    /// `of` applied to each name of `metric`, the highest per engine and report.
+    fn per_report(
+        &self,
+        signal: &'static str,
+        metric: MetricId,
+        shape: Shape,
+        of: impl Fn(&str) -> String,
+    ) -> QuerySpec {
         let by = self.labels.engine_clause();
-        let stamps: Vec<String> = names(MetricId::Running)
-            .iter()
-            .map(|name| format!("timestamp({name})"))
-            .collect();
+        let parts: Vec<String> = names(metric).iter().map(|name| of(name)).collect();
         QuerySpec {
-            signal: "sampled",
-            promql: format!("max by ({by}) ({})", stamps.join(" or ")),
-            shape: Shape::Sampled,
+            signal,
+            promql: format!("max by ({by}) ({})", parts.join(" or ")),
+            shape,
         }
     }
 
