@@ -171,7 +171,7 @@ pub async fn poll_once(
 }
 
 /// The longest scrape interval of the engine targets in a targets answer, remembered.
-fn learn_interval(
+pub(crate) fn learn_interval(
     plan: &QueryPlan,
     slow: &mut SlowAnswers,
     targets: &Result<RawAnswer, ScrapeError>,
