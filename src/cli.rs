@@ -320,13 +320,34 @@ pub struct CheckArgs {
     #[arg(long, value_name = "FILE")]
     pub replay: Option<PathBuf>,
     /// With --replay: report from this instant (RFC 3339, e.g. 2026-11-26T03:12:00Z, or +5m
-    /// from the recording's start).
-    #[arg(long, value_name = "TIME", requires = "replay")]
+    /// from the recording's start). With --prometheus: replay the past window from this
+    /// instant through the same queries and rules as live, and report what fired in it.
+    #[arg(long, value_name = "TIME", long_help = FROM_HELP)]
     pub from: Option<String>,
-    /// With --replay: report until this instant (as --from).
-    #[arg(long, value_name = "TIME", requires = "replay")]
+    /// With --replay: report until this instant (as --from). With --prometheus: the window's
+    /// end (default: now).
+    #[arg(long, value_name = "TIME", long_help = TO_HELP)]
     pub to: Option<String>,
+    /// With --prometheus --from: the step between evaluations of the past window (default:
+    /// the engines' scrape interval as Prometheus reports it, else --interval).
+    #[arg(long, value_name = "DURATION", requires = "from")]
+    pub step: Option<String>,
 }
+
+const FROM_HELP: &str = "With --replay FILE: report from this instant: RFC 3339 \
+(2026-11-26T03:12:00Z) or +DURATION from the recording's start (+5m).
+
+With --prometheus URL: replay the past window that starts here: every step of it is evaluated as \
+a live cycle would have been then (the same queries, read with query_range, the same \
+derivations and rules), and the report lists what fired in it with its fire and resolve times. \
+TIME is RFC 3339 (2026-11-26T03:12:00Z, or with an offset), `now`, or a time before now: \
+`now-DURATION` or `-DURATION` (now-30m, -1h, -1h30m). The rules start a few minutes before \
+TIME (the longest `for`, at most 5m) so a condition that already held counts.";
+
+const TO_HELP: &str = "With --replay FILE: report until this instant (as --from).
+
+With --prometheus URL --from TIME: the end of the past window, in the same forms as --from, or \
++DURATION after --from (+30m). Default: now.";
 
 /// The in-process simulated fleet `kvtop check` can observe instead of real targets.
 #[cfg(feature = "demo")]

@@ -10,6 +10,7 @@ pub mod console_cmd;
 pub mod demo;
 pub mod doctor;
 pub mod file_limit;
+pub mod past_window;
 pub mod replay;
 pub mod rules_cmd;
 pub mod setup;

@@ -6,7 +6,9 @@
 //! `pending` lists findings whose condition holds but not yet for long enough, `observed`
 //! describes the observation, and `engines` lists every engine at its end: name, namespace
 //! and pod, model, status with its reason, and its current value of every rule signal
-//! (keyed by the rules' signal names, `null` when unknown).
+//! (keyed by the rules' signal names, `null` when unknown). A replay adds `episodes`: every
+//! finding that fired during the window, with `since`, `firing_since` and `resolved_at`
+//! (`null` while still firing at the window's end).
 
 use serde_json::{Value, json};
 
@@ -23,10 +25,12 @@ pub fn render_json(obs: &Observation) -> String {
         .iter()
         .filter(|f| f.severity != Severity::Info)
         .count();
+    // The verdict's word: of a replay, an incident that fired and resolved in the window is
+    // a problem detected though nothing fires at its end.
     let status = match verdict {
         Verdict::NoData => "NoData",
-        _ if problems == 0 => "OK",
-        _ => "ProblemDetected",
+        Verdict::Healthy => "OK",
+        Verdict::Warning | Verdict::Critical => "ProblemDetected",
     };
     let errors: Vec<String> = obs
         .fleet
@@ -40,7 +44,7 @@ pub fn render_json(obs: &Observation) -> String {
         .collect();
     let rows = fleet_rows(obs);
     let engines = engines(obs);
-    let doc = json!({
+    let mut doc = json!({
         "provider": "kvtop",
         "errors": if errors.is_empty() { Value::Null } else { json!(errors) },
         "status": status,
@@ -60,6 +64,17 @@ pub fn render_json(obs: &Observation) -> String {
         },
         "engines": engines,
     });
+    if let (Some(episodes), Some(map)) = (&obs.episodes, doc.as_object_mut()) {
+        map.insert(
+            "episodes".to_owned(),
+            json!(
+                episodes
+                    .iter()
+                    .map(super::episodes::json)
+                    .collect::<Vec<_>>()
+            ),
+        );
+    }
     let text = serde_json::to_string_pretty(&doc).unwrap_or_else(|_| "{}".to_owned());
     // C1 controls, bidi and zero-width characters as \u escapes: the same document, safe to
     // print.

@@ -45,7 +45,9 @@ pub enum WindowError {
     Reversed,
     #[error("the step must be a positive number of seconds")]
     BadStep,
-    #[error("the window has {steps} steps of {step}s, more than {MAX_STEPS}: pass a coarser --step")]
+    #[error(
+        "the window has {steps} steps of {step}s, more than {MAX_STEPS}: pass a coarser --step"
+    )]
     TooManySteps { steps: usize, step: f64 },
 }
 
@@ -157,7 +159,11 @@ impl WindowReader {
 
 /// The scrape interval the source's targets declare, as the live poller learns it before its
 /// first cycle (`None` when the server does not say).
-pub async fn scrape_interval(client: &PromClient, plan: &QueryPlan, engine_jobs: &[String]) -> Option<f64> {
+pub async fn scrape_interval(
+    client: &PromClient,
+    plan: &QueryPlan,
+    engine_jobs: &[String],
+) -> Option<f64> {
     let mut slow = SlowAnswers::with_engine_jobs(engine_jobs.iter().cloned());
     let targets = client.targets().await;
     learn_interval(plan, &mut slow, &targets);
@@ -240,7 +246,10 @@ fn points_at<'a>(series: &[Item<'a>], cursors: &mut [usize], at: Ts) -> Vec<Item
         while item.point_time(*cursor).is_some_and(|t| millis(t) < wanted) {
             *cursor += 1;
         }
-        if item.point_time(*cursor).is_some_and(|t| millis(t) == wanted) {
+        if item
+            .point_time(*cursor)
+            .is_some_and(|t| millis(t) == wanted)
+        {
             if let Some(instant) = item.instant_at(*cursor) {
                 found.push(instant);
             }

@@ -9,7 +9,11 @@ fn plan() -> QueryPlan {
 }
 
 fn queries() -> Vec<QuerySpec> {
-    plan().every_cycle().into_iter().chain(plan().slow()).collect()
+    plan()
+        .every_cycle()
+        .into_iter()
+        .chain(plan().slow())
+        .collect()
 }
 
 fn ok(body: String) -> Result<RawAnswer, ScrapeError> {
@@ -41,10 +45,7 @@ fn answers(shape: &str, kv: &str, running: &str) -> Vec<Result<RawAnswer, Scrape
 }
 
 fn payloads(outcomes: Vec<Result<DerivedPayload, ScrapeError>>) -> Vec<DerivedPayload> {
-    outcomes
-        .into_iter()
-        .map(|o| o.expect("a cycle"))
-        .collect()
+    outcomes.into_iter().map(|o| o.expect("a cycle")).collect()
 }
 
 #[test]
@@ -66,7 +67,9 @@ fn each_step_is_the_cycle_an_instant_query_then_gives() {
     assert_eq!(split.len(), 3);
     let instant = |t: &str, kv_a: &str, kv_b: Option<&str>, run_a: &str, run_b: Option<&str>| {
         let kv_b = kv_b.map_or(String::new(), |v| {
-            format!(r#",{{"metric":{{"__name__":"vllm:kv_cache_usage_perc",{B}}},"value":[{t},"{v}"]}}"#)
+            format!(
+                r#",{{"metric":{{"__name__":"vllm:kv_cache_usage_perc",{B}}},"value":[{t},"{v}"]}}"#
+            )
         });
         let run_b = run_b.map_or(String::new(), |v| {
             format!(r#",{{"metric":{{{B}}},"value":[{t},"{v}"]}}"#)
@@ -141,9 +144,15 @@ fn failed_queries_are_each_cycles_failures_and_all_failing_is_the_error() {
     }
     let split = payloads(split_cycles(&plan(), &queries(), &range, &[1.0, 2.0]));
     assert!(split.iter().all(|p| p.failures.len() == 1));
-    let all_failed: Vec<_> = queries().iter().map(|_| Err(ScrapeError::Refused)).collect();
+    let all_failed: Vec<_> = queries()
+        .iter()
+        .map(|_| Err(ScrapeError::Refused))
+        .collect();
     let split = split_cycles(&plan(), &queries(), &all_failed, &[1.0, 2.0]);
-    assert_eq!(split, vec![Err(ScrapeError::Refused), Err(ScrapeError::Refused)]);
+    assert_eq!(
+        split,
+        vec![Err(ScrapeError::Refused), Err(ScrapeError::Refused)]
+    );
 }
 
 #[test]
