@@ -30,7 +30,7 @@ const QUEUE: usize = 4096;
 /// The replay's clock: the recording's time, running `speed` times faster than the wall
 /// clock from `origin`, stopped at the recording's end once the feeder reached it.
 #[derive(Debug)]
-struct ReplayClock {
+pub(crate) struct ReplayClock {
     wall: Instant,
     origin: Ts,
     speed: f64,
@@ -38,7 +38,17 @@ struct ReplayClock {
 }
 
 impl ReplayClock {
-    fn now(&self) -> Ts {
+    /// A clock at `origin` now, running `speed` times faster than the wall clock.
+    pub(crate) fn start(origin: Ts, speed: f64) -> Self {
+        ReplayClock {
+            wall: Instant::now(),
+            origin,
+            speed,
+            end: Mutex::new(None),
+        }
+    }
+
+    pub(crate) fn now(&self) -> Ts {
         let running = self.origin + self.wall.elapsed().as_secs_f64() * self.speed;
         match self.end.lock().ok().and_then(|end| *end) {
             Some(end) => running.min(end),
@@ -46,7 +56,12 @@ impl ReplayClock {
         }
     }
 
-    fn stop_at(&self, end: Ts) {
+    /// Replay seconds per wall-clock second.
+    pub(crate) fn speed(&self) -> f64 {
+        self.speed
+    }
+
+    pub(crate) fn stop_at(&self, end: Ts) {
         if let Ok(mut slot) = self.end.lock() {
             *slot = Some(end);
         }
@@ -106,12 +121,10 @@ pub fn run(args: ReplayArgs, global: &GlobalArgs) -> ExitCode {
         Ok(session) => session,
         Err(code) => return code,
     };
-    let clock = Arc::new(ReplayClock {
-        wall: Instant::now(),
-        origin: from.unwrap_or_else(|| first.at()),
-        speed: args.speed,
-        end: Mutex::new(None),
-    });
+    let clock = Arc::new(ReplayClock::start(
+        from.unwrap_or_else(|| first.at()),
+        args.speed,
+    ));
     let settings = fleet_settings(&header);
     let interval = Duration::from_secs_f64(settings.interval.clamp(0.05, 3600.0));
     let source = format!(
@@ -139,6 +152,18 @@ pub fn run(args: ReplayArgs, global: &GlobalArgs) -> ExitCode {
             super::err(&format!("kvtop replay: cannot start reading: {err}"));
             return ExitCode::from(1);
         }
+        console(&mut app, rx, clock, config.max_fps).await
+    })
+}
+
+/// The console on a replay's clock until the user leaves: the exit code.
+pub(crate) async fn console(
+    app: &mut App,
+    rx: mpsc::Receiver<Event>,
+    clock: Arc<ReplayClock>,
+    max_fps: u32,
+) -> ExitCode {
+    {
         let mut terminal = match crate::terminal::enter() {
             Ok(t) => t,
             Err(err) => {
@@ -148,10 +173,10 @@ pub fn run(args: ReplayArgs, global: &GlobalArgs) -> ExitCode {
         };
         let mut workers = ReplayWorkers { clock };
         let result = run_with(
-            &mut app,
+            app,
             &mut terminal,
             rx,
-            config.max_fps,
+            max_fps,
             None,
             &mut workers,
             crate::ui::draw,
@@ -169,7 +194,7 @@ pub fn run(args: ReplayArgs, global: &GlobalArgs) -> ExitCode {
                 ExitCode::from(1)
             }
         }
-    })
+    }
 }
 
 /// Hand the recording's records to the console as the clock reaches them; stop the clock at
