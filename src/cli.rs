@@ -41,7 +41,12 @@ pub struct PastArgs {
     #[arg(long, value_name = "TIME", allow_hyphen_values = true, long_help = FROM_PAST_HELP)]
     pub from: Option<String>,
     /// With --from: the window's end (as --from, or +DURATION after it; default: now).
-    #[arg(long, value_name = "TIME", allow_hyphen_values = true, requires = "from")]
+    #[arg(
+        long,
+        value_name = "TIME",
+        allow_hyphen_values = true,
+        requires = "from"
+    )]
     pub to: Option<String>,
     /// With --from: replay this many times faster than it happened (0.1 to 1000).
     #[arg(long, value_name = "N", value_parser = speed, requires = "from")]

@@ -31,25 +31,48 @@ const QUEUE: usize = 4096;
 /// clock from `origin`, stopped at the recording's end once the feeder reached it.
 #[derive(Debug)]
 pub(crate) struct ReplayClock {
+    speed: f64,
+    run: Mutex<Run>,
+    end: Mutex<Option<Ts>>,
+}
+
+/// The clock reads `origin` at `wall`, and runs from there unless paused.
+#[derive(Debug, Clone, Copy)]
+struct Run {
     wall: Instant,
     origin: Ts,
-    speed: f64,
-    end: Mutex<Option<Ts>>,
+    paused: bool,
+}
+
+impl Run {
+    fn now(&self, speed: f64) -> Ts {
+        if self.paused {
+            self.origin
+        } else {
+            self.origin + self.wall.elapsed().as_secs_f64() * speed
+        }
+    }
 }
 
 impl ReplayClock {
     /// A clock at `origin` now, running `speed` times faster than the wall clock.
     pub(crate) fn start(origin: Ts, speed: f64) -> Self {
         ReplayClock {
-            wall: Instant::now(),
-            origin,
             speed,
+            run: Mutex::new(Run {
+                wall: Instant::now(),
+                origin,
+                paused: false,
+            }),
             end: Mutex::new(None),
         }
     }
 
     pub(crate) fn now(&self) -> Ts {
-        let running = self.origin + self.wall.elapsed().as_secs_f64() * self.speed;
+        let running = match self.run.lock() {
+            Ok(run) => run.now(self.speed),
+            Err(poisoned) => poisoned.into_inner().now(self.speed),
+        };
         match self.end.lock().ok().and_then(|end| *end) {
             Some(end) => running.min(end),
             None => running,
@@ -64,6 +87,24 @@ impl ReplayClock {
     pub(crate) fn stop_at(&self, end: Ts) {
         if let Ok(mut slot) = self.end.lock() {
             *slot = Some(end);
+        }
+    }
+}
+
+impl crate::app::replay_control::ReplayControl for ReplayClock {
+    fn paused(&self) -> bool {
+        self.run.lock().is_ok_and(|run| run.paused)
+    }
+
+    fn set_paused(&self, paused: bool) {
+        if let Ok(mut run) = self.run.lock() {
+            if run.paused != paused {
+                *run = Run {
+                    wall: Instant::now(),
+                    origin: run.now(self.speed),
+                    paused,
+                };
+            }
         }
     }
 }
@@ -163,6 +204,7 @@ pub(crate) async fn console(
     clock: Arc<ReplayClock>,
     max_fps: u32,
 ) -> ExitCode {
+    app.replay = Some(Arc::clone(&clock) as Arc<dyn crate::app::replay_control::ReplayControl>);
     {
         let mut terminal = match crate::terminal::enter() {
             Ok(t) => t,
@@ -237,4 +279,33 @@ fn file_name(path: &Path) -> String {
         || path.display().to_string(),
         |n| n.to_string_lossy().into_owned(),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::app::replay_control::ReplayControl;
+
+    #[test]
+    fn a_paused_clock_stands_still_and_resumes_where_it_stopped() {
+        let clock = ReplayClock::start(1000.0, 100.0);
+        std::thread::sleep(Duration::from_millis(20));
+        clock.set_paused(true);
+        assert!(clock.paused());
+        let stopped = clock.now();
+        assert!(stopped >= 1002.0, "{stopped}");
+        std::thread::sleep(Duration::from_millis(30));
+        assert_eq!(clock.now(), stopped);
+        clock.set_paused(false);
+        assert!(!clock.paused());
+        std::thread::sleep(Duration::from_millis(20));
+        let resumed = clock.now();
+        // From where it stopped, not from where it would be had it run on.
+        assert!(
+            resumed >= stopped + 2.0 && resumed < stopped + 3.0 + 5.0,
+            "{resumed}"
+        );
+        clock.stop_at(resumed);
+        assert!(clock.now() <= resumed);
+    }
 }

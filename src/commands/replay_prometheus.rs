@@ -97,12 +97,7 @@ pub fn run(args: &PastArgs, global: &GlobalArgs) -> ExitCode {
 
 /// Hand each cycle of the window to the console when the clock reaches its time; stop the
 /// clock at the window's last step.
-async fn feed(
-    mut reader: WindowReader,
-    clock: Arc<ReplayClock>,
-    end: Ts,
-    tx: mpsc::Sender<Event>,
-) {
+async fn feed(mut reader: WindowReader, clock: Arc<ReplayClock>, end: Ts, tx: mpsc::Sender<Event>) {
     let mut last = None;
     while let Some(chunk) = reader.next_chunk().await {
         for report in chunk {

@@ -1,6 +1,6 @@
 //! `kvtop --prometheus URL --from TIME`: the console on a past window of a real Prometheus,
 //! backfilled (promtool) with an incident: the replay's header, the incident's finding on the
-//! replay clock, and the time cursor over what was replayed.
+//! replay clock, the pause (`p`), and the time cursor over what was replayed.
 
 use crate::common;
 
@@ -59,7 +59,7 @@ fn a_past_window_of_prometheus_replays_in_the_console() {
     let tmux = Tmux::new("prompast");
     tmux.start(
         &format!(
-            "{bin} --prometheus {} --from {} --to +10m --step 15s --speed 20",
+            "{bin} --prometheus {} --from {} --to +10m --step 15s --speed 40",
             prom.url,
             rfc3339(start + 30)
         ),
@@ -73,6 +73,21 @@ fn a_past_window_of_prometheus_replays_in_the_console() {
         s.contains("replay of prometheus") && s.contains("vllm-a") && s.contains("KV > 88%")
     });
     assert!(screen.contains(" UP"), "{screen}");
+    // `p` pauses the replay's clock (the header says so) and resumes it.
+    tmux.send("p");
+    let paused = tmux.wait_for("the pause", Duration::from_secs(5), |s| {
+        s.lines().next().is_some_and(|l| l.contains("PAUSED"))
+    });
+    let header = |s: &str| s.lines().next().unwrap_or_default().to_owned();
+    std::thread::sleep(Duration::from_secs(2));
+    let still = tmux.capture();
+    // Two seconds at 40× would be over a minute of the window: the clock stood still.
+    assert_eq!(header(&still), header(&paused), "{still}");
+    assert!(!still.contains("end of the window"), "{still}");
+    tmux.send("p");
+    tmux.wait_for("the resumed replay", Duration::from_secs(5), |s| {
+        s.lines().next().is_some_and(|l| !l.contains("PAUSED"))
+    });
     // The clock stops at the window's end; the cursor goes back through the replay.
     tmux.wait_for("the end of the window", Duration::from_secs(60), |s| {
         s.contains("end of the window")
