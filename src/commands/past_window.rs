@@ -112,7 +112,7 @@ pub async fn open_reader(
     let step = args
         .step
         .or(interval)
-        .unwrap_or_else(|| config.interval.as_secs_f64());
+        .unwrap_or(config.interval.as_secs_f64());
     // The lead-in is a whole number of steps, so the window's own steps are on the grid.
     let lead = (lead_in / step).ceil() * step;
     let window = PastWindow::new(args.from - lead, args.to, step).map_err(|e| e.to_string())?;
