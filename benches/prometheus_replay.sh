@@ -31,7 +31,7 @@ echo "OpenMetrics: $(du -h "$work/data.om" | cut -f1)" >&2
 promtool tsdb create-blocks-from openmetrics "$work/data.om" "$work/tsdb" >/dev/null
 rm "$work/data.om"
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-printf 'global:\n  scrape_interval: 15s\n' >"$work/prometheus.yml"
+printf 'global:\n  scrape_interval: 15s\n  query_log_file: %s\n' "$work/query.log" >"$work/prometheus.yml"
 prometheus --config.file="$work/prometheus.yml" --storage.tsdb.path="$work/tsdb" \
   --storage.tsdb.retention.time=100y --web.listen-address="127.0.0.1:$port" >"$work/prom.log" 2>&1 &
 pids+=($!)
@@ -49,3 +49,14 @@ for run in $(seq "$runs"); do
   summary=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); o=d["observed"]; print(o["cycles"], o["up"])' "$work/out.json")
   printf '%-4s %-8s %-8s %-8s %-8s %s\n' "$run" "$wall" "$user" "$sys" "$((rss / 1024))" "$summary"
 done
+
+# Where Prometheus spent the time: the slowest range queries of the last run (its query log).
+python3 - "$work/query.log" <<'PY'
+import json, sys
+entries = [json.loads(line) for line in open(sys.argv[1]) if line.strip()]
+total = sum(e["stats"]["timings"]["execTotalTime"] for e in entries)
+print(f"{len(entries)} queries over the runs, {total:.1f} s of Prometheus execution; slowest:")
+for e in sorted(entries, key=lambda e: -e["stats"]["timings"]["execTotalTime"])[:6]:
+    t = e["stats"]["timings"]
+    print(f'  {t["execTotalTime"]:7.2f} s (queue {t["execQueueTime"]:.2f})  {e["params"]["query"][:110]}')
+PY

@@ -14,6 +14,9 @@ use kvtop_core::clock::utc;
 use kvtop_core::fleet::Ts;
 use kvtop_core::rules::RuleSet;
 
+/// The least time a range query of a replay is given.
+const RANGE_QUERY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(120);
+
 /// An instant of a past window: RFC 3339, `now`, `now-DURATION` or `-DURATION`.
 pub fn parse_past(text: &str, now: Ts) -> Result<Ts, String> {
     let trimmed = text.trim();
@@ -94,10 +97,12 @@ pub async fn open_reader(
     let client = PromClient::new(
         prom,
         ClientSettings {
-            // A range query carries many points: the backfill's bound, not a cycle's.
+            // A range query over a chunk of a long window carries many points: a histogram
+            // quantile over a hundred engines can take Prometheus tens of seconds.
             timeout: prom
                 .backfill_timeout
-                .max(prom.timeout.unwrap_or(config.timeout)),
+                .max(prom.timeout.unwrap_or(config.timeout))
+                .max(RANGE_QUERY_TIMEOUT),
             body_limit: prom.body_limit,
             user_agent: config.user_agent.clone(),
         },
@@ -136,14 +141,23 @@ pub async fn check(
         kvtop_core::format::age(step)
     ));
     let mut progress = Quiet;
-    Ok(prometheus_replay::replay(
+    let (obs, failed) = prometheus_replay::replay(
         reader,
         args.from,
         rules,
         config.fleet_settings(),
         &mut progress,
     )
-    .await)
+    .await;
+    // Partial answers leave signals unknown: say which, so a quiet report is not read as a
+    // healthy one.
+    for (signal, (steps, error)) in &failed {
+        super::err(&format!(
+            "kvtop check: query {signal} failed at {steps} step(s), its signals unknown there: \
+             {error}"
+        ));
+    }
+    Ok(obs)
 }
 
 /// Nothing to say while a past window is read: it is read as fast as Prometheus answers.

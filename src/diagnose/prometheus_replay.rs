@@ -5,6 +5,8 @@
 //! before the window are evaluated but not reported, so a rule's `for` can have started before
 //! the window, as it would have on a console running then.
 
+use std::collections::BTreeMap;
+
 use super::TargetLogs;
 use super::episodes::Episodes;
 use super::inputs;
@@ -27,6 +29,10 @@ pub fn lead_in(rules: &RuleSet) -> f64 {
         .min(MAX_LEAD_IN_SECS)
 }
 
+/// Queries that failed somewhere in the window: their signal, how many steps, and the first
+/// error (a range query that timed out leaves its signals unknown for its whole chunk).
+pub type FailedQueries = BTreeMap<String, (usize, String)>;
+
 /// Read the reader's window and evaluate `rules` at each step; the steps before `from` only
 /// feed the fleet and the rules' state. The observation's interval is the step.
 pub async fn replay(
@@ -35,7 +41,8 @@ pub async fn replay(
     rules: &RuleSet,
     settings: FleetSettings,
     progress: &mut dyn Progress,
-) -> Observation {
+) -> (Observation, FailedQueries) {
+    let mut failed = FailedQueries::new();
     let window = reader.window();
     let mut fleet = Fleet::new(FleetSettings {
         interval: window.step,
@@ -54,6 +61,22 @@ pub async fn replay(
     while let Some(chunk) = reader.next_chunk().await {
         for report in chunk {
             let at = report.at;
+            match &report.outcome {
+                Ok(payload) => {
+                    for f in &payload.failures {
+                        let entry = failed
+                            .entry(f.signal.clone())
+                            .or_insert_with(|| (0, f.error.to_string()));
+                        entry.0 += 1;
+                    }
+                }
+                Err(error) => {
+                    let entry = failed
+                        .entry("every query".to_owned())
+                        .or_insert_with(|| (0, error.to_string()));
+                    entry.0 += 1;
+                }
+            }
             any_data |= report.outcome.as_ref().is_ok_and(|p| {
                 !p.engines.is_empty() || p.gpus.as_ref().is_some_and(|g| !g.is_empty())
             });
@@ -75,7 +98,7 @@ pub async fn replay(
         }
     }
     let any_scraped = any_data && fleet.targets().iter().any(|t| t.last_ok.is_some());
-    Observation {
+    let observation = Observation {
         fleet,
         findings,
         logs,
@@ -87,5 +110,6 @@ pub async fn replay(
         cycles,
         any_scraped,
         episodes: Some(episodes.finish()),
-    }
+    };
+    (observation, failed)
 }
