@@ -29,7 +29,39 @@ pub struct Cli {
     pub command: Option<CliCommand>,
     #[command(flatten)]
     pub global: GlobalArgs,
+    #[command(flatten)]
+    pub past: PastArgs,
 }
+
+/// The console on a past window of a Prometheus server: `kvtop --prometheus URL --from TIME`.
+#[derive(Debug, Args, Clone, Default)]
+pub struct PastArgs {
+    /// With --prometheus: open the console on the past window that starts here, replayed
+    /// through the live queries and rules (RFC 3339, `now-DURATION` or `-DURATION`).
+    #[arg(long, value_name = "TIME", allow_hyphen_values = true, long_help = FROM_PAST_HELP)]
+    pub from: Option<String>,
+    /// With --from: the window's end (as --from, or +DURATION after it; default: now).
+    #[arg(
+        long,
+        value_name = "TIME",
+        allow_hyphen_values = true,
+        requires = "from"
+    )]
+    pub to: Option<String>,
+    /// With --from: replay this many times faster than it happened (0.1 to 1000).
+    #[arg(long, value_name = "N", value_parser = speed, requires = "from")]
+    pub speed: Option<f64>,
+    /// With --from: the step between the past window's cycles (default: the scrape interval
+    /// Prometheus reports, else --interval).
+    #[arg(long, value_name = "DURATION", requires = "from")]
+    pub step: Option<String>,
+}
+
+const FROM_PAST_HELP: &str = "With --prometheus URL: open the console on the past window that \
+starts at TIME, as a console running then would have shown it: each step is the live cycle's \
+queries read with query_range, the same derivations and rules, fed on a replay clock (--speed) \
+that the time cursor keys move through. TIME is RFC 3339 (2026-11-26T03:12:00Z), `now`, or a \
+time before now: `now-DURATION` or `-DURATION` (now-30m, -1h).";
 
 /// Flags that apply to every command that reads the config.
 #[derive(Debug, Args, Clone, Default)]
@@ -320,13 +352,34 @@ pub struct CheckArgs {
     #[arg(long, value_name = "FILE")]
     pub replay: Option<PathBuf>,
     /// With --replay: report from this instant (RFC 3339, e.g. 2026-11-26T03:12:00Z, or +5m
-    /// from the recording's start).
-    #[arg(long, value_name = "TIME", requires = "replay")]
+    /// from the recording's start). With --prometheus: replay the past window from this
+    /// instant through the same queries and rules as live, and report what fired in it.
+    #[arg(long, value_name = "TIME", allow_hyphen_values = true, long_help = FROM_HELP)]
     pub from: Option<String>,
-    /// With --replay: report until this instant (as --from).
-    #[arg(long, value_name = "TIME", requires = "replay")]
+    /// With --replay: report until this instant (as --from). With --prometheus: the window's
+    /// end (default: now).
+    #[arg(long, value_name = "TIME", allow_hyphen_values = true, long_help = TO_HELP)]
     pub to: Option<String>,
+    /// With --prometheus --from: the step between evaluations of the past window (default:
+    /// the engines' scrape interval as Prometheus reports it, else --interval).
+    #[arg(long, value_name = "DURATION", requires = "from")]
+    pub step: Option<String>,
 }
+
+const FROM_HELP: &str = "With --replay FILE: report from this instant: RFC 3339 \
+(2026-11-26T03:12:00Z) or +DURATION from the recording's start (+5m).
+
+With --prometheus URL: replay the past window that starts here: every step of it is evaluated as \
+a live cycle would have been then (the same queries, read with query_range, the same \
+derivations and rules), and the report lists what fired in it with its fire and resolve times. \
+TIME is RFC 3339 (2026-11-26T03:12:00Z, or with an offset), `now`, or a time before now: \
+`now-DURATION` or `-DURATION` (now-30m, -1h, -1h30m). The rules start a few minutes before \
+TIME (the longest `for`, at most 5m) so a condition that already held counts.";
+
+const TO_HELP: &str = "With --replay FILE: report until this instant (as --from).
+
+With --prometheus URL --from TIME: the end of the past window, in the same forms as --from, or \
++DURATION after --from (+30m). Default: now.";
 
 /// The in-process simulated fleet `kvtop check` can observe instead of real targets.
 #[cfg(feature = "demo")]

@@ -10,6 +10,9 @@ fn main() -> ExitCode {
     limit_malloc_arenas();
     let cli = cli::parse_command_line(std::env::args_os().collect());
     match cli.command.unwrap_or(CliCommand::Console) {
+        CliCommand::Console if cli.past.from.is_some() => {
+            commands::replay_prometheus::run(&cli.past, &cli.global)
+        }
         CliCommand::Console => commands::console_cmd::run(&cli.global),
         #[cfg(feature = "demo")]
         CliCommand::Demo(args) => commands::demo::run(args, &cli.global),

@@ -157,6 +157,13 @@ fn display_key(app: &mut App, action: Action, key: &KeyEvent, now: Ts) -> bool {
             app.set_notice(NoticeKind::Range(app.range), now);
         }
         Action::ToggleFreeze => app.toggle_freeze(now),
+        Action::TogglePause => {
+            // Only a replay has a clock to pause; live, the key does nothing.
+            if let Some(replay) = &app.replay {
+                replay.set_paused(!replay.paused());
+                app.dirty = true;
+            }
+        }
         Action::CursorBack | Action::CursorForward => {
             let far = matches!(key.code, KeyCode::Char('{' | '}'));
             let step = if far { CURSOR_FAR_STEP } else { CURSOR_STEP };

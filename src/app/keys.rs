@@ -86,6 +86,8 @@ pub enum Action {
     ZoomIn,
     ZoomOut,
     ToggleFreeze,
+    /// Pause or resume a replay's clock.
+    TogglePause,
     /// Move the time cursor back or forward: a small step, or a large one with the shifted
     /// key (`{`, `}`).
     CursorBack,
@@ -322,6 +324,12 @@ pub const KEYMAP: &[Binding] = &[
         Context::Fleet,
         Action::ToggleFreeze,
         "freeze / unfreeze",
+    ),
+    bind(
+        &[plain('p')],
+        Context::Fleet,
+        Action::TogglePause,
+        "pause / resume a replay",
     ),
     bind(
         &[plain('['), plain('{')],

@@ -18,6 +18,7 @@ mod input;
 pub mod keys;
 pub mod kube;
 pub mod mode;
+pub mod replay_control;
 pub mod rows;
 pub mod run;
 pub mod snapshot;

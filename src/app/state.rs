@@ -231,6 +231,8 @@ pub struct App {
     pub copy_out: Option<String>,
     /// What the header shows of a recording in progress (`--record`).
     pub recording: Option<std::sync::Arc<crate::record::RecordStats>>,
+    /// The clock of a replay, which `p` pauses (`None`: live).
+    pub replay: Option<std::sync::Arc<dyn super::replay_control::ReplayControl>>,
     /// The rows as settled after the last batch of events (see `update::settle`).
     pub(crate) view_model: ViewModel,
 }
@@ -281,6 +283,7 @@ impl App {
             clipboard: false,
             copy_out: None,
             recording: None,
+            replay: None,
             view_model,
         }
     }

@@ -58,6 +58,9 @@ pub fn run(args: CheckArgs, global: &GlobalArgs) -> ExitCode {
         Ok(rt) => rt,
         Err(err) => return fail(&format!("cannot start the runtime: {err}")),
     };
+    if args.from.is_some() || args.to.is_some() {
+        return check_past(&config, &args, &rules, &runtime);
+    }
     runtime.block_on(async move {
         #[cfg(feature = "demo")]
         let simulated = super::simulated::for_check(&args.simulated).await;
@@ -140,6 +143,38 @@ fn check_replay(path: &std::path::Path, args: &CheckArgs, rules: &RuleSet) -> Ex
         return fail("no rules cycle in the recording (or in --from/--to)");
     }
     print_report(&obs, args.output)
+}
+
+/// `check --prometheus URL --from TIME [--to TIME]`: the rules over a past window of the
+/// server (see `past_window`).
+fn check_past(
+    config: &Config,
+    args: &CheckArgs,
+    rules: &RuleSet,
+    runtime: &tokio::runtime::Runtime,
+) -> ExitCode {
+    let Some(prom) = &config.prometheus else {
+        return fail(
+            "--from and --to replay a recording (--replay FILE) or a Prometheus server's past \
+             (--prometheus URL)",
+        );
+    };
+    let Some(from) = args.from.as_deref() else {
+        return fail("--to needs --from");
+    };
+    let window = match super::past_window::WindowArgs::parse(
+        from,
+        args.to.as_deref(),
+        args.step.as_deref(),
+        kvtop_core::clock::unix_now(),
+    ) {
+        Ok(window) => window,
+        Err(message) => return fail(&message),
+    };
+    match runtime.block_on(super::past_window::check(config, prom, rules, window)) {
+        Ok(obs) => print_report(&obs, args.output),
+        Err(message) => fail(&message),
+    }
 }
 
 /// An instant given to --from/--to: RFC 3339, or `+DURATION` after `start`.

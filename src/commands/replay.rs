@@ -30,25 +30,81 @@ const QUEUE: usize = 4096;
 /// The replay's clock: the recording's time, running `speed` times faster than the wall
 /// clock from `origin`, stopped at the recording's end once the feeder reached it.
 #[derive(Debug)]
-struct ReplayClock {
-    wall: Instant,
-    origin: Ts,
+pub(crate) struct ReplayClock {
     speed: f64,
+    run: Mutex<Run>,
     end: Mutex<Option<Ts>>,
 }
 
+/// The clock reads `origin` at `wall`, and runs from there unless paused.
+#[derive(Debug, Clone, Copy)]
+struct Run {
+    wall: Instant,
+    origin: Ts,
+    paused: bool,
+}
+
+impl Run {
+    fn now(&self, speed: f64) -> Ts {
+        if self.paused {
+            self.origin
+        } else {
+            self.origin + self.wall.elapsed().as_secs_f64() * speed
+        }
+    }
+}
+
 impl ReplayClock {
-    fn now(&self) -> Ts {
-        let running = self.origin + self.wall.elapsed().as_secs_f64() * self.speed;
+    /// A clock at `origin` now, running `speed` times faster than the wall clock.
+    pub(crate) fn start(origin: Ts, speed: f64) -> Self {
+        ReplayClock {
+            speed,
+            run: Mutex::new(Run {
+                wall: Instant::now(),
+                origin,
+                paused: false,
+            }),
+            end: Mutex::new(None),
+        }
+    }
+
+    pub(crate) fn now(&self) -> Ts {
+        let running = match self.run.lock() {
+            Ok(run) => run.now(self.speed),
+            Err(poisoned) => poisoned.into_inner().now(self.speed),
+        };
         match self.end.lock().ok().and_then(|end| *end) {
             Some(end) => running.min(end),
             None => running,
         }
     }
 
-    fn stop_at(&self, end: Ts) {
+    /// Replay seconds per wall-clock second.
+    pub(crate) fn speed(&self) -> f64 {
+        self.speed
+    }
+
+    pub(crate) fn stop_at(&self, end: Ts) {
         if let Ok(mut slot) = self.end.lock() {
             *slot = Some(end);
+        }
+    }
+}
+
+impl crate::app::replay_control::ReplayControl for ReplayClock {
+    fn paused(&self) -> bool {
+        self.run.lock().is_ok_and(|run| run.paused)
+    }
+
+    fn set_paused(&self, paused: bool) {
+        if let Ok(mut run) = self.run.lock() {
+            if run.paused != paused {
+                *run = Run {
+                    wall: Instant::now(),
+                    origin: run.now(self.speed),
+                    paused,
+                };
+            }
         }
     }
 }
@@ -106,12 +162,10 @@ pub fn run(args: ReplayArgs, global: &GlobalArgs) -> ExitCode {
         Ok(session) => session,
         Err(code) => return code,
     };
-    let clock = Arc::new(ReplayClock {
-        wall: Instant::now(),
-        origin: from.unwrap_or_else(|| first.at()),
-        speed: args.speed,
-        end: Mutex::new(None),
-    });
+    let clock = Arc::new(ReplayClock::start(
+        from.unwrap_or_else(|| first.at()),
+        args.speed,
+    ));
     let settings = fleet_settings(&header);
     let interval = Duration::from_secs_f64(settings.interval.clamp(0.05, 3600.0));
     let source = format!(
@@ -139,6 +193,19 @@ pub fn run(args: ReplayArgs, global: &GlobalArgs) -> ExitCode {
             super::err(&format!("kvtop replay: cannot start reading: {err}"));
             return ExitCode::from(1);
         }
+        console(&mut app, rx, clock, config.max_fps).await
+    })
+}
+
+/// The console on a replay's clock until the user leaves: the exit code.
+pub(crate) async fn console(
+    app: &mut App,
+    rx: mpsc::Receiver<Event>,
+    clock: Arc<ReplayClock>,
+    max_fps: u32,
+) -> ExitCode {
+    app.replay = Some(Arc::clone(&clock) as Arc<dyn crate::app::replay_control::ReplayControl>);
+    {
         let mut terminal = match crate::terminal::enter() {
             Ok(t) => t,
             Err(err) => {
@@ -148,10 +215,10 @@ pub fn run(args: ReplayArgs, global: &GlobalArgs) -> ExitCode {
         };
         let mut workers = ReplayWorkers { clock };
         let result = run_with(
-            &mut app,
+            app,
             &mut terminal,
             rx,
-            config.max_fps,
+            max_fps,
             None,
             &mut workers,
             crate::ui::draw,
@@ -169,7 +236,7 @@ pub fn run(args: ReplayArgs, global: &GlobalArgs) -> ExitCode {
                 ExitCode::from(1)
             }
         }
-    })
+    }
 }
 
 /// Hand the recording's records to the console as the clock reaches them; stop the clock at
@@ -212,4 +279,33 @@ fn file_name(path: &Path) -> String {
         || path.display().to_string(),
         |n| n.to_string_lossy().into_owned(),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::app::replay_control::ReplayControl;
+
+    #[test]
+    fn a_paused_clock_stands_still_and_resumes_where_it_stopped() {
+        let clock = ReplayClock::start(1000.0, 100.0);
+        std::thread::sleep(Duration::from_millis(20));
+        clock.set_paused(true);
+        assert!(clock.paused());
+        let stopped = clock.now();
+        assert!(stopped >= 1002.0, "{stopped}");
+        std::thread::sleep(Duration::from_millis(30));
+        assert_eq!(clock.now(), stopped);
+        clock.set_paused(false);
+        assert!(!clock.paused());
+        std::thread::sleep(Duration::from_millis(20));
+        let resumed = clock.now();
+        // From where it stopped, not from where it would be had it run on.
+        assert!(
+            resumed >= stopped + 2.0 && resumed < stopped + 3.0 + 5.0,
+            "{resumed}"
+        );
+        clock.stop_at(resumed);
+        assert!(clock.now() <= resumed);
+    }
 }

@@ -6,6 +6,7 @@
 //!
 //! `logs`, `inputs`, `plan` and `report` are pure; `feed` and `observe` run on tokio.
 
+pub mod episodes;
 #[cfg(feature = "demo")]
 pub mod feed;
 pub mod inputs;
@@ -13,6 +14,7 @@ pub mod kube_feed;
 pub mod logs;
 pub mod observe;
 pub mod plan;
+pub mod prometheus_replay;
 pub mod replay;
 pub mod report;
 

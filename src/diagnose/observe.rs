@@ -123,6 +123,8 @@ pub struct Observation {
     pub cycles: u32,
     /// True when at least one scrape succeeded.
     pub any_scraped: bool,
+    /// Of a replay: what fired during the window reported (`None` for a live observation).
+    pub episodes: Option<Vec<super::episodes::Episode>>,
 }
 
 /// Why an observation could not run.
@@ -476,6 +478,7 @@ async fn run(
         plan: plan_made,
         cycles,
         any_scraped,
+        episodes: None,
     }
 }
 

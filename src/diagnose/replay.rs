@@ -5,6 +5,7 @@
 //! so rates, windows and `for` durations are what they were.
 
 use super::TargetLogs;
+use super::episodes::Episodes;
 use super::inputs;
 use super::observe::{Observation, Progress};
 use crate::record::{Recording, fleet_settings};
@@ -45,6 +46,7 @@ pub fn replay(
     let mut findings = Vec::new();
     let (mut started, mut ended, mut cycles) = (None::<Ts>, None::<Ts>, 0u32);
     let mut planned = false;
+    let mut episodes = Episodes::default();
     for record in recording.by_ref() {
         let at = record.at();
         notes.first.get_or_insert(at);
@@ -75,6 +77,7 @@ pub fn replay(
                     progress.planned(window.to.map_or(0.0, |to| to - at).max(0.0), None, 1.0);
                 }
                 progress.evaluated(at, found);
+                episodes.observe(found, at, window.from.unwrap_or(f64::NEG_INFINITY));
                 findings = found.to_vec();
                 started.get_or_insert(at);
                 ended = Some(at);
@@ -94,6 +97,7 @@ pub fn replay(
         plan: None,
         cycles,
         any_scraped,
+        episodes: Some(episodes.finish()),
     };
     (observation, notes)
 }

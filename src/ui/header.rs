@@ -91,6 +91,11 @@ pub fn render(buf: &mut Buffer, area: Rect, app: &App, now: Ts) {
         Segment::right(1, spans)
     });
 
+    let paused = app.replay.as_ref().filter(|r| r.paused()).map(|_| {
+        let badge = theme.info.add_modifier(Modifier::REVERSED | Modifier::BOLD);
+        Segment::right(0, vec![Span::styled(format!(" {} ", text::PAUSED), badge)])
+    });
+
     let window = Segment::left(
         2,
         vec![Span::styled(
@@ -108,6 +113,7 @@ pub fn render(buf: &mut Buffer, area: Rect, app: &App, now: Ts) {
         Some(&counts),
         Some(&clock),
         frozen.as_ref(),
+        paused.as_ref(),
         recording.as_ref(),
     ]
     .into_iter()
@@ -136,6 +142,7 @@ pub fn render(buf: &mut Buffer, area: Rect, app: &App, now: Ts) {
         )],
     ));
     segments.extend(frozen);
+    segments.extend(paused);
     segments.extend(recording);
     segments.extend(findings);
     segments.push(counts);

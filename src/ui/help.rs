@@ -228,14 +228,14 @@ mod tests {
     #[test]
     fn sections_flow_into_a_second_column_when_too_tall() {
         let theme = Theme::fallback_mono();
-        // Fleet: its heading and 22 help lines (pairs of opposite keys share a line) take 23
-        // rows, the 22 of an 80×24 screen and one in a second column, where the pod's actions
-        // (4), the other views (7: Enter, t, A, z, y, Tab and the heading), Filter (5), Help (2)
-        // and Anywhere (2) follow, set close (a blank line between sections would take a
-        // third): 1 + 20 = 21.
+        // Fleet: its heading and 23 help lines (pairs of opposite keys share a line; `p`
+        // pauses a replay) take 24 rows, the 22 of an 80×24 screen and two in a second column,
+        // where the pod's actions (4), the other views (7: Enter, t, A, z, y, Tab and the
+        // heading), Filter (5), Help (2) and Anywhere (2) follow, set close (a blank line
+        // between sections would take a third): 2 + 20 = 22.
         let screen = layout(sections(&theme, &Context::HELP_ORDER), 22);
         let heights: Vec<usize> = screen.iter().map(Vec::len).collect();
-        assert_eq!(heights, [22, 21]);
+        assert_eq!(heights, [22, 22]);
         assert!(screen.iter().flatten().all(|l| l.width() > 0), "close");
         let tall = columns(sections(&theme, &Context::HELP_ORDER), usize::MAX, true);
         assert_eq!(tall.len(), 1);

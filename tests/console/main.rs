@@ -10,6 +10,7 @@ mod common;
 mod closed_pty;
 mod exit_paths;
 mod tmux_demo;
+mod tmux_prometheus_past;
 mod tmux_story;
 mod tmux_time;
 mod ui_diagnostics;

@@ -10,5 +10,6 @@ mod common;
 mod prometheus_dashboard;
 mod prometheus_live;
 mod prometheus_query;
+mod prometheus_replay;
 mod prometheus_targets;
 mod prometheus_tls_auth;

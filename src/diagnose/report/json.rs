@@ -8,7 +8,9 @@
 //! and pod, model, status with its reason, and its current value of every rule signal
 //! (keyed by the rules' signal names, `null` when unknown). `models` gives each model's
 //! engines up, summed load and its latency quantiles over the merged histograms of its engines
-//! (as the dashboards' `histogram_quantile(q, sum by (le) (…))`).
+//! (as the dashboards' `histogram_quantile(q, sum by (le) (…))`). A replay adds `episodes`:
+//! every finding that fired during the window, with `since`, `firing_since` and `resolved_at`
+//! (`null` while still firing at the window's end).
 
 use serde_json::{Value, json};
 
@@ -26,10 +28,12 @@ pub fn render_json(obs: &Observation) -> String {
         .iter()
         .filter(|f| f.severity != Severity::Info)
         .count();
+    // The verdict's word: of a replay, an incident that fired and resolved in the window is
+    // a problem detected though nothing fires at its end.
     let status = match verdict {
         Verdict::NoData => "NoData",
-        _ if problems == 0 => "OK",
-        _ => "ProblemDetected",
+        Verdict::Healthy => "OK",
+        Verdict::Warning | Verdict::Critical => "ProblemDetected",
     };
     let errors: Vec<String> = obs
         .fleet
@@ -43,7 +47,7 @@ pub fn render_json(obs: &Observation) -> String {
         .collect();
     let rows = fleet_rows(obs);
     let engines = engines(obs);
-    let doc = json!({
+    let mut doc = json!({
         "provider": "kvtop",
         "errors": if errors.is_empty() { Value::Null } else { json!(errors) },
         "status": status,
@@ -64,6 +68,17 @@ pub fn render_json(obs: &Observation) -> String {
         "engines": engines,
         "models": models(obs),
     });
+    if let (Some(episodes), Some(map)) = (&obs.episodes, doc.as_object_mut()) {
+        map.insert(
+            "episodes".to_owned(),
+            json!(
+                episodes
+                    .iter()
+                    .map(super::episodes::json)
+                    .collect::<Vec<_>>()
+            ),
+        );
+    }
     let text = serde_json::to_string_pretty(&doc).unwrap_or_else(|_| "{}".to_owned());
     // C1 controls, bidi and zero-width characters as \u escapes: the same document, safe to
     // print.

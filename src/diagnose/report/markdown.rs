@@ -14,7 +14,9 @@ use kvtop_core::safe_text;
 
 /// The snapshot of an observation as Markdown (the writer the console's snapshot uses too).
 pub fn render_markdown(obs: &Observation) -> String {
-    markdown(&Snapshot::of_observation(obs))
+    let mut out = markdown(&Snapshot::of_observation(obs));
+    super::episodes::markdown(obs, &mut out);
+    out
 }
 
 /// A snapshot as Markdown: headline, fleet table, firing and pending findings with their

@@ -5,6 +5,7 @@
 //! the rule's `for`) are mentioned apart, resolved ones are left out. Info findings are listed
 //! but do not make a fleet unhealthy.
 
+mod episodes;
 mod json;
 mod markdown;
 pub mod snapshot;
@@ -45,10 +46,16 @@ impl Verdict {
         if !obs.any_scraped {
             return Verdict::NoData;
         }
-        let firing = firing(&obs.findings);
-        if firing.iter().any(|f| f.severity == Severity::Critical) {
+        // Of a replay, what fired during the window counts, resolved or not: a postmortem's
+        // verdict is the incident's.
+        let severities: Vec<Severity> = firing(&obs.findings)
+            .iter()
+            .map(|f| f.severity)
+            .chain(obs.episodes.iter().flatten().map(|e| e.severity))
+            .collect();
+        if severities.contains(&Severity::Critical) {
             Verdict::Critical
-        } else if firing.iter().any(|f| f.severity == Severity::Warning) {
+        } else if severities.contains(&Severity::Warning) {
             Verdict::Warning
         } else {
             Verdict::Healthy
@@ -231,6 +238,7 @@ mod tests {
             plan: None,
             cycles: 200,
             any_scraped,
+            episodes: None,
         }
     }
 

@@ -51,6 +51,27 @@ impl<'a> Item<'a> {
     pub fn points(&self) -> impl Iterator<Item = (f64, Option<f64>)> + '_ {
         self.values.iter().map(|(t, v)| (*t, parse_value(&v.0)))
     }
+
+    /// How many points a range answer's series has.
+    pub fn point_count(&self) -> usize {
+        self.values.len()
+    }
+
+    /// The time of the range answer's point at `index`.
+    pub fn point_time(&self, index: usize) -> Option<f64> {
+        self.values.get(index).map(|(t, _)| *t)
+    }
+
+    /// The point at `index` of a range answer as the series an instant query at its time
+    /// answers with: a range answer split per time reads like the instant answers of a cycle.
+    pub fn instant_at(&self, index: usize) -> Option<Item<'a>> {
+        let value = self.values.get(index)?.clone();
+        Some(Item {
+            metric: self.metric.clone(),
+            value: Some(value),
+            values: Vec::new(),
+        })
+    }
 }
 
 /// A decoded answer.
@@ -276,6 +297,23 @@ mod tests {
             [(100.0, Some(1.0)), (101.0, None), (102.0, Some(3.5))]
         );
         assert_eq!(answer.warnings, ["partial response"]);
+    }
+
+    #[test]
+    fn a_range_point_reads_as_an_instant_answer_at_its_time() {
+        let body = br#"{"status":"success","data":{"resultType":"matrix","result":[
+            {"metric":{"pod":"a"},"values":[[100,"1"],[115,"NaN"],[130,"3.5"]]}]}}"#;
+        let answer = decode_answer(200, body).expect("answer");
+        let series = &answer.series[0];
+        assert_eq!(series.point_count(), 3);
+        assert_eq!(series.point_time(2), Some(130.0));
+        let third = series.instant_at(2).expect("point");
+        assert_eq!(third.label("pod"), Some("a"));
+        assert_eq!(third.sample(), Some(3.5));
+        assert_eq!(third.points().count(), 0);
+        assert_eq!(series.instant_at(1).and_then(|i| i.sample()), None);
+        assert!(series.instant_at(3).is_none());
+        assert_eq!(series.point_time(3), None);
     }
 
     #[test]

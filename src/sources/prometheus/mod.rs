@@ -14,6 +14,7 @@ pub mod decode;
 pub mod merge;
 pub mod poller;
 pub mod query;
+pub mod replay;
 pub mod targets;
 
 pub use client::{ClientError, ClientSettings, PromClient, RawAnswer};

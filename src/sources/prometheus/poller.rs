@@ -182,7 +182,7 @@ pub async fn poll_once(
 /// Mimir, a VictoriaMetrics cluster) or it fails, from the `up` series of the engine jobs.
 /// The flag is true once the server said it has no targets API: later cycles go to `up`
 /// straight away.
-async fn read_targets(
+pub(crate) async fn read_targets(
     client: &PromClient,
     plan: &QueryPlan,
     time: Option<f64>,
@@ -208,7 +208,7 @@ async fn read_targets(
 }
 
 /// The longest scrape interval of the engine targets in a targets answer, remembered.
-fn learn_interval(
+pub(crate) fn learn_interval(
     plan: &QueryPlan,
     slow: &mut SlowAnswers,
     targets: &(Result<Vec<ActiveTarget>, ScrapeError>, bool),

@@ -1,0 +1,271 @@
+//! A past window read from Prometheus (`kvtop check --prometheus URL --from --to`, and the
+//! console on a past window): one `query_range` per query of the live cycle plan, each answer
+//! split per evaluation time into the instant answers a live cycle at that time would have
+//! got, and merged by the same [`CycleMerge`] into the same [`DerivedPayload`]. What comes
+//! out is a cycle per step, as the live poller would have produced then.
+//!
+//! A series without a point at a step is absent from that step's answer, as it would have
+//! been from an instant query then: nothing is filled in, so an engine missing at a step is
+//! "not in Prometheus' answer" there (Stale, then Down), exactly as live.
+//!
+//! The window is read in chunks of [`CHUNK_STEPS`] steps: Prometheus refuses a range query of
+//! more than 11,000 points per series, and a chunk's answers are all the memory a replay
+//! holds at once.
+
+use std::time::Instant;
+
+use futures_util::future::join_all;
+
+use super::client::{PromClient, RawAnswer};
+use super::decode::{Answer, Item, decode_answer};
+use super::merge::CycleMerge;
+use super::poller::{SlowAnswers, learn_interval, read_targets};
+use super::query::{QueryPlan, QuerySpec};
+use kvtop_core::fleet::{DerivedPayload, DerivedReport, QueryFailure, ScrapeError, Ts};
+
+/// Steps per range query: well under Prometheus' limit of 11,000 points per series, and
+/// small enough that a chunk's answers for a large fleet stay a few megabytes.
+pub const CHUNK_STEPS: usize = 1_000;
+
+/// Most steps a window may have (a week at 1 s): beyond it, a coarser `--step` is needed.
+pub const MAX_STEPS: usize = 604_800;
+
+/// A past window: evaluation times `start`, `start + step`, … up to `end`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PastWindow {
+    pub start: Ts,
+    pub end: Ts,
+    pub step: f64,
+}
+
+/// Why a window cannot be read.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum WindowError {
+    #[error("the window ends before it starts")]
+    Reversed,
+    #[error("the step must be a positive number of seconds")]
+    BadStep,
+    #[error(
+        "the window has {steps} steps of {step}s, more than {MAX_STEPS}: pass a coarser --step"
+    )]
+    TooManySteps { steps: usize, step: f64 },
+}
+
+impl PastWindow {
+    /// A window of at most [`MAX_STEPS`] steps.
+    pub fn new(start: Ts, end: Ts, step: f64) -> Result<Self, WindowError> {
+        if !(step.is_finite() && step > 0.0) {
+            return Err(WindowError::BadStep);
+        }
+        if !(start.is_finite() && end.is_finite()) || end < start {
+            return Err(WindowError::Reversed);
+        }
+        let window = PastWindow { start, end, step };
+        let steps = window.steps();
+        if steps > MAX_STEPS {
+            return Err(WindowError::TooManySteps { steps, step });
+        }
+        Ok(window)
+    }
+
+    /// How many evaluation times the window has (its start included).
+    pub fn steps(&self) -> usize {
+        // The small tolerance keeps `end` when it is a whole number of steps away but the
+        // division lands just under.
+        let span = ((self.end - self.start) / self.step + 1e-9).floor();
+        if span.is_finite() && span >= 0.0 {
+            span as usize + 1
+        } else {
+            0
+        }
+    }
+
+    /// The `index`th evaluation time.
+    pub fn time(&self, index: usize) -> Ts {
+        self.start + index as f64 * self.step
+    }
+}
+
+/// Reads a past window chunk by chunk, each chunk giving the cycles of its steps in order.
+#[derive(Debug)]
+pub struct WindowReader {
+    client: PromClient,
+    plan: QueryPlan,
+    window: PastWindow,
+    next: usize,
+}
+
+impl WindowReader {
+    /// A reader of `window` with the queries of `plan` (its rate window as the live cycle
+    /// would choose it for the source's scrape interval).
+    pub fn new(client: PromClient, plan: QueryPlan, window: PastWindow) -> Self {
+        WindowReader {
+            client,
+            plan,
+            window,
+            next: 0,
+        }
+    }
+
+    pub fn window(&self) -> PastWindow {
+        self.window
+    }
+
+    /// The source's name in the fleet (its URL), as the live poller names it.
+    pub fn source(&self) -> &str {
+        self.client.url()
+    }
+
+    /// The next chunk's cycles, oldest first; `None` once the window is read.
+    pub async fn next_chunk(&mut self) -> Option<Vec<DerivedReport>> {
+        let total = self.window.steps();
+        if self.next >= total {
+            return None;
+        }
+        let first = self.next;
+        let last = (first + CHUNK_STEPS).min(total) - 1;
+        self.next = last + 1;
+        let (start, end) = (self.window.time(first), self.window.time(last));
+        let queries: Vec<QuerySpec> = self
+            .plan
+            .every_cycle()
+            .into_iter()
+            .chain(self.plan.slow())
+            .collect();
+        let began = Instant::now();
+        let answers = join_all(queries.iter().map(|q| {
+            self.client
+                .query_range(&q.promql, start, end, self.window.step)
+        }))
+        .await;
+        let took = began.elapsed().as_secs_f64();
+        let times: Vec<Ts> = (first..=last).map(|i| self.window.time(i)).collect();
+        let outcomes = split_cycles(&self.plan, &queries, &answers, &times);
+        Some(
+            times
+                .into_iter()
+                .zip(outcomes)
+                .map(|(at, outcome)| DerivedReport {
+                    source: self.client.url().to_owned(),
+                    at,
+                    // The cycle's data came with its chunk: the chunk's round trip.
+                    took,
+                    outcome,
+                })
+                .collect(),
+        )
+    }
+}
+
+/// The scrape interval the source's targets declare, as the live poller learns it before its
+/// first cycle (`None` when the server does not say).
+pub async fn scrape_interval(
+    client: &PromClient,
+    plan: &QueryPlan,
+    engine_jobs: &[String],
+) -> Option<f64> {
+    let mut slow = SlowAnswers::with_engine_jobs(engine_jobs.iter().cloned());
+    let jobs = engine_jobs.iter().cloned().collect();
+    let targets = read_targets(client, plan, None, false, &jobs).await;
+    learn_interval(plan, &mut slow, &targets);
+    slow.scrape_interval()
+}
+
+/// One chunk's range answers split into one cycle per time of `times`.
+///
+/// A query that failed, or whose answer does not decode, is a failed query of every cycle of
+/// the chunk; when all failed, each cycle is the first failure, as a live cycle would be.
+pub(crate) fn split_cycles(
+    plan: &QueryPlan,
+    queries: &[QuerySpec],
+    answers: &[Result<RawAnswer, ScrapeError>],
+    times: &[Ts],
+) -> Vec<Result<DerivedPayload, ScrapeError>> {
+    let mut bytes = 0;
+    let mut decoded: Vec<(&QuerySpec, Answer<'_>)> = Vec::new();
+    let mut failures: Vec<QueryFailure> = Vec::new();
+    for (spec, result) in queries.iter().zip(answers) {
+        let answer = result.as_ref().map_err(Clone::clone).and_then(|raw| {
+            bytes += raw.body.len();
+            decode_answer(raw.status, &raw.body)
+        });
+        match answer {
+            Ok(answer) => decoded.push((spec, answer)),
+            Err(error) => failures.push(QueryFailure {
+                signal: spec.signal.to_owned(),
+                error,
+            }),
+        }
+    }
+    if decoded.is_empty() {
+        let error = failures
+            .into_iter()
+            .next()
+            .map_or(ScrapeError::Empty, |f| f.error);
+        return times.iter().map(|_| Err(error.clone())).collect();
+    }
+    // The bytes read are the chunk's; each cycle is given its share.
+    let share = bytes / times.len().max(1);
+    let mut cursors: Vec<Vec<usize>> = decoded
+        .iter()
+        .map(|(_, answer)| vec![0; answer.series.len()])
+        .collect();
+    times
+        .iter()
+        .map(|&at| {
+            let mut merge = CycleMerge::new(plan.labels());
+            for ((spec, answer), cursors) in decoded.iter().zip(cursors.iter_mut()) {
+                let series = points_at(&answer.series, cursors, at);
+                merge.add(
+                    spec,
+                    &Answer {
+                        series,
+                        warnings: Vec::new(),
+                    },
+                );
+            }
+            let models = merge.models();
+            let (engines, gpus) = merge.finish();
+            Ok(DerivedPayload {
+                engines,
+                gpus,
+                queries: queries.len(),
+                failures: failures.clone(),
+                bytes: share,
+                targets: None,
+                window_secs: Some(plan.window_secs()),
+                models,
+            })
+        })
+        .collect()
+}
+
+/// The series of a range answer that have a point at `at`, as instant-answer items; each
+/// series' cursor moves past the points before `at` (times only grow between calls).
+fn points_at<'a>(series: &[Item<'a>], cursors: &mut [usize], at: Ts) -> Vec<Item<'a>> {
+    let wanted = millis(at);
+    let mut found = Vec::new();
+    for (item, cursor) in series.iter().zip(cursors.iter_mut()) {
+        while item.point_time(*cursor).is_some_and(|t| millis(t) < wanted) {
+            *cursor += 1;
+        }
+        if item
+            .point_time(*cursor)
+            .is_some_and(|t| millis(t) == wanted)
+        {
+            if let Some(instant) = item.instant_at(*cursor) {
+                found.push(instant);
+            }
+            *cursor += 1;
+        }
+    }
+    found
+}
+
+/// Evaluation times to whole milliseconds, so answers' times and the window's line up.
+fn millis(t: f64) -> i64 {
+    (t * 1000.0).round() as i64
+}
+
+#[cfg(test)]
+mod tests;
