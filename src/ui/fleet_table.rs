@@ -524,6 +524,7 @@ fn group_line(
             Column::Running => format::right(&format::count(summary.running), width),
             Column::Waiting => format::right(&format::count(summary.waiting), width),
             Column::Ttft => format::right(&format::latency(summary.ttft_p95), width),
+            Column::Itl => format::right(&format::latency(summary.quantiles.itl_p95), width),
             Column::GenTps => format::right(&format::si(summary.gen_tps), width),
             // Latency quantiles over the model's merged histograms; the other signals have no
             // model-wide value here.
