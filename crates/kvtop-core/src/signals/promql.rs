@@ -386,8 +386,9 @@ impl QueryPlan {
 
     /// Every latency quantile of the catalog per model, over the model's engines' histograms
     /// merged (bucket rates summed by `le`, as the dashboards do). Several reports of one engine
-    /// (two jobs, an HA pair) are one engine: their rates are averaged bucket by bucket (which
-    /// keeps the buckets cumulative, as taking the highest of each would not), never summed.
+    /// (two jobs, an HA pair) are one engine: their rates are averaged bucket by bucket, so the
+    /// engine weighs once (the highest of each bucket would lean every bucket towards whichever
+    /// report happened to scrape more), never summed.
     fn model_quantiles(&self) -> QuerySpec {
         let w = self.selector();
         let model = &self.labels.model;
