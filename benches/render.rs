@@ -101,6 +101,23 @@ fn render(c: &mut Criterion) {
         })
     });
 
+    // Grouped by model (`m`): the model line reads the cycle's merged quantiles rather than
+    // merging 1,000 engines' histograms again on each frame.
+    let (mut grouped, _) = crate::app();
+    grouped.group_by_model = true;
+    // The top of the table, so the model line is drawn.
+    let home = crossterm::event::KeyEvent::new(
+        crossterm::event::KeyCode::Home,
+        crossterm::event::KeyModifiers::NONE,
+    );
+    update(&mut grouped, Event::Key(home), now);
+    c.bench_function("draw_into 1000 engines 200x60 grouped by model", |b| {
+        b.iter(|| {
+            buf.reset();
+            kvtop::ui::draw_into(&mut buf, area, black_box(&grouped), now);
+        })
+    });
+
     let mut terminal = match Terminal::new(TestBackend::new(200, 60)) {
         Ok(t) => t,
         Err(e) => panic!("test terminal: {e}"),

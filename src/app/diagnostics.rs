@@ -25,7 +25,7 @@ use super::incident_rows::DiagRow;
 use super::state::{App, RowKey};
 use crate::diagnose::{TargetLogs, inputs};
 use kvtop_core::engine::EngineId;
-use kvtop_core::fleet::{Fleet, TargetId, Ts};
+use kvtop_core::fleet::{Fleet, Signals, TargetId, Ts};
 use kvtop_core::rules::{
     EngineHealth, Explains, Finding, FindingCounts, FindingState, Incident, RuleEngine, RuleSet,
     Severity, Silences, Subject, Timeline, fold,
@@ -134,6 +134,12 @@ impl RulesView {
         self.engine.health().get(at).copied()
     }
 
+    /// A model's latency quantiles over its engines' merged histograms as of the last cycle
+    /// (for a past view, as of its instant); `None` before a cycle has seen the model.
+    pub fn model_quantiles(&self, model: &str) -> Option<&Signals> {
+        self.parts.model(model)
+    }
+
     /// Number of rules evaluated.
     pub(crate) fn rule_count(&self) -> usize {
         self.engine.rules().count()
@@ -196,7 +202,9 @@ impl RulesView {
             keys: Vec::new(),
             sorted: Vec::new(),
             marks: Vec::new(),
-            parts: inputs::FleetParts::default(),
+            // Not for the rules (a past view evaluates nothing): for the model lines of the
+            // table, which read the models' merged quantiles from here.
+            parts: inputs::FleetParts::of(fleet),
             evaluated_at: Some(t),
         };
         view.set_keys(keys);

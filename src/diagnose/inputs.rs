@@ -45,7 +45,8 @@ impl FleetParts {
         self.models.sort_by(|a, b| a.model.cmp(&b.model));
     }
 
-    fn model(&self, model: &str) -> Option<&Signals> {
+    /// A model's latency quantiles over its up engines' merged histograms, as of the cycle.
+    pub fn model(&self, model: &str) -> Option<&Signals> {
         self.models
             .binary_search_by(|m| m.model.as_str().cmp(model))
             .ok()

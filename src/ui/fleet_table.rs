@@ -10,7 +10,7 @@ use super::{diag_text, findings, format, text};
 use crate::app::{App, RowKey, RulesView, SortColumn, group_starts};
 use crate::theme::Theme;
 use kvtop_core::fleet::RowStatus;
-use kvtop_core::fleet::{EngineState, ModelSummary, TargetState, Ts, summarize};
+use kvtop_core::fleet::{EngineState, ModelSummary, TargetState, Ts, summarize, summarize_with};
 use kvtop_core::kube_model::PodInfo;
 use kvtop_core::signals::{Signal, Unit};
 
@@ -418,11 +418,19 @@ pub fn render(
                     .and_then(|&i| engines.get(i))
                     .map(|e| e.id.model.as_str())
                     .unwrap_or_default();
-                let summary = summarize(
-                    members,
-                    fleet.window_secs(),
-                    fleet.source_model_signals(model),
-                );
+                // The cycle's merged quantiles, when the group holds all of the model's
+                // engines (no filter hides some): merging the histograms again on every
+                // frame would repeat the cycle's work.
+                let whole_model =
+                    end - start == engines.iter().filter(|e| e.id.model == model).count();
+                let summary = match rules.model_quantiles(model) {
+                    Some(quantiles) if whole_model => summarize_with(members, quantiles.clone()),
+                    _ => summarize(
+                        members,
+                        fleet.window_secs(),
+                        fleet.source_model_signals(model),
+                    ),
+                };
                 let line = group_line(model, &summary, &cols, theme);
                 buf.set_line(rect.x, rect.y, &line, rect.width);
                 continue;

@@ -16,7 +16,7 @@ pub use crate::signals::{QuantileWindow, Signals};
 pub use error::ScrapeError;
 pub use gpus::{GpuKey, GpuOrigin, GpuSeries, GpuSignals, GpuState, Placement};
 pub use history::{History, Series};
-pub use model_summary::{ModelSummary, merged_quantiles, summarize};
+pub use model_summary::{ModelSummary, merged_quantiles, summarize, summarize_with};
 pub use state::{
     BackfillReport, DerivedEngine, DerivedPayload, DerivedReport, DerivedSeries,
     DerivedSourceState, EngineState, EngineStatus, Fleet, FleetSettings, InstanceKey, ModelSignals,

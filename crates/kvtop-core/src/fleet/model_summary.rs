@@ -101,16 +101,35 @@ pub fn summarize<'e>(
     derived: Option<&Signals>,
 ) -> ModelSummary {
     let engines: Vec<&EngineState> = engines.into_iter().collect();
-    let up: Vec<&EngineState> = engines
-        .iter()
-        .copied()
-        .filter(|e| e.status == EngineStatus::Up)
-        .collect();
-    let kv: Vec<f64> = up.iter().filter_map(|e| e.signals.kv_usage).collect();
+    let up = up_engines(&engines);
     let mut quantiles = merged_quantiles(&up, window_secs);
     if let Some(derived) = derived {
         fill_quantiles(&mut quantiles, derived);
     }
+    summary_of(&engines, &up, quantiles)
+}
+
+/// Summarise `engines` with their latency quantiles already merged (`quantiles`: what
+/// [`Fleet::model_quantiles`] gave for their model when they are all of its engines), so a
+/// caller that holds them does not merge the histograms again.
+pub fn summarize_with<'e>(
+    engines: impl IntoIterator<Item = &'e EngineState>,
+    quantiles: Signals,
+) -> ModelSummary {
+    let engines: Vec<&EngineState> = engines.into_iter().collect();
+    summary_of(&engines, &up_engines(&engines), quantiles)
+}
+
+fn up_engines<'e>(engines: &[&'e EngineState]) -> Vec<&'e EngineState> {
+    engines
+        .iter()
+        .copied()
+        .filter(|e| e.status == EngineStatus::Up)
+        .collect()
+}
+
+fn summary_of(engines: &[&EngineState], up: &[&EngineState], quantiles: Signals) -> ModelSummary {
+    let kv: Vec<f64> = up.iter().filter_map(|e| e.signals.kv_usage).collect();
     ModelSummary {
         engines: engines.len(),
         up: up.len(),

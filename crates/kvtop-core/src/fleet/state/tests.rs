@@ -675,3 +675,16 @@ fn a_sources_model_quantiles_fill_what_the_engines_buckets_do_not_give() {
     close(model.quantiles.ttft_p99, 0.5 + 0.5 * (198.0 - 149.0) / 51.0);
     close(model.quantiles.e2e_p99, 12.5);
 }
+
+#[test]
+fn a_summary_over_the_models_own_quantiles_equals_one_that_merges_them_again() {
+    let fleet = two_engines_of_one_model();
+    let models = fleet.model_quantiles();
+    assert_eq!(models.len(), 1);
+    let merged = crate::fleet::summarize(fleet.engines(), fleet.window_secs(), None);
+    let given = crate::fleet::summarize_with(fleet.engines(), models[0].signals.clone());
+    assert_eq!(given, merged);
+    // The counts come from the engines given, the quantiles from what was given.
+    let one = crate::fleet::summarize_with(fleet.engines().iter().take(1), Signals::default());
+    assert_eq!((one.engines, one.up, one.ttft_p95), (1, 1, None));
+}
