@@ -121,7 +121,9 @@ pub async fn open_reader(
     // The lead-in is a whole number of steps, so the window's own steps are on the grid.
     let lead = (lead_in / step).ceil() * step;
     let window = PastWindow::new(args.from - lead, args.to, step).map_err(|e| e.to_string())?;
-    Ok(WindowReader::new(client, plan, window))
+    // The history a live console reads at start-up.
+    let history = prom.backfill.unwrap_or(config.range).as_secs_f64();
+    Ok(WindowReader::new(client, plan, window, history))
 }
 
 /// `check --prometheus URL --from TIME [--to TIME] [--step DURATION]`.

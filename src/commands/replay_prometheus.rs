@@ -98,6 +98,15 @@ pub fn run(args: &PastArgs, global: &GlobalArgs) -> ExitCode {
 /// Hand each cycle of the window to the console when the clock reaches its time; stop the
 /// clock at the window's last step.
 async fn feed(mut reader: WindowReader, clock: Arc<ReplayClock>, end: Ts, tx: mpsc::Sender<Event>) {
+    if let Some(history) = reader.history().await {
+        if tx
+            .send(Event::Source(SourceReport::Backfill(history)))
+            .await
+            .is_err()
+        {
+            return;
+        }
+    }
     let mut last = None;
     while let Some(chunk) = reader.next_chunk().await {
         for report in chunk {

@@ -57,6 +57,9 @@ pub async fn replay(
     // Prometheus answers for a window without data too: the window had data when some
     // cycle named an engine or a GPU.
     let mut any_data = false;
+    if let Some(history) = reader.history().await {
+        fleet.ingest_source(SourceReport::Backfill(history));
+    }
     progress.planned((window.end - from).max(0.0), None, 1.0);
     while let Some(chunk) = reader.next_chunk().await {
         for report in chunk {

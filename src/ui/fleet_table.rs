@@ -424,7 +424,7 @@ pub fn render(
                 let whole_model =
                     end - start == engines.iter().filter(|e| e.id.model == model).count();
                 let summary = match rules.model_quantiles(model) {
-                    Some(quantiles) if whole_model => summarize_with(members, quantiles.clone()),
+                    Some(quantiles) if whole_model => summarize_with(members, *quantiles),
                     _ => summarize(
                         members,
                         fleet.window_secs(),

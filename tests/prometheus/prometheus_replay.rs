@@ -8,7 +8,10 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::process::{Command, Output};
 
+use std::time::{Duration, Instant};
+
 use common::prometheus::{PromServer, backfill_openmetrics};
+use common::victoria::VmServer;
 use serde_json::Value;
 
 /// Samples every 15 s.
@@ -24,6 +27,9 @@ const GAP_LASTS: i64 = 12 * 60;
 
 const A: &str = r#"pod="vllm-a",namespace="llm",model_name="m",engine="0""#;
 const B: &str = r#"pod="vllm-b",namespace="llm",model_name="m",engine="0""#;
+
+/// A gauge family: its name, `vllm-a`'s value at a time, and `vllm-b`'s constant value.
+type Family<'f> = (&'static str, &'f dyn Fn(i64) -> f64, f64);
 
 struct Timeline {
     start: i64,
@@ -50,39 +56,62 @@ impl Timeline {
         (from, from + GAP_LASTS)
     }
 
-    /// `vllm-a`: KV 50 %, 4 running, nothing waiting, except during the incident: KV 97 %
-    /// with 60 waiting. `vllm-b`: KV 30 %, 2 running, and no sample during the gap.
-    fn openmetrics(&self) -> String {
+    /// Every sample: `(family, labels, value, unix seconds)`, family by family. `vllm-a`: KV
+    /// 50 %, 4 running, nothing waiting, except during the incident: KV 97 % with 60 waiting.
+    /// `vllm-b`: KV 30 %, 2 running, and no sample during the gap.
+    fn samples(&self) -> Vec<(&'static str, &'static str, f64, i64)> {
         let (inc_from, inc_to) = self.incident();
         let (gap_from, gap_to) = self.gap();
-        let times: Vec<i64> = (0..=SPAN / SAMPLE)
-            .map(|k| self.start + k * SAMPLE)
-            .collect();
         let in_incident = |t: i64| (inc_from..inc_to).contains(&t);
-        let b_sampled = |t: i64| !(gap_from..gap_to).contains(&t);
+        let families: [Family; 3] = [
+            (
+                "vllm:kv_cache_usage_perc",
+                &|t| if in_incident(t) { 0.97 } else { 0.5 },
+                0.3,
+            ),
+            ("vllm:num_requests_running", &|_| 4.0, 2.0),
+            (
+                "vllm:num_requests_waiting",
+                &|t| if in_incident(t) { 60.0 } else { 0.0 },
+                0.0,
+            ),
+        ];
+        let times = || (0..=SPAN / SAMPLE).map(|k| self.start + k * SAMPLE);
+        let mut out = Vec::new();
+        for (name, a, b) in families {
+            out.extend(times().map(|t| (name, A, a(t), t)));
+            out.extend(
+                times()
+                    .filter(|t| !(gap_from..gap_to).contains(t))
+                    .map(|t| (name, B, b, t)),
+            );
+        }
+        out
+    }
+
+    /// The samples as OpenMetrics, for promtool's backfill.
+    fn openmetrics(&self) -> String {
         let mut om = String::new();
-        let mut family = |name: &str, a: &dyn Fn(i64) -> f64, b: f64| {
-            let _ = writeln!(om, "# TYPE {name} gauge");
-            for &t in &times {
-                let _ = writeln!(om, "{name}{{{A}}} {} {t}", a(t));
+        let mut family = "";
+        for (name, labels, value, t) in self.samples() {
+            if name != family {
+                let _ = writeln!(om, "# TYPE {name} gauge");
+                family = name;
             }
-            for &t in times.iter().filter(|t| b_sampled(**t)) {
-                let _ = writeln!(om, "{name}{{{B}}} {b} {t}");
-            }
-        };
-        family(
-            "vllm:kv_cache_usage_perc",
-            &|t| if in_incident(t) { 0.97 } else { 0.5 },
-            0.3,
-        );
-        family("vllm:num_requests_running", &|_| 4.0, 2.0);
-        family(
-            "vllm:num_requests_waiting",
-            &|t| if in_incident(t) { 60.0 } else { 0.0 },
-            0.0,
-        );
+            let _ = writeln!(om, "{name}{{{labels}}} {value} {t}");
+        }
         om.push_str("# EOF\n");
         om
+    }
+
+    /// The samples in Prometheus' text format with millisecond timestamps, for
+    /// VictoriaMetrics' `/api/v1/import/prometheus`.
+    fn import_text(&self) -> String {
+        let mut text = String::new();
+        for (name, labels, value, t) in self.samples() {
+            let _ = writeln!(text, "{name}{{{labels}}} {value} {}", t * 1000);
+        }
+        text
     }
 }
 
@@ -116,15 +145,102 @@ fn json(out: &Output) -> Value {
     })
 }
 
-fn server(timeline: &Timeline) -> Option<PromServer> {
+/// The server a replay reads: a real Prometheus on a promtool-backfilled TSDB, or a real
+/// VictoriaMetrics the samples were imported into.
+enum Server {
+    Prometheus(PromServer),
+    Victoria(VmServer),
+}
+
+impl Server {
+    fn url(&self) -> &str {
+        match self {
+            Server::Prometheus(p) => &p.url,
+            Server::Victoria(v) => &v.url,
+        }
+    }
+
+    fn log(&self) -> String {
+        match self {
+            Server::Prometheus(p) => p.log(),
+            Server::Victoria(v) => v.log(),
+        }
+    }
+}
+
+fn prometheus(timeline: &Timeline) -> Option<Server> {
     if !(common::have_program("prometheus") && common::have_program("promtool")) {
         return None;
     }
     let data = timeline.openmetrics();
-    Some(PromServer::start(
+    Some(Server::Prometheus(PromServer::start(
         "global:\n  scrape_interval: 15s\n",
         |dir| backfill_openmetrics(&data, dir),
-    ))
+    )))
+}
+
+/// VictoriaMetrics with the samples imported, once every one of them answers a query.
+fn victoria(timeline: &Timeline) -> Option<Server> {
+    if !common::have_program("victoria-metrics") {
+        return None;
+    }
+    let vm = VmServer::start("scrape_configs: []\n", Duration::from_secs(1));
+    let expected = timeline.samples().len();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    runtime.block_on(async {
+        let http = reqwest::Client::new();
+        let imported = http
+            .post(format!("{}/api/v1/import/prometheus", vm.url))
+            .body(timeline.import_text())
+            .send()
+            .await
+            .expect("import");
+        assert!(imported.status().is_success(), "{:?}", imported.status());
+        let flushed = http
+            .get(format!("{}/internal/force_flush", vm.url))
+            .send()
+            .await
+            .expect("flush");
+        assert!(flushed.status().is_success(), "{:?}", flushed.status());
+        // Imported samples become searchable within a second or two.
+        let count = format!(
+            "sum(count_over_time({{__name__=~\"vllm:.*\"}}[{}s]))",
+            SPAN + 60
+        );
+        let at = (timeline.start + SPAN + 30).to_string();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let url = reqwest::Url::parse_with_params(
+                &format!("{}/api/v1/query", vm.url),
+                [("query", count.as_str()), ("time", at.as_str())],
+            )
+            .expect("query url");
+            let answer: Value = http
+                .get(url)
+                .send()
+                .await
+                .expect("query")
+                .json()
+                .await
+                .expect("json");
+            let found = answer["data"]["result"][0]["value"][1]
+                .as_str()
+                .and_then(|v| v.parse::<f64>().ok());
+            if found == Some(expected as f64) {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{expected} samples imported, {found:?} found: {answer}\n{}",
+                vm.log()
+            );
+            tokio::time::sleep(Duration::from_millis(300)).await;
+        }
+    });
+    Some(Server::Victoria(vm))
 }
 
 fn episodes<'d>(doc: &'d Value, rule: &str, name: &str) -> Vec<&'d Value> {
@@ -146,15 +262,26 @@ fn time(v: &Value) -> i64 {
 #[test]
 fn a_past_incident_replayed_from_prometheus_gives_its_findings_at_their_times() {
     let timeline = Timeline::now();
-    let Some(prom) = server(&timeline) else {
-        return;
-    };
+    if let Some(server) = prometheus(&timeline) {
+        past_incident(&timeline, &server);
+    }
+}
+
+#[test]
+fn a_past_incident_replayed_from_victoria_metrics_gives_its_findings_at_their_times() {
+    let timeline = Timeline::now();
+    if let Some(server) = victoria(&timeline) {
+        past_incident(&timeline, &server);
+    }
+}
+
+fn past_incident(timeline: &Timeline, prom: &Server) {
     let home = tempfile::tempdir().expect("temp dir");
     let (inc_from, inc_to) = timeline.incident();
     // The window: 5 minutes before the incident to 5 minutes after it.
     let out = check(
         home.path(),
-        &prom.url,
+        prom.url(),
         inc_from - 300,
         inc_to + 300,
         &["--step", "15s", "-o", "json"],
@@ -190,7 +317,7 @@ fn a_past_incident_replayed_from_prometheus_gives_its_findings_at_their_times() 
     // The same window ending during the incident: firing at the end, fired inside it.
     let during = json(&check(
         home.path(),
-        &prom.url,
+        prom.url(),
         inc_from - 300,
         inc_from + 240,
         &["--step", "15s", "-o", "json"],
@@ -211,7 +338,7 @@ fn a_past_incident_replayed_from_prometheus_gives_its_findings_at_their_times() 
     // Markdown for a postmortem lists the episode.
     let md = check(
         home.path(),
-        &prom.url,
+        prom.url(),
         inc_from - 300,
         inc_to + 300,
         &["--step", "15s", "-o", "markdown"],
@@ -224,17 +351,30 @@ fn a_past_incident_replayed_from_prometheus_gives_its_findings_at_their_times() 
 #[test]
 fn a_gap_in_the_data_stays_a_gap() {
     let timeline = Timeline::now();
-    let Some(prom) = server(&timeline) else {
-        return;
-    };
+    if let Some(server) = prometheus(&timeline) {
+        gap_stays_gap(&timeline, &server);
+    }
+}
+
+#[test]
+fn a_gap_in_victoria_metrics_data_stays_a_gap() {
+    let timeline = Timeline::now();
+    if let Some(server) = victoria(&timeline) {
+        gap_stays_gap(&timeline, &server);
+    }
+}
+
+fn gap_stays_gap(timeline: &Timeline, prom: &Server) {
     let home = tempfile::tempdir().expect("temp dir");
-    let (gap_from, gap_to) = timeline.gap();
-    // From 6 minutes into the gap (past the lookback) until its last minute.
+    let (gap_from, _) = timeline.gap();
+    // From 6 minutes into the gap (past Prometheus' 5-minute lookback) to 9 minutes in: the
+    // engine is still listed (a source forgets a member 10 minutes after its last sample,
+    // which VictoriaMetrics, with its shorter lookback, dates to the gap's start).
     let out = check(
         home.path(),
-        &prom.url,
+        prom.url(),
         gap_from + 360,
-        gap_to - 60,
+        gap_from + 540,
         &["--step", "15s", "-o", "json"],
     );
     let doc = json(&out);
@@ -277,7 +417,7 @@ fn a_gap_in_the_data_stays_a_gap() {
     // Entirely before the data: nothing answered, nothing invented.
     let empty = check(
         home.path(),
-        &prom.url,
+        prom.url(),
         timeline.start - 3600,
         timeline.start - 1800,
         &["--step", "1m", "-o", "json"],
@@ -289,7 +429,7 @@ fn a_gap_in_the_data_stays_a_gap() {
     let rows = doc["engines"].as_array().expect("engines");
     assert!(
         rows.iter()
-            .all(|e| e["name"] == prom.url.as_str() && e["signals"]["kv_usage"].is_null()),
+            .all(|e| e["name"] == prom.url() && e["signals"]["kv_usage"].is_null()),
         "{doc}"
     );
 }
@@ -297,7 +437,7 @@ fn a_gap_in_the_data_stays_a_gap() {
 #[test]
 fn a_window_longer_than_a_range_query_allows_is_read_in_chunks() {
     let timeline = Timeline::now();
-    let Some(prom) = server(&timeline) else {
+    let Some(prom) = prometheus(&timeline) else {
         return;
     };
     let home = tempfile::tempdir().expect("temp dir");
@@ -305,7 +445,7 @@ fn a_window_longer_than_a_range_query_allows_is_read_in_chunks() {
     // 1 s steps over 40 minutes: 2,400 steps per series, read in several range queries.
     let out = check(
         home.path(),
-        &prom.url,
+        prom.url(),
         timeline.start,
         timeline.start + SPAN,
         &["--step", "1s", "-o", "json"],

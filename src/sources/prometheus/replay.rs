@@ -12,16 +12,18 @@
 //! more than 11,000 points per series, and a chunk's answers are all the memory a replay
 //! holds at once.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use futures_util::future::join_all;
 
 use super::client::{PromClient, RawAnswer};
 use super::decode::{Answer, Item, decode_answer};
 use super::merge::CycleMerge;
-use super::poller::{SlowAnswers, learn_interval, read_targets};
+use super::poller::{SlowAnswers, backfill_once, backfill_step, learn_interval, read_targets};
 use super::query::{QueryPlan, QuerySpec};
-use kvtop_core::fleet::{DerivedPayload, DerivedReport, QueryFailure, ScrapeError, Ts};
+use kvtop_core::fleet::{
+    BackfillReport, DerivedPayload, DerivedReport, QueryFailure, ScrapeError, Ts,
+};
 
 /// Steps per range query: well under Prometheus' limit of 11,000 points per series, and
 /// small enough that a chunk's answers for a large fleet stay a few megabytes.
@@ -92,19 +94,49 @@ pub struct WindowReader {
     client: PromClient,
     plan: QueryPlan,
     window: PastWindow,
+    /// Seconds of history read before the window, as a console starting then would read.
+    history: f64,
     next: usize,
 }
 
 impl WindowReader {
     /// A reader of `window` with the queries of `plan` (its rate window as the live cycle
-    /// would choose it for the source's scrape interval).
-    pub fn new(client: PromClient, plan: QueryPlan, window: PastWindow) -> Self {
+    /// would choose it for the source's scrape interval), and `history` seconds before it.
+    pub fn new(client: PromClient, plan: QueryPlan, window: PastWindow, history: f64) -> Self {
         WindowReader {
             client,
             plan,
             window,
+            history,
             next: 0,
         }
+    }
+
+    /// The history before the window: what a console started at the window's first step
+    /// would have read at start-up (the live backfill, up to the step before). Its engines are
+    /// known from the start, so one already gone when the window starts is a DOWN row, "not in
+    /// the answer", rather than never listed (how soon a server stops answering for a series
+    /// differs: Prometheus looks back 5 minutes, VictoriaMetrics about two scrape intervals).
+    /// `None` when no history is read.
+    pub async fn history(&self) -> Option<BackfillReport> {
+        if !(self.history.is_finite() && self.history > 0.0) {
+            return None;
+        }
+        let step = backfill_step(
+            Duration::from_secs_f64(self.window.step),
+            Duration::from_secs_f64(self.history),
+        );
+        let end = self.window.start - self.window.step;
+        Some(
+            match backfill_once(&self.client, &self.plan, end, self.history, step).await {
+                Ok(report) => report,
+                Err(error) => BackfillReport {
+                    source: self.client.url().to_owned(),
+                    series: Vec::new(),
+                    failure: Some(format!("history before the window not read: {error}")),
+                },
+            },
+        )
     }
 
     pub fn window(&self) -> PastWindow {

@@ -682,7 +682,7 @@ fn a_summary_over_the_models_own_quantiles_equals_one_that_merges_them_again() {
     let models = fleet.model_quantiles();
     assert_eq!(models.len(), 1);
     let merged = crate::fleet::summarize(fleet.engines(), fleet.window_secs(), None);
-    let given = crate::fleet::summarize_with(fleet.engines(), models[0].signals.clone());
+    let given = crate::fleet::summarize_with(fleet.engines(), models[0].signals);
     assert_eq!(given, merged);
     // The counts come from the engines given, the quantiles from what was given.
     let one = crate::fleet::summarize_with(fleet.engines().iter().take(1), Signals::default());
