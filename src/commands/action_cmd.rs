@@ -11,8 +11,6 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
-use tokio::signal::unix::{Signal, SignalKind, signal};
-
 use crate::actions::audit::{Attribution, AuditLog};
 use crate::actions::execute::{ExecSettings, Progress, StepError};
 use crate::actions::identity::{Identity, identify};
@@ -21,13 +19,14 @@ use crate::actions::run::{self, Interruption, Run, RunEnd, SharedAudit};
 use crate::actions::{InFlightProbe, Rollback};
 use crate::cli::{ActionArgs, GlobalArgs};
 use crate::sources::ScrapeSettings;
-use crate::sources::kube::{ClusterClient, connect_reporting};
+use crate::sources::kube::ClusterClient;
 use kvtop_core::actions::plan::{ActionKind, Plan, Policy};
 use kvtop_core::kube_model::naming::{self, NameError};
 use kvtop_core::units::{UnitError, parse_duration};
 
 use super::check::scrape_settings;
 use super::setup::{load_config, runtime};
+use super::stop_signals::{Signals, connect_kube};
 
 /// Every step ran.
 pub(crate) const EXIT_DONE: u8 = 0;
@@ -128,14 +127,13 @@ async fn run_async(kind: ActionKind, args: ActionArgs, global: &GlobalArgs) -> u
             return EXIT_REFUSED;
         }
     };
-    let clusters =
-        match connect_reporting(&kube, &|line| super::err(&format!("kvtop: {line}"))).await {
-            Ok(c) => c,
-            Err(e) => {
-                super::err(&format!("kvtop: {e}"));
-                return EXIT_API_ERROR;
-            }
-        };
+    let clusters = match connect_kube(&kube).await {
+        Ok(c) => c,
+        Err(e) => {
+            super::err(&format!("kvtop: {e}"));
+            return EXIT_API_ERROR;
+        }
+    };
     let Some(cluster) = clusters.into_iter().next() else {
         super::err("kvtop: no Kubernetes context to act on");
         return EXIT_API_ERROR;
@@ -366,44 +364,5 @@ async fn run_plan(
             }
             code
         }
-    }
-}
-
-/// SIGTERM, SIGINT and SIGHUP while an action runs: it stops, and the attempt is audited as
-/// interrupted instead of vanishing with the process.
-struct Signals {
-    signals: Vec<(Signal, &'static str, u8)>,
-}
-
-impl Signals {
-    fn listen() -> Signals {
-        let wanted = [
-            (SignalKind::terminate(), "SIGTERM", 143),
-            (SignalKind::interrupt(), "SIGINT", 130),
-            (SignalKind::hangup(), "SIGHUP", 129),
-        ];
-        let signals = wanted
-            .into_iter()
-            .filter_map(|(kind, name, code)| Some((signal(kind).ok()?, name, code)))
-            .collect();
-        Signals { signals }
-    }
-
-    /// The first signal received: its name and the exit code it gives (128 + its number).
-    async fn recv(&mut self) -> (&'static str, u8) {
-        let waits = self.signals.iter_mut().map(|(signal, name, code)| {
-            Box::pin(async move {
-                if signal.recv().await.is_none() {
-                    // The signal driver is gone: this signal can no longer arrive.
-                    std::future::pending::<()>().await;
-                }
-                (*name, *code)
-            })
-        });
-        let waits: Vec<_> = waits.collect();
-        if waits.is_empty() {
-            return std::future::pending().await;
-        }
-        futures_util::future::select_all(waits).await.0
     }
 }

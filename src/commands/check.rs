@@ -206,11 +206,7 @@ async fn check_pods(
     duration: Option<f64>,
     output: CheckOutput,
 ) -> ExitCode {
-    let clusters = match crate::sources::kube::connect_reporting(&config.kubernetes, &|line| {
-        super::err(&format!("kvtop: {line}"))
-    })
-    .await
-    {
+    let clusters = match super::stop_signals::connect_kube(&config.kubernetes).await {
         Ok(clusters) => clusters,
         Err(err) => return fail(&err.to_string()),
     };

@@ -41,11 +41,7 @@ pub fn run(global: &GlobalArgs) -> ExitCode {
     let panic_after = test_panic_delay();
     runtime.block_on(async move {
         let clusters = if kube {
-            match crate::sources::kube::connect_reporting(&config.kubernetes, &|line| {
-                super::err(&format!("kvtop: {line}"))
-            })
-            .await
-            {
+            match super::stop_signals::connect_kube(&config.kubernetes).await {
                 Ok(clusters) => clusters,
                 Err(err) => {
                     super::err(&format!("kvtop: {err}"));

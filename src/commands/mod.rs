@@ -20,6 +20,7 @@ pub mod shell_docs;
 pub mod sim;
 mod simulated;
 pub mod snapshot_files;
+mod stop_signals;
 
 /// Longest error or progress message printed (a config error quoting a 200 KB line is cut);
 /// reports on stdout are not cut, their outside fields are bounded one by one.

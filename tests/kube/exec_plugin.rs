@@ -170,16 +170,25 @@ async fn sigterm_does_not_wait_for_a_credential_plugin() {
         .unwrap()
         .unwrap();
     let took = sent.elapsed();
-    let plugin = std::fs::read_to_string(&pid_file).map(|t| t.trim().parse::<i32>());
-    if let Ok(Ok(pid)) = plugin {
-        // SAFETY: kill(2) on the plugin this test started, left behind by the killed kvtop.
+    let pid = std::fs::read_to_string(&pid_file)
+        .ok()
+        .and_then(|t| t.trim().parse::<i32>().ok())
+        .expect("the plugin wrote its pid");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while !gone(pid) && std::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let left_running = !gone(pid);
+    if left_running {
+        // SAFETY: kill(2) on the plugin this test started, left behind by kvtop.
         unsafe { libc::kill(pid, libc::SIGKILL) };
     }
-    assert!(!status.success());
+    assert_eq!(status.code(), Some(143), "{status:?}");
     assert!(
         took < std::time::Duration::from_secs(5),
         "kvtop took {took:?} to end after SIGTERM"
     );
+    assert!(!left_running, "the credential plugin outlived kvtop");
     assert!(s.mutations().is_empty());
 }
 

@@ -11,7 +11,7 @@ use super::report::{Check, Verdict};
 use crate::actions::execute::review_access;
 use crate::actions::{ActionKind, PolicyChoices, build_plan, policy_for};
 use crate::config::KubernetesConfig;
-use crate::sources::kube::{ApiCall, ClusterClient, connect_reporting, discovery::recognizer};
+use crate::sources::kube::{ApiCall, ClusterClient, discovery::recognizer};
 use kvtop_core::actions::plan::Access;
 use kvtop_core::kube_model::{
     ConvertOptions, EndpointDefaults, LabelSelector, MatchedBy, PodInfo, pod_info,
@@ -38,11 +38,7 @@ pub struct FoundEngine {
 
 /// Every Kubernetes check; the engine pods found, for the endpoint checks.
 pub async fn run(settings: &KubernetesConfig, checks: &mut Vec<Check>) -> Vec<FoundEngine> {
-    let clusters = match connect_reporting(settings, &|line| {
-        crate::commands::err(&format!("kvtop: {line}"))
-    })
-    .await
-    {
+    let clusters = match crate::commands::stop_signals::connect_kube(settings).await {
         Ok(clusters) => clusters,
         Err(err) => {
             let source = match &settings.kubeconfig {
