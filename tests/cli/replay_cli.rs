@@ -208,8 +208,7 @@ fn a_format_1_recording_still_replays_to_its_live_findings() {
     assert_eq!(replayed["engines"], expected["engines"]);
 }
 
-/// What `--record` writes now is format 2: compressed blocks, smaller than format 1's frames
-/// of the same run would be.
+/// What `--record` writes now is format 2 (compressed blocks); the replay test above reads it.
 #[test]
 fn recordings_are_written_in_format_2() {
     let home = tempfile::tempdir().expect("temp dir");
