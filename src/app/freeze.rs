@@ -37,7 +37,12 @@ impl App {
     /// (in a replay, a step beyond it jumps the replay forward); the retained past's start
     /// stops it.
     pub(crate) fn step_cursor(&mut self, delta: f64, now: Ts) {
-        let from = self.frozen.as_ref().map_or(now, |f| f.at);
+        // Live in a replay still catching up a jump, the next step goes on from its target.
+        let ahead = self.replay.as_ref().and_then(|r| r.skipping_to());
+        let from = self
+            .frozen
+            .as_ref()
+            .map_or_else(|| ahead.unwrap_or(now).max(now), |f| f.at);
         self.move_cursor(from + delta, now);
     }
 

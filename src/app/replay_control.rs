@@ -10,4 +10,6 @@ pub trait ReplayControl: std::fmt::Debug + Send + Sync {
     /// Jump forward to `t`: what was recorded up to it is handed over at once (nothing when
     /// `t` is not ahead, or the recording has ended).
     fn skip_to(&self, t: kvtop_core::fleet::Ts);
+    /// Where a jump forward still being caught up goes (the next step starts from there).
+    fn skipping_to(&self) -> Option<kvtop_core::fleet::Ts>;
 }

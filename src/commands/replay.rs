@@ -161,6 +161,10 @@ impl crate::app::replay_control::ReplayControl for ReplayClock {
         }
     }
 
+    fn skipping_to(&self) -> Option<Ts> {
+        self.skip.lock().ok().and_then(|skip| skip.map(|s| s.to))
+    }
+
     fn skip_to(&self, t: Ts) {
         let now = self.now();
         let ended = self.end.lock().is_ok_and(|end| end.is_some());
@@ -385,6 +389,7 @@ mod tests {
         let clock = ReplayClock::start(1000.0, 0.001);
         assert!(!clock.due(1100.0));
         clock.skip_to(1600.0);
+        assert_eq!(clock.skipping_to(), Some(1600.0));
         // While catching up the clock reads the data's time, not the target's.
         assert!(clock.now() < 1000.1, "{}", clock.now());
         for at in [1100.0, 1300.0, 1599.0] {
