@@ -168,3 +168,62 @@ fn charts_at_the_cursor_go_on_past_it_as_far_as_data_came() {
     app.toggle_freeze(now);
     assert_eq!(app.chart_end(&engine, 300.0, now), (now, None));
 }
+
+/// A replay's clock as the console sees it, noting where it was asked to jump.
+#[derive(Debug, Default)]
+struct JumpLog(std::sync::Mutex<Vec<Ts>>);
+
+impl crate::app::replay_control::ReplayControl for JumpLog {
+    fn paused(&self) -> bool {
+        false
+    }
+    fn set_paused(&self, _paused: bool) {}
+    fn skip_to(&self, t: Ts) {
+        if let Ok(mut jumps) = self.0.lock() {
+            jumps.push(t);
+        }
+    }
+    // Every jump is still being caught up until the test says otherwise.
+    fn skipping_to(&self) -> Option<Ts> {
+        self.0.lock().ok().and_then(|j| j.last().copied())
+    }
+}
+
+#[test]
+fn in_a_replay_stepping_forward_past_the_present_jumps_the_replay_there() {
+    let mut app = app();
+    let now = T0 + 200.0;
+    let log = std::sync::Arc::new(JumpLog::default());
+    app.replay = Some(std::sync::Arc::clone(&log) as _);
+    let jumps = || log.0.lock().map(|j| j.clone()).unwrap_or_default();
+
+    // At the present: `]` jumps 10 s on, then `}` a minute on from there (the first jump
+    // still being caught up).
+    key(&mut app, ']', now);
+    key(&mut app, '}', now);
+    assert_eq!(jumps(), vec![now + 10.0, now + 70.0]);
+    assert!(app.frozen.is_none());
+    if let Ok(mut j) = log.0.lock() {
+        j.clear();
+    }
+
+    // In the past, a step that stays there moves the cursor; one past the present goes live
+    // and jumps on by what is left of the step.
+    app.move_cursor(now - 5.0, now);
+    key(&mut app, '[', now);
+    assert_eq!(app.frozen.as_ref().map(|f| f.at), Some(now - 15.0));
+    assert!(jumps().is_empty());
+    key(&mut app, '}', now);
+    assert!(app.frozen.is_none());
+    assert_eq!(jumps().last(), Some(&(now + 45.0)));
+}
+
+#[test]
+fn live_stepping_forward_past_the_present_only_goes_live() {
+    let mut app = app();
+    let now = T0 + 200.0;
+    app.move_cursor(now - 5.0, now);
+    key(&mut app, '}', now);
+    assert!(app.frozen.is_none());
+    assert!(app.replay.is_none());
+}

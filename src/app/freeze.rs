@@ -33,10 +33,16 @@ impl App {
 
     /// Move the time cursor by `delta` seconds from where the view is (now when live): the
     /// view shows the fleet and the findings as they were then, rebuilt from the histories and
-    /// the findings' timeline, while ingestion goes on. Reaching the present goes live again;
-    /// the retained past's start stops it.
+    /// the findings' timeline, while ingestion goes on. Reaching the present goes live again
+    /// (in a replay, a step beyond it jumps the replay forward); the retained past's start
+    /// stops it.
     pub(crate) fn step_cursor(&mut self, delta: f64, now: Ts) {
-        let from = self.frozen.as_ref().map_or(now, |f| f.at);
+        // Live in a replay still catching up a jump, the next step goes on from its target.
+        let ahead = self.replay.as_ref().and_then(|r| r.skipping_to());
+        let from = self
+            .frozen
+            .as_ref()
+            .map_or_else(|| ahead.unwrap_or(now).max(now), |f| f.at);
         self.move_cursor(from + delta, now);
     }
 
@@ -49,6 +55,11 @@ impl App {
             if self.frozen.take().is_some() {
                 self.freeze_rules(false, now);
                 self.set_notice(NoticeKind::Unfrozen, now);
+            }
+            // A replay goes on to `t` beyond what it has replayed.
+            if let Some(replay) = self.replay.as_ref().filter(|_| t > now + CURSOR_LIVE_SLACK) {
+                replay.skip_to(t);
+                self.dirty = true;
             }
             return;
         }

@@ -34,6 +34,16 @@ pub(crate) struct ReplayClock {
     speed: f64,
     run: Mutex<Run>,
     end: Mutex<Option<Ts>>,
+    skip: Mutex<Option<Skip>>,
+}
+
+/// A jump forward being caught up: every record up to `to` is handed over at once, and the
+/// clock reads the last one's time (`at`) meanwhile, so the console's ages and rules follow
+/// the data it has, never running ahead of it; past `to`, the clock runs on from `to`.
+#[derive(Debug, Clone, Copy)]
+struct Skip {
+    to: Ts,
+    at: Ts,
 }
 
 /// The clock reads `origin` at `wall`, and runs from there unless paused.
@@ -65,17 +75,56 @@ impl ReplayClock {
                 paused: false,
             }),
             end: Mutex::new(None),
+            skip: Mutex::new(None),
         }
     }
 
     pub(crate) fn now(&self) -> Ts {
-        let running = match self.run.lock() {
-            Ok(run) => run.now(self.speed),
-            Err(poisoned) => poisoned.into_inner().now(self.speed),
+        let skipping = self.skip.lock().ok().and_then(|skip| *skip);
+        let running = match skipping {
+            Some(skip) => skip.at,
+            None => self.running(),
         };
         match self.end.lock().ok().and_then(|end| *end) {
             Some(end) => running.min(end),
             None => running,
+        }
+    }
+
+    fn running(&self) -> Ts {
+        match self.run.lock() {
+            Ok(run) => run.now(self.speed),
+            Err(poisoned) => poisoned.into_inner().now(self.speed),
+        }
+    }
+
+    /// Whether a record at `at` is due: the clock reached it, or a jump forward is catching
+    /// up past it (the clock then reads `at`).
+    pub(crate) fn due(&self, at: Ts) -> bool {
+        if let Ok(mut slot) = self.skip.lock() {
+            match *slot {
+                Some(ref mut skip) if at <= skip.to => {
+                    skip.at = skip.at.max(at);
+                    return true;
+                }
+                Some(skip) => {
+                    *slot = None;
+                    self.run_from(skip.to);
+                }
+                None => {}
+            }
+        }
+        at <= self.now()
+    }
+
+    /// Run on from `origin` now (paused or not, as it was).
+    fn run_from(&self, origin: Ts) {
+        if let Ok(mut run) = self.run.lock() {
+            *run = Run {
+                wall: Instant::now(),
+                origin,
+                paused: run.paused,
+            };
         }
     }
 
@@ -85,6 +134,10 @@ impl ReplayClock {
     }
 
     pub(crate) fn stop_at(&self, end: Ts) {
+        // A jump past the end stops there.
+        if let Some(skip) = self.skip.lock().ok().and_then(|mut slot| slot.take()) {
+            self.run_from(skip.to.max(skip.at));
+        }
         if let Ok(mut slot) = self.end.lock() {
             *slot = Some(end);
         }
@@ -105,6 +158,22 @@ impl crate::app::replay_control::ReplayControl for ReplayClock {
                     paused,
                 };
             }
+        }
+    }
+
+    fn skipping_to(&self) -> Option<Ts> {
+        self.skip.lock().ok().and_then(|skip| skip.map(|s| s.to))
+    }
+
+    fn skip_to(&self, t: Ts) {
+        let now = self.now();
+        let ended = self.end.lock().is_ok_and(|end| end.is_some());
+        if ended || !t.is_finite() || t <= now {
+            return;
+        }
+        if let Ok(mut slot) = self.skip.lock() {
+            let at = slot.map_or(now, |skip| skip.at);
+            *slot = Some(Skip { to: t, at });
         }
     }
 }
@@ -262,17 +331,22 @@ fn feed(first: Record, mut recording: Recording, clock: &ReplayClock, tx: &mpsc:
     let _ = tx.blocking_send(Event::ReplayEnded(problem));
 }
 
-/// Sleep until the replay clock reaches `at` (at once when it already has).
+/// Sleep until the replay clock reaches `at` (at once when it already has, or a jump forward
+/// passes it).
 fn wait_until(clock: &ReplayClock, at: Ts) {
-    loop {
+    while !clock.due(at) {
         let ahead = at - clock.now();
-        if ahead <= 0.0 || !ahead.is_finite() {
+        if !ahead.is_finite() {
             return;
         }
-        let wall = (ahead / clock.speed).min(0.25);
-        std::thread::sleep(Duration::from_secs_f64(wall));
+        std::thread::sleep(Duration::from_secs_f64(
+            (ahead / clock.speed).clamp(0.001, MAX_NAP),
+        ));
     }
 }
+
+/// Longest wait between looks at the clock, seconds: a jump forward starts within it.
+const MAX_NAP: f64 = 0.02;
 
 fn file_name(path: &Path) -> String {
     path.file_name().map_or_else(
@@ -307,5 +381,43 @@ mod tests {
         );
         clock.stop_at(resumed);
         assert!(clock.now() <= resumed);
+    }
+
+    #[test]
+    fn a_jump_forward_hands_over_what_lies_before_it_at_once_then_runs_on_from_there() {
+        // A slow clock: without the jump, nothing past 1000 s would be due for hours.
+        let clock = ReplayClock::start(1000.0, 0.001);
+        assert!(!clock.due(1100.0));
+        clock.skip_to(1600.0);
+        assert_eq!(clock.skipping_to(), Some(1600.0));
+        // While catching up the clock reads the data's time, not the target's.
+        assert!(clock.now() < 1000.1, "{}", clock.now());
+        for at in [1100.0, 1300.0, 1599.0] {
+            assert!(clock.due(at));
+            assert_eq!(clock.now(), at);
+        }
+        // The first record past the target ends the jump: the clock runs on from it.
+        assert!(!clock.due(1601.0));
+        assert!(
+            clock.now() >= 1600.0 && clock.now() < 1600.1,
+            "{}",
+            clock.now()
+        );
+        // A jump backwards, or at the end of the recording, does nothing.
+        clock.skip_to(1200.0);
+        assert!(clock.now() >= 1600.0);
+        clock.stop_at(1650.0);
+        clock.skip_to(1700.0);
+        assert!(clock.now() <= 1650.0);
+    }
+
+    #[test]
+    fn a_jump_past_the_end_of_the_recording_stops_there() {
+        let clock = ReplayClock::start(1000.0, 0.001);
+        clock.skip_to(5000.0);
+        assert!(clock.due(1200.0));
+        // The feeder reached the last record (1200) and stops the clock there.
+        clock.stop_at(1200.0);
+        assert_eq!(clock.now(), 1200.0);
     }
 }

@@ -131,14 +131,15 @@ async fn feed(mut reader: WindowReader, clock: Arc<ReplayClock>, end: Ts, tx: mp
         .await;
 }
 
-/// Sleep until the replay clock reaches `at` (at once when it already has).
+/// Sleep until the replay clock reaches `at` (at once when it already has, or a jump forward
+/// passes it).
 async fn wait_until(clock: &ReplayClock, at: Ts) {
-    loop {
+    while !clock.due(at) {
         let ahead = at - clock.now();
-        if ahead <= 0.0 || !ahead.is_finite() {
+        if !ahead.is_finite() {
             return;
         }
-        let wall = (ahead / clock.speed()).min(0.25);
+        let wall = (ahead / clock.speed()).clamp(0.001, 0.02);
         tokio::time::sleep(Duration::from_secs_f64(wall)).await;
     }
 }

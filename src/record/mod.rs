@@ -3,11 +3,13 @@
 //!
 //! **Never blocking the console.** Records are encoded where they happen (the event loop; a
 //! scrape report codes in microseconds) and handed to a writer thread through a bounded
-//! queue. When the queue is full (a slow or stuck disk) the record is dropped, counted (the
+//! queue, a console cycle's records at a time; the writer compresses each such chunk into a
+//! block of the file (format 2, `kvtop_core::recording::block`), off the event loop. When the queue is full (a slow or stuck disk) the record is dropped, counted (the
 //! header shows the count), and the next record written says how many were lost and starts
 //! afresh, so what follows never depends on a record that is not in the file. Writes are
-//! buffered and flushed when the queue runs empty, so a crash loses at most the records of
-//! the last moments, and a record torn by it is ignored on reading.
+//! buffered and flushed at least every second, so a crash loses at most the records of the
+//! last moments, and a block torn by it is ignored on reading. A dropped chunk never reaches
+//! the compressor, so the blocks written stay one readable stream.
 //!
 //! **Rotation.** A file that reaches its size or age limit is closed and renamed `FILE.1`
 //! (older ones move to `.2`, … up to `keep`); recording goes on in a new `FILE`, which starts
@@ -26,6 +28,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use kvtop_core::fleet::{Fleet, ScrapeReport, TargetId, TargetSpec, Ts};
+use kvtop_core::recording::block::{BlockWriter, count_records};
 use kvtop_core::recording::{Encoder, Header, Record, encode_header};
 
 pub use reader::{ReadProblem, Recording, RecordingError, open};
@@ -100,8 +103,12 @@ pub struct RecordStats {
     pub written: AtomicU64,
     /// Records dropped because the writer fell behind.
     pub dropped: AtomicU64,
-    /// Bytes encoded.
+    /// Bytes encoded (before compression).
     pub bytes: AtomicU64,
+    /// Bytes in the current file (after compression), as far as the writer got.
+    pub file_bytes: AtomicU64,
+    /// Files the writer started after the first (rotations done).
+    pub rotations: AtomicU64,
     /// The writer's last failure (a full disk), if any.
     pub failure: Mutex<Option<String>>,
 }
@@ -117,9 +124,10 @@ impl RecordStats {
 }
 
 enum Chunk {
+    /// Encoded records, compressed into one block.
     Bytes(Vec<u8>),
-    /// Close the file, rotate it, start a new one with these first bytes.
-    Rotate(Vec<u8>),
+    /// Close the file, rotate it, start a new one with this header and these first records.
+    Rotate { header: Vec<u8>, records: Vec<u8> },
 }
 
 /// Encodes what the console ingests and hands it to the writer thread.
@@ -134,8 +142,9 @@ pub struct Recorder {
     rotation: Rotation,
     /// Records dropped since the last one that reached the queue.
     unsent: u64,
-    /// Bytes and start time of the current file.
-    file_bytes: u64,
+    /// Rotations asked of the writer (the size of the current file is known once it did them).
+    rotations: u64,
+    /// Start time of the current file.
     file_started: Ts,
     /// The targets as last recorded, and when the rules last ran.
     targets: Vec<(TargetId, TargetSpec)>,
@@ -160,12 +169,17 @@ impl Recorder {
         if path.exists() {
             rotate(path, rotation.keep).map_err(start_error)?;
         }
-        let file = OpenOptions::new()
+        let mut file = OpenOptions::new()
             .create_new(true)
             .write(true)
             .open(path)
             .map_err(start_error)?;
+        let first = encode_header(&header);
+        file.write_all(&first).map_err(start_error)?;
         let stats = Arc::new(RecordStats::default());
+        stats
+            .file_bytes
+            .store(first.len() as u64, Ordering::Relaxed);
         let (tx, rx) = sync_channel(QUEUE);
         let writer = {
             let stats = Arc::clone(&stats);
@@ -176,7 +190,7 @@ impl Recorder {
                 .map_err(start_error)?
         };
         let started = header.started;
-        let mut recorder = Recorder {
+        Ok(Recorder {
             path: path.to_path_buf(),
             header,
             encoder: Encoder::new(),
@@ -186,13 +200,11 @@ impl Recorder {
             stats,
             rotation,
             unsent: 0,
-            file_bytes: 0,
+            rotations: 0,
             file_started: started,
             targets: Vec::new(),
             last_cycle: None,
-        };
-        recorder.chunk = encode_header(&recorder.header);
-        Ok(recorder)
+        })
     }
 
     /// What the console shows of it.
@@ -233,7 +245,6 @@ impl Recorder {
         }
         let before = self.chunk.len();
         encode(&mut self.encoder, &mut self.chunk);
-        self.file_bytes += (self.chunk.len() - before) as u64;
         self.stats.written.fetch_add(1, Ordering::Relaxed);
         self.stats
             .bytes
@@ -242,7 +253,10 @@ impl Recorder {
             self.flush();
         }
         let age = at - self.file_started;
-        if self.file_bytes >= self.rotation.max_bytes || age >= self.rotation.max_age_secs {
+        // The file's size is what the writer wrote of it (compressed), once it has started it.
+        let full = self.stats.rotations.load(Ordering::Relaxed) == self.rotations
+            && self.stats.file_bytes.load(Ordering::Relaxed) >= self.rotation.max_bytes;
+        if full || age >= self.rotation.max_age_secs {
             self.rotate(at);
         }
     }
@@ -288,16 +302,16 @@ impl Recorder {
         match tx.try_send(chunk) {
             Ok(()) => {}
             Err(TrySendError::Full(Chunk::Bytes(bytes))) => {
-                let records = count_frames(&bytes);
+                let records = count_records(&bytes);
                 self.stats.dropped.fetch_add(records, Ordering::Relaxed);
                 self.unsent += records;
                 // What comes next must not depend on what was dropped.
                 self.encoder.reset();
             }
-            Err(TrySendError::Full(Chunk::Rotate(first))) => {
+            Err(TrySendError::Full(rotate @ Chunk::Rotate { .. })) => {
                 // The new file must still start: wait for room (rare, and bounded by the
                 // writer's progress).
-                let _ = tx.send(Chunk::Rotate(first));
+                let _ = tx.send(rotate);
             }
             Err(TrySendError::Disconnected(_)) => self.tx = None,
         }
@@ -308,16 +322,17 @@ impl Recorder {
         self.encoder.reset();
         self.header.started = now;
         self.file_started = now;
-        let mut first = encode_header(&self.header);
+        let header = encode_header(&self.header);
+        let mut records = Vec::new();
         self.encoder.encode(
             &Record::Targets {
                 at: now,
                 targets: self.targets.clone(),
             },
-            &mut first,
+            &mut records,
         );
-        self.file_bytes = first.len() as u64;
-        self.send(Chunk::Rotate(first));
+        self.rotations += 1;
+        self.send(Chunk::Rotate { header, records });
     }
 
     /// Write what is queued and stop the writer (at exit).
@@ -334,21 +349,6 @@ impl Drop for Recorder {
     fn drop(&mut self) {
         self.finish();
     }
-}
-
-/// Frames in a chunk of encoded records (a header at its start counts as none).
-fn count_frames(bytes: &[u8]) -> u64 {
-    let mut rest = match kvtop_core::recording::decode_header(bytes) {
-        Ok((_, len)) => bytes.get(len..).unwrap_or_default(),
-        Err(_) => bytes,
-    };
-    let mut count = 0;
-    while let Some(len) = rest.get(..4) {
-        let len = u32::from_le_bytes(len.try_into().unwrap_or_default()) as usize;
-        count += 1;
-        rest = rest.get(8 + len..).unwrap_or_default();
-    }
-    count
 }
 
 /// Move `path` to `path.1`, `.1` to `.2`, … keeping `keep` of them.
@@ -373,6 +373,8 @@ fn rotate(path: &Path, keep: usize) -> std::io::Result<()> {
 
 fn write_loop(file: File, path: &Path, keep: usize, rx: Receiver<Chunk>, stats: &RecordStats) {
     let mut out = Some(BufWriter::with_capacity(256 << 10, file));
+    let mut blocks = BlockWriter::new();
+    let mut block = Vec::new();
     let mut last_flush = Instant::now();
     let fail = |err: std::io::Error| {
         if let Ok(mut failure) = stats.failure.lock() {
@@ -390,13 +392,10 @@ fn write_loop(file: File, path: &Path, keep: usize, rx: Receiver<Chunk>, stats: 
             }
             Err(RecvTimeoutError::Disconnected) => break,
         };
+        block.clear();
         match chunk {
-            Chunk::Bytes(bytes) => {
-                if let Some(Err(err)) = out.as_mut().map(|o| o.write_all(&bytes)) {
-                    fail(err);
-                }
-            }
-            Chunk::Rotate(first) => {
+            Chunk::Bytes(records) => blocks.write_block(&records, &mut block),
+            Chunk::Rotate { header, records } => {
                 if let Some(mut old) = out.take() {
                     if let Err(err) = old.flush() {
                         fail(err);
@@ -407,15 +406,28 @@ fn write_loop(file: File, path: &Path, keep: usize, rx: Receiver<Chunk>, stats: 
                 match opened {
                     Ok(file) => {
                         let mut new = BufWriter::with_capacity(256 << 10, file);
-                        if let Err(err) = new.write_all(&first) {
+                        if let Err(err) = new.write_all(&header) {
                             fail(err);
                         }
                         out = Some(new);
                     }
                     Err(err) => fail(err),
                 }
+                // A new file is a new compressed stream.
+                blocks = BlockWriter::new();
+                blocks.write_block(&records, &mut block);
+                stats
+                    .file_bytes
+                    .store(header.len() as u64, Ordering::Relaxed);
+                stats.rotations.fetch_add(1, Ordering::Relaxed);
             }
         }
+        if let Some(Err(err)) = out.as_mut().map(|o| o.write_all(&block)) {
+            fail(err);
+        }
+        stats
+            .file_bytes
+            .fetch_add(block.len() as u64, Ordering::Relaxed);
         if last_flush.elapsed() >= FLUSH_EVERY {
             last_flush = Instant::now();
             if let Some(Err(err)) = out.as_mut().map(BufWriter::flush) {
@@ -425,5 +437,97 @@ fn write_loop(file: File, path: &Path, keep: usize, rx: Receiver<Chunk>, stats: 
     }
     if let Some(Err(err)) = out.as_mut().map(BufWriter::flush) {
         fail(err);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kvtop_core::engine::{EngineId, EngineSample};
+    use kvtop_core::fleet::ScrapePayload;
+
+    fn header(at: Ts) -> Header {
+        Header {
+            format: kvtop_core::recording::FORMAT_VERSION,
+            kvtop: "test".into(),
+            started: at,
+            source: "test".into(),
+            interval: 1.0,
+            window: "1m".into(),
+            history_full_secs: 600.0,
+            history_total_secs: 3600.0,
+            history_coarse_step: 10.0,
+            restart_mark_secs: 120.0,
+        }
+    }
+
+    fn scrape(at: Ts) -> ScrapeReport {
+        let sample = EngineSample {
+            id: EngineId {
+                model: "m".into(),
+                engine: "0".into(),
+            },
+            // Numbers that do not repeat, so the blocks do not compress to nothing.
+            kv_usage: Some((at * 0.618_033).fract()),
+            generation_tokens_total: Some((at * at).floor()),
+            ..EngineSample::default()
+        };
+        ScrapeReport {
+            target: TargetId(0),
+            at,
+            took: (at * 0.001).fract(),
+            outcome: Ok(ScrapePayload {
+                engines: vec![sample],
+                gpus: Vec::new(),
+                samples: 10,
+                malformed: 0,
+                first_error: None,
+                bytes: 1000,
+            }),
+        }
+    }
+
+    /// Every record of a file, and whether reading stopped early.
+    fn read(path: &Path) -> (usize, Option<ReadProblem>) {
+        let mut recording = open(path).unwrap_or_else(|e| panic!("{e}"));
+        let records = recording.by_ref().count();
+        (records, recording.problem().cloned())
+    }
+
+    #[test]
+    fn a_file_at_its_size_limit_is_rotated_and_each_file_replays_alone() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let path = dir.path().join("rec.kvr");
+        let rotation = Rotation {
+            max_bytes: 4096,
+            max_age_secs: 1e9,
+            keep: 3,
+        };
+        let start = 1_800_000_000.0;
+        let mut recorder =
+            Recorder::start(&path, header(start), rotation).unwrap_or_else(|e| panic!("{e}"));
+        let stats = recorder.stats();
+        let mut at = start;
+        // Until the writer has started a second file and written into it (bounded).
+        for _ in 0..2000 {
+            at += 1.0;
+            recorder.record_scrape(&scrape(at));
+            recorder.flush();
+            if stats.rotations.load(Ordering::Relaxed) >= 2 {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        recorder.finish();
+        assert!(stats.rotations.load(Ordering::Relaxed) >= 2);
+        let rotated = dir.path().join("rec.kvr.1");
+        let size = std::fs::metadata(&rotated).map_or(0, |m| m.len());
+        // Rotated once the writer had written its limit: a few blocks past it at most.
+        assert!((4096..4096 + 2048).contains(&size), "{size} bytes");
+        for file in [&rotated, &path] {
+            let (records, problem) = read(file);
+            assert_eq!(problem, None, "{}", file.display());
+            assert!(records > 1, "{}: {records} records", file.display());
+        }
     }
 }

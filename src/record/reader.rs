@@ -2,12 +2,14 @@
 //! reading with a [`ReadProblem`] naming the file and the byte offset; what came before it is
 //! replayed.
 
+use std::collections::VecDeque;
 use std::fs::File;
 use std::io::{BufReader, Read};
 use std::path::{Path, PathBuf};
 
+use kvtop_core::recording::block::{BlockReader, records};
 use kvtop_core::recording::{
-    Decoder, Frame, Header, HeaderError, MAX_RECORD, Record, decode_header, next_frame,
+    Decoder, FORMAT_V1, Frame, Header, HeaderError, MAX_RECORD, Record, decode_header, next_frame,
 };
 use kvtop_core::safe_text;
 
@@ -50,7 +52,12 @@ pub struct Recording {
     header: Header,
     input: BufReader<File>,
     decoder: Decoder,
-    /// Offset of the next record.
+    /// Format 2's decompressor (format 1 frames are single records).
+    blocks: Option<BlockReader>,
+    /// Records of the last block not handed out yet, and its bytes.
+    pending: VecDeque<Record>,
+    raw: Vec<u8>,
+    /// Offset of the next frame.
     offset: u64,
     records: u64,
     buf: Vec<u8>,
@@ -87,9 +94,12 @@ pub fn open(path: &Path) -> Result<Recording, RecordingError> {
     let (header, len) = decode_header(&head).map_err(header_error)?;
     Ok(Recording {
         path: path.to_path_buf(),
+        blocks: (header.format > FORMAT_V1).then(BlockReader::new),
         header,
         input,
         decoder: Decoder::new(),
+        pending: VecDeque::new(),
+        raw: Vec::new(),
         offset: len as u64,
         records: 0,
         buf: Vec::new(),
@@ -122,6 +132,9 @@ impl Iterator for Recording {
     type Item = Record;
 
     fn next(&mut self) -> Option<Record> {
+        if let Some(record) = self.pending.pop_front() {
+            return Some(record);
+        }
         if self.problem.is_some() {
             return None;
         }
@@ -157,11 +170,46 @@ impl Iterator for Recording {
         if got < len as usize {
             return self.stop("a record cut short (the recording ends mid-record)");
         }
-        let record = match next_frame(&self.buf) {
-            Frame::Record(payload, _) => self.decoder.decode(payload),
+        let payload = match next_frame(&self.buf) {
+            Frame::Record(payload, _) => payload,
             Frame::Incomplete => return self.stop("a record cut short"),
             Frame::Damaged(why) => return self.stop(why),
         };
+        let Some(blocks) = self.blocks.as_mut() else {
+            let record = self.decoder.decode(payload);
+            return self.one(record);
+        };
+        if let Err(err) = blocks.read_block(payload, &mut self.raw) {
+            return self.stop(&err.to_string());
+        }
+        // The block's records, up to one that cannot be read (those before it are replayed).
+        let mut damaged = None;
+        for record in records(&self.raw) {
+            match record.and_then(|r| self.decoder.decode(r)) {
+                Ok(record) => self.pending.push_back(record),
+                Err(err) => {
+                    damaged = Some(err.to_string());
+                    break;
+                }
+            }
+        }
+        self.records += self.pending.len() as u64;
+        match damaged {
+            Some(why) => {
+                self.stop(&why);
+            }
+            None => self.offset += self.buf.len() as u64,
+        }
+        self.pending.pop_front().or_else(|| self.next())
+    }
+}
+
+impl Recording {
+    /// Hand out a format-1 frame's record, or stop at it.
+    fn one(
+        &mut self,
+        record: Result<Record, kvtop_core::recording::DecodeError>,
+    ) -> Option<Record> {
         match record {
             Ok(record) => {
                 self.offset += self.buf.len() as u64;

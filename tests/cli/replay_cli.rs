@@ -185,3 +185,34 @@ fn recording_never_overwrites_an_earlier_file() {
     );
     assert!(std::fs::read(&file).expect("new").starts_with(b"KVTOPREC"));
 }
+
+/// A format-1 recording (written by kvtop before format 2: `check --sim --engines 2
+/// --scenario kv-thrash@1 --time-scale 20 --duration 2m --record`) still replays, to the
+/// findings and signals that run reported live.
+#[test]
+fn a_format_1_recording_still_replays_to_its_live_findings() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let file = fixtures.join("recording-v1-kv-thrash.kvr");
+    let bytes = std::fs::read(&file).expect("fixture");
+    assert_eq!(bytes.get(8..10), Some(&[1u8, 0][..]), "a format-1 file");
+    let expected: Value = serde_json::from_slice(
+        &std::fs::read(fixtures.join("recording-v1-kv-thrash.expected.json")).expect("expected"),
+    )
+    .expect("json");
+    let out = replay(home.path(), &file, &[]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let replayed = json(&out);
+    assert!(!stderr(&out).contains("at byte"), "{}", stderr(&out));
+    assert_eq!(replayed["results"], expected["results"]);
+    assert_eq!(replayed["engines"], expected["engines"]);
+}
+
+/// What `--record` writes now is format 2 (compressed blocks); the replay test above reads it.
+#[test]
+fn recordings_are_written_in_format_2() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let (_, file) = recorded(home.path());
+    let bytes = std::fs::read(&file).expect("recording");
+    assert_eq!(bytes.get(8..10), Some(&[2u8, 0][..]));
+}

@@ -43,24 +43,8 @@ fn a_recording_replays_in_the_console_to_its_end() {
         return;
     }
     let home = tempfile::tempdir().expect("temp home");
-    let file = home.path().join("rec.kvr");
+    let file = recording_of_90s(home.path());
     let bin = env!("CARGO_BIN_EXE_kvtop");
-    let mut check = Command::new(bin);
-    check.args([
-        "check",
-        "--sim",
-        "--engines",
-        "2",
-        "--time-scale",
-        "30",
-        "--duration",
-        "90s",
-        "--record",
-    ]);
-    check.arg(&file);
-    common::isolate_home(&mut check, home.path());
-    let out = check.output().expect("kvtop check runs");
-    assert!(out.status.code().is_some_and(|c| c <= 2), "{out:?}");
 
     let tmux = Tmux::new("replay");
     tmux.start(
@@ -86,6 +70,65 @@ fn a_recording_replays_in_the_console_to_its_end() {
                 .is_some_and(|l| l.contains(" AT ") && l.contains("(−1m)"))
         },
     );
+    tmux.send("q");
+    assert_eq!(tmux.wait_exit(Duration::from_secs(10)), "0");
+}
+
+/// A 90 s simulated check of two engines recorded in `home` (3 s of wall time).
+fn recording_of_90s(home: &std::path::Path) -> std::path::PathBuf {
+    let file = home.join("rec.kvr");
+    let mut check = Command::new(env!("CARGO_BIN_EXE_kvtop"));
+    check.args([
+        "check",
+        "--sim",
+        "--engines",
+        "2",
+        "--time-scale",
+        "30",
+        "--duration",
+        "90s",
+        "--record",
+    ]);
+    check.arg(&file);
+    common::isolate_home(&mut check, home);
+    let out = check.output().expect("kvtop check runs");
+    assert!(out.status.code().is_some_and(|c| c <= 2), "{out:?}");
+    file
+}
+
+/// `}` in a replay at its own pace jumps a minute ahead of what was replayed: two of them
+/// reach the end of a 90 s recording at once, not in a minute and a half.
+#[test]
+fn the_cursor_keys_jump_a_replay_forward() {
+    if !common::have_program("tmux") {
+        return;
+    }
+    let home = tempfile::tempdir().expect("temp home");
+    let file = recording_of_90s(home.path());
+    let bin = env!("CARGO_BIN_EXE_kvtop");
+    let tmux = Tmux::new("replay-jump");
+    tmux.start(
+        &format!("{bin} replay --speed 1 {}", file.display()),
+        80,
+        24,
+        home.path(),
+        &[],
+    );
+    tmux.wait_for("the replay", Duration::from_secs(20), |s| {
+        s.matches(" UP").count() >= 2
+    });
+    tmux.send("}");
+    tmux.send("}");
+    tmux.wait_for("the end of the recording", Duration::from_secs(15), |s| {
+        s.contains("end of the recording")
+    });
+    // Stepping back from the end moves over what the jump handed over.
+    tmux.send("{");
+    tmux.wait_for("the cursor a minute back", Duration::from_secs(5), |s| {
+        s.lines()
+            .next()
+            .is_some_and(|l| l.contains(" AT ") && l.contains("(−1m)"))
+    });
     tmux.send("q");
     assert_eq!(tmux.wait_exit(Duration::from_secs(10)), "0");
 }

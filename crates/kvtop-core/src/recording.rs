@@ -2,18 +2,22 @@
 //! (`kvtop replay`, `kvtop check --replay`) feeds the same fleet model and rules the same data
 //! at the same instants. This module is the format only; files are read and written by the app.
 //!
-//! # Format (version 1)
+//! # Format
 //! - A header: the magic `KVTOPREC`, the format version (u16, little-endian), the length of a
 //!   JSON document (u32) and the document ([`Header`]: when, what sources, fleet settings).
-//! - Then records, each framed as its length (u32), a CRC-32 of its bytes (u32) and the bytes:
-//!   a kind byte and the record ([`Record`]). A frame whose bytes are not all there (a crash
-//!   while writing) or whose checksum does not match ends what can be read, and the reader says
-//!   where.
+//! - Then frames, each its length (u32), a CRC-32 of its bytes (u32) and the bytes. A frame
+//!   whose bytes are not all there (a crash while writing) or whose checksum does not match
+//!   ends what can be read, and the reader says where.
+//! - Version 1: each frame is one record: a kind byte and the record ([`Record`]).
+//! - Version 2 (written now): each frame is a block of records compressed together, the
+//!   blocks of a file one deflate stream ([`block`]); inside, each record is its length (a
+//!   varint) and the same bytes as in version 1.
 //! - Scrape reports are written against the previous report of the same engine or GPU (its
 //!   identity once, then a number; numbers as changes, see `values`), so a record depends on the
 //!   ones before it in the same file. A [`Record::Gap`] says records were dropped (a slow disk):
 //!   both sides forget what came before, and what follows is written in full.
 
+pub mod block;
 mod sample;
 mod values;
 pub mod wire;
@@ -24,7 +28,9 @@ use wire::{Dec, Enc};
 /// The first bytes of every recording.
 pub const MAGIC: &[u8; 8] = b"KVTOPREC";
 /// The format this build writes, and the newest it reads.
-pub const FORMAT_VERSION: u16 = 1;
+pub const FORMAT_VERSION: u16 = 2;
+/// The first format, whose frames are single records (still read).
+pub const FORMAT_V1: u16 = 1;
 /// Longest header document accepted.
 const MAX_HEADER: u32 = 1 << 20;
 /// Longest record accepted (a scrape of a large fleet; a damaged length is caught by this).
@@ -143,7 +149,10 @@ pub fn decode_header(bytes: &[u8]) -> Result<(Header, usize), HeaderError> {
     }
     let end = 14 + len as usize;
     let json = fixed(14..end)?;
-    let header = serde_json::from_slice(json).map_err(|e| HeaderError::Damaged(e.to_string()))?;
+    let mut header: Header =
+        serde_json::from_slice(json).map_err(|e| HeaderError::Damaged(e.to_string()))?;
+    // The binary version is the one the frames follow.
+    header.format = version;
     Ok((header, end))
 }
 
@@ -186,16 +195,28 @@ const LOGS: u8 = 3;
 const CYCLE: u8 = 4;
 const GAP: u8 = 5;
 
-/// Turns records into frames, each scrape written against the one before of its engine.
+/// Turns records into bytes, each scrape written against the one before of its engine: as a
+/// block's records (format 2, see [`block`]) or, for tests of what older files hold, as
+/// format 1's frames.
 #[derive(Debug, Default, Clone)]
 pub struct Encoder {
     memory: sample::Memory,
     payload: Vec<u8>,
+    v1_frames: bool,
 }
 
 impl Encoder {
+    /// An encoder of records for a format-2 block.
     pub fn new() -> Self {
         Encoder::default()
+    }
+
+    /// An encoder of format-1 frames (each record framed with its checksum).
+    pub fn v1() -> Self {
+        Encoder {
+            v1_frames: true,
+            ..Encoder::default()
+        }
     }
 
     /// Forget what was written: the next records do not depend on earlier ones (after a
@@ -257,13 +278,23 @@ impl Encoder {
         self.frame(out);
     }
 
-    /// Frame the record in `payload` onto `out`: length, checksum, bytes.
+    /// Put the record in `payload` onto `out`: its length and bytes in a block, or its frame.
     fn frame(&self, out: &mut Vec<u8>) {
-        let len = u32::try_from(self.payload.len()).unwrap_or(u32::MAX);
-        out.extend_from_slice(&len.to_le_bytes());
-        out.extend_from_slice(&crc32fast::hash(&self.payload).to_le_bytes());
-        out.extend_from_slice(&self.payload);
+        if self.v1_frames {
+            frame(&self.payload, out);
+        } else {
+            Enc::new(out).varint(self.payload.len() as u64);
+            out.extend_from_slice(&self.payload);
+        }
     }
+}
+
+/// Frame `payload` onto `out`: length, checksum, bytes.
+fn frame(payload: &[u8], out: &mut Vec<u8>) {
+    let len = u32::try_from(payload.len()).unwrap_or(u32::MAX);
+    out.extend_from_slice(&len.to_le_bytes());
+    out.extend_from_slice(&crc32fast::hash(payload).to_le_bytes());
+    out.extend_from_slice(payload);
 }
 
 /// Turns frames' bytes back into records.
@@ -277,7 +308,7 @@ impl Decoder {
         Decoder::default()
     }
 
-    /// The record in a frame's bytes (see [`next_frame`]).
+    /// The record in a format-1 frame's bytes (see [`next_frame`]) or in a block's record.
     pub fn decode(&mut self, payload: &[u8]) -> Result<Record, DecodeError> {
         let mut dec = Dec::new(payload);
         let record = match dec.u8()? {

@@ -74,6 +74,16 @@ impl<'a> Dec<'a> {
         Dec { bytes, at: 0 }
     }
 
+    /// How many bytes were read.
+    pub fn position(&self) -> usize {
+        self.at
+    }
+
+    /// The next `n` bytes as they are.
+    pub fn bytes(&mut self, n: usize) -> Result<&'a [u8], DecodeError> {
+        self.take(n)
+    }
+
     /// Whether every byte was read.
     pub fn is_done(&self) -> bool {
         self.at >= self.bytes.len()
