@@ -17,6 +17,8 @@ use kvtop::theme::Theme;
 use kvtop_core::engine::{EngineFlavor, EngineId, EngineSample};
 use kvtop_core::fleet::{Fleet, FleetSettings, ScrapePayload, ScrapeReport, TargetSpec, Ts};
 
+// Only the histogram builder and start time are shared; the fleet here is its own.
+#[allow(dead_code)]
 mod common;
 
 use common::{START, histogram};
