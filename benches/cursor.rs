@@ -8,16 +8,14 @@
 //! seeks), so the figure per seek is half an iteration.
 
 use std::hint::black_box;
-use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use kvtop::app::{App, Event, update};
-use kvtop::theme::Theme;
 use kvtop_core::engine::{EngineFlavor, EngineId, EngineSample};
-use kvtop_core::fleet::{Fleet, FleetSettings, ScrapePayload, ScrapeReport, TargetSpec, Ts};
+use kvtop_core::fleet::{ScrapePayload, ScrapeReport, Ts};
 
-// Only the histogram builder and start time are shared; the fleet here is its own.
+// Not every shared constant is used here.
 #[allow(dead_code)]
 mod common;
 
@@ -61,22 +59,8 @@ fn key(app: &mut App, c: char, now: Ts) {
 
 /// An hour of scrapes and ticks, as the console folds them.
 fn an_hour() -> (App, Ts) {
-    let mut fleet = Fleet::new(FleetSettings::default());
-    let ids: Vec<_> = (0..ENGINES)
-        .map(|i| {
-            fleet.add_target(TargetSpec {
-                name: format!("vllm-{i}"),
-                url: format!("http://10.0.0.{i}:8000/metrics"),
-            })
-        })
-        .collect();
-    let mut app = App::new(
-        fleet,
-        Theme::fallback(),
-        format!("{ENGINES} targets"),
-        Duration::from_secs(1),
-        Duration::from_secs(300),
-    );
+    let (fleet, ids) = common::fleet_of(ENGINES);
+    let mut app = common::console(fleet, ENGINES);
     for second in 0..HOUR {
         let at = START + second as f64;
         for (i, id) in ids.iter().enumerate() {

@@ -13,15 +13,11 @@
 //! steady state, as in an incident.
 
 use std::hint::black_box;
-use std::time::Duration;
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use kvtop::app::{App, Event, View, update};
-use kvtop::theme::Theme;
 use kvtop_core::engine::{CacheConfig, EngineFlavor, EngineId, EngineSample};
-use kvtop_core::fleet::{
-    Fleet, FleetSettings, ScrapePayload, ScrapeReport, TargetId, TargetSpec, Ts,
-};
+use kvtop_core::fleet::{ScrapePayload, ScrapeReport, TargetId, Ts};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 
@@ -82,22 +78,8 @@ fn report(target: TargetId, engine: usize, step: usize) -> ScrapeReport {
 
 /// The console after two minutes: scraped every second, the rules run after every second.
 fn app() -> (App, Vec<TargetId>, Ts) {
-    let mut fleet = Fleet::new(FleetSettings::default());
-    let ids: Vec<TargetId> = (0..ENGINES)
-        .map(|i| {
-            fleet.add_target(TargetSpec {
-                name: format!("vllm-{i:04}"),
-                url: format!("http://10.0.{}.{}:8000/metrics", i / 250, i % 250),
-            })
-        })
-        .collect();
-    let mut app = App::new(
-        fleet,
-        Theme::fallback(),
-        format!("{ENGINES} targets"),
-        Duration::from_secs(1),
-        Duration::from_secs(300),
-    );
+    let (fleet, ids) = common::fleet_of(ENGINES);
+    let mut app = common::console(fleet, ENGINES);
     for step in 0..STEPS {
         for (i, id) in ids.iter().enumerate() {
             app.fleet.ingest(report(*id, i, step));

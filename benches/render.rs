@@ -10,9 +10,9 @@ use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use kvtop::app::{App, Event, SortColumn, update};
-use kvtop::theme::Theme;
+
 use kvtop_core::engine::{EngineFlavor, EngineId, EngineSample};
-use kvtop_core::fleet::{Fleet, FleetSettings, ScrapePayload, ScrapeReport, TargetSpec, Ts};
+use kvtop_core::fleet::{ScrapePayload, ScrapeReport, Ts};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::buffer::Buffer;
@@ -44,15 +44,7 @@ fn sample(engine: usize, step: usize) -> EngineSample {
 }
 
 fn app() -> (App, Ts) {
-    let mut fleet = Fleet::new(FleetSettings::default());
-    let ids: Vec<_> = (0..ENGINES)
-        .map(|i| {
-            fleet.add_target(TargetSpec {
-                name: format!("vllm-{i:04}"),
-                url: format!("http://10.0.{}.{}:8000/metrics", i / 250, i % 250),
-            })
-        })
-        .collect();
+    let (mut fleet, ids) = common::fleet_of(ENGINES);
     for step in 0..STEPS {
         for (i, id) in ids.iter().enumerate() {
             fleet.ingest(ScrapeReport {
@@ -67,13 +59,7 @@ fn app() -> (App, Ts) {
         }
     }
     let now = START + STEPS as f64;
-    let mut app = App::new(
-        fleet,
-        Theme::fallback(),
-        format!("{ENGINES} targets"),
-        Duration::from_secs(1),
-        Duration::from_secs(300),
-    );
+    let mut app = common::console(fleet, ENGINES);
     app.sort = SortColumn::Kv;
     app.sort_descending = true;
     update(&mut app, Event::Tick, now);

@@ -1,7 +1,11 @@
 //! Fleet-building pieces shared by the render and diagnostics benchmarks.
 
+use std::time::Duration;
+
+use kvtop::app::App;
+use kvtop::theme::Theme;
 use kvtop_core::engine::Histogram;
-use kvtop_core::fleet::Ts;
+use kvtop_core::fleet::{Fleet, FleetSettings, TargetId, TargetSpec, Ts};
 use kvtop_core::metrics::Bucket;
 
 /// Engines in the benchmark fleets.
@@ -32,4 +36,29 @@ pub fn histogram(per_step: [f64; 6], n: f64) -> Histogram {
         sum: None,
         count: Some(cumulative),
     }
+}
+
+/// A fleet of `n` targets at distinct addresses, with their ids in order.
+pub fn fleet_of(n: usize) -> (Fleet, Vec<TargetId>) {
+    let mut fleet = Fleet::new(FleetSettings::default());
+    let ids = (0..n)
+        .map(|i| {
+            fleet.add_target(TargetSpec {
+                name: format!("vllm-{i:04}"),
+                url: format!("http://10.0.{}.{}:8000/metrics", i / 250, i % 250),
+            })
+        })
+        .collect();
+    (fleet, ids)
+}
+
+/// The console over `fleet` (`n` targets), at a 1 s interval with a 5-minute chart range.
+pub fn console(fleet: Fleet, n: usize) -> App {
+    App::new(
+        fleet,
+        Theme::fallback(),
+        format!("{n} targets"),
+        Duration::from_secs(1),
+        Duration::from_secs(300),
+    )
 }

@@ -71,6 +71,26 @@ impl VmServer {
         server
     }
 
+    /// Import samples in Prometheus' text format with millisecond timestamps
+    /// (`/api/v1/import/prometheus`) and flush them to storage; they become searchable within
+    /// a second or two.
+    pub async fn import(&self, text: String) {
+        let http = reqwest::Client::new();
+        let imported = http
+            .post(format!("{}/api/v1/import/prometheus", self.url))
+            .body(text)
+            .send()
+            .await
+            .expect("import");
+        assert!(imported.status().is_success(), "{:?}", imported.status());
+        let flushed = http
+            .get(format!("{}/internal/force_flush", self.url))
+            .send()
+            .await
+            .expect("flush");
+        assert!(flushed.status().is_success(), "{:?}", flushed.status());
+    }
+
     /// The server's log so far (for failure messages).
     pub fn log(&self) -> String {
         std::fs::read_to_string(self.dir.path().join("vm.log")).unwrap_or_default()

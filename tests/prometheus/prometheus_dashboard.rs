@@ -573,20 +573,7 @@ async fn dashboard_signals_agree_direct_and_through_victoria_metrics() {
         return;
     }
     let vm = VmServer::start("scrape_configs: []\n", Duration::from_secs(1));
-    let http = reqwest::Client::new();
-    let imported = http
-        .post(format!("{}/api/v1/import/prometheus", vm.url))
-        .body(import_text())
-        .send()
-        .await
-        .expect("import");
-    assert!(imported.status().is_success(), "{:?}", imported.status());
-    let flushed = http
-        .get(format!("{}/internal/force_flush", vm.url))
-        .send()
-        .await
-        .expect("flush");
-    assert!(flushed.status().is_success(), "{:?}", flushed.status());
+    vm.import(import_text()).await;
     let client = client(&vm.url);
     let payload = cycle(&client, || vm.log()).await;
     agrees(&payload, "VictoriaMetrics");

@@ -192,20 +192,8 @@ fn victoria(timeline: &Timeline) -> Option<Server> {
         .expect("runtime");
     runtime.block_on(async {
         let http = reqwest::Client::new();
-        let imported = http
-            .post(format!("{}/api/v1/import/prometheus", vm.url))
-            .body(timeline.import_text())
-            .send()
-            .await
-            .expect("import");
-        assert!(imported.status().is_success(), "{:?}", imported.status());
-        let flushed = http
-            .get(format!("{}/internal/force_flush", vm.url))
-            .send()
-            .await
-            .expect("flush");
-        assert!(flushed.status().is_success(), "{:?}", flushed.status());
-        // Imported samples become searchable within a second or two.
+        vm.import(timeline.import_text()).await;
+        // Wait until every sample answers.
         let count = format!(
             "sum(count_over_time({{__name__=~\"vllm:.*\"}}[{}s]))",
             SPAN + 60
