@@ -9,26 +9,32 @@
 //!   whose bytes are not all there (a crash while writing) or whose checksum does not match
 //!   ends what can be read, and the reader says where.
 //! - Version 1: each frame is one record: a kind byte and the record ([`Record`]).
-//! - Version 2 (written now): each frame is a block of records compressed together, the
-//!   blocks of a file one deflate stream ([`block`]); inside, each record is its length (a
-//!   varint) and the same bytes as in version 1.
+//! - Version 2: each frame is a block of records compressed together, the blocks of a file
+//!   one deflate stream ([`block`]); inside, each record is its length (a varint) and the same
+//!   bytes as in version 1.
+//! - Version 3 (written now): version 2 with one more kind of record, [`Record::Kube`] (a
+//!   Kubernetes update, its JSON). The version changed so that a kvtop reading version 2
+//!   says the file is newer than it reads instead of calling it damaged at the first
+//!   Kubernetes update.
 //! - Scrape reports are written against the previous report of the same engine or GPU (its
 //!   identity once, then a number; numbers as changes, see `values`), so a record depends on the
 //!   ones before it in the same file. A [`Record::Gap`] says records were dropped (a slow disk):
 //!   both sides forget what came before, and what follows is written in full.
 
 pub mod block;
+pub mod kube;
 mod sample;
 mod values;
 pub mod wire;
 
 use crate::fleet::{ScrapeReport, TargetId, TargetSpec, Ts};
+pub use kube::KubeChange;
 use wire::{Dec, Enc};
 
 /// The first bytes of every recording.
 pub const MAGIC: &[u8; 8] = b"KVTOPREC";
 /// The format this build writes, and the newest it reads.
-pub const FORMAT_VERSION: u16 = 2;
+pub const FORMAT_VERSION: u16 = 3;
 /// The first format, whose frames are single records (still read).
 pub const FORMAT_V1: u16 = 1;
 /// Longest header document accepted.
@@ -79,6 +85,8 @@ pub enum Record {
     /// `dropped` records were not written before this one (the disk was too slow); what
     /// follows does not depend on anything before.
     Gap { at: Ts, dropped: u64 },
+    /// A Kubernetes update the console folded in at `at` (format 3).
+    Kube { at: Ts, change: KubeChange },
 }
 
 impl Record {
@@ -88,7 +96,8 @@ impl Record {
             Record::Targets { at, .. }
             | Record::Logs { at, .. }
             | Record::Cycle { at }
-            | Record::Gap { at, .. } => *at,
+            | Record::Gap { at, .. }
+            | Record::Kube { at, .. } => *at,
             Record::Scrape(report) => report.at,
         }
     }
@@ -194,6 +203,7 @@ const SCRAPE: u8 = 2;
 const LOGS: u8 = 3;
 const CYCLE: u8 = 4;
 const GAP: u8 = 5;
+const KUBE: u8 = 6;
 
 /// Turns records into bytes, each scrape written against the one before of its engine: as a
 /// block's records (format 2, see [`block`]) or, for tests of what older files hold, as
@@ -263,6 +273,16 @@ impl Encoder {
                 enc.f64(*at);
                 enc.varint(*dropped);
                 self.reset();
+            }
+            Record::Kube { at, change } => {
+                enc.u8(KUBE);
+                enc.f64(*at);
+                // Serializing plain data with string keys cannot fail; an empty document
+                // would be refused on reading, never misread. Not a `str`: a pod's log
+                // lines may pass the 1 MiB that bounds a string; the record's bound holds.
+                let json = serde_json::to_vec(change).unwrap_or_default();
+                enc.varint(json.len() as u64);
+                enc.bytes(&json);
             }
         }
         self.frame(out);
@@ -347,6 +367,13 @@ impl Decoder {
                     at: dec.f64()?,
                     dropped: dec.varint()?,
                 }
+            }
+            KUBE => {
+                let at = dec.f64()?;
+                let len = dec.count()?;
+                let change = serde_json::from_slice(dec.bytes(len)?)
+                    .map_err(|_| DecodeError::Malformed("a Kubernetes update that is not valid"))?;
+                Record::Kube { at, change }
             }
             _ => return Err(DecodeError::Malformed("an unknown kind of record")),
         };
