@@ -12,6 +12,7 @@ use kvtop_core::fleet::{TargetId, Ts};
 use kvtop_core::kube_model::{
     ContextSearch, DeploymentSummary, PodInfo, PodKey, ScrapeRoute, ScrapeVia, explain_empty,
 };
+use kvtop_core::recording::KubeChange;
 
 /// How long a Kubernetes problem stays in the footer, seconds.
 const PROBLEM_NOTICE_SECS: f64 = 30.0;
@@ -120,6 +121,83 @@ pub fn apply(app: &mut App, update: KubeUpdate, now: Ts) -> Vec<Command> {
         }
     }
     commands
+}
+
+/// Fold one recorded Kubernetes update into the state (`kvtop replay`): as [`apply`] does
+/// the live one, except that pods keep the targets the recording gave them and nothing is
+/// scraped.
+pub fn apply_recorded(app: &mut App, change: KubeChange, now: Ts) {
+    // A recording with Kubernetes updates was made with discovery: its views are there.
+    app.kube.enabled = true;
+    let update = match change {
+        KubeChange::Pods { .. } | KubeChange::Events { .. } | KubeChange::Logs { .. } => {
+            if let KubeChange::Pods { gone, .. } = &change {
+                for key in gone {
+                    if let Some(id) = app.kube.targets.get(key) {
+                        app.kube.routes.remove(id);
+                    }
+                }
+            }
+            change.apply_to_pods(&mut app.fleet, &mut app.kube.targets);
+            app.dirty = true;
+            return;
+        }
+        KubeChange::Problem {
+            context,
+            task,
+            error,
+        } => return record_problem(app, (context, task), error, now),
+        KubeChange::Workloads {
+            context,
+            deployments,
+        } => KubeUpdate::Workloads {
+            context,
+            deployments,
+        },
+        KubeChange::Searched(search) => KubeUpdate::Searched(search),
+        KubeChange::Route { target, route } => KubeUpdate::Route { target, route },
+    };
+    apply(app, update, now);
+}
+
+impl KubeView {
+    /// What a recording needs besides the pods to show this view as it is (a new file, or
+    /// after records were dropped): the Deployments, discovery searches, routes and problems.
+    pub fn recorded_state(&self) -> Vec<KubeChange> {
+        let mut out = Vec::new();
+        let mut contexts: Vec<&str> = self
+            .deployments
+            .iter()
+            .map(|d| d.context.as_str())
+            .collect();
+        contexts.dedup();
+        for context in contexts {
+            out.push(KubeChange::Workloads {
+                context: context.to_owned(),
+                deployments: self
+                    .deployments
+                    .iter()
+                    .filter(|d| d.context == context)
+                    .cloned()
+                    .collect(),
+            });
+        }
+        out.extend(self.searches.values().cloned().map(KubeChange::Searched));
+        out.extend(self.routes.iter().map(|(target, route)| KubeChange::Route {
+            target: *target,
+            route: *route,
+        }));
+        out.extend(
+            self.problems
+                .iter()
+                .map(|((context, task), error)| KubeChange::Problem {
+                    context: context.clone(),
+                    task: task.clone(),
+                    error: Some(error.clone()),
+                }),
+        );
+        out
+    }
 }
 
 /// Pods gone stop being scraped; new or changed ones are (re)scraped.

@@ -16,6 +16,7 @@
 //! with a header and the targets, so each file replays alone. A file already at `FILE` when
 //! recording starts is rotated away the same way: nothing is ever overwritten.
 
+mod kube;
 mod reader;
 
 use std::fs::{File, OpenOptions};
@@ -29,8 +30,9 @@ use std::time::{Duration, Instant};
 
 use kvtop_core::fleet::{Fleet, ScrapeReport, TargetId, TargetSpec, Ts};
 use kvtop_core::recording::block::{BlockWriter, count_records};
-use kvtop_core::recording::{Encoder, Header, Record, encode_header};
+use kvtop_core::recording::{Encoder, Header, KubeChange, Record, encode_header};
 
+pub use kube::change_of;
 pub use reader::{ReadProblem, Recording, RecordingError, open};
 
 /// The header of a recording of `fleet`, watched as `source`, starting at `now`.
@@ -149,6 +151,9 @@ pub struct Recorder {
     /// The targets as last recorded, and when the rules last ran.
     targets: Vec<(TargetId, TargetSpec)>,
     last_cycle: Option<Ts>,
+    /// The file does not hold what is known from Kubernetes (it is new, or records were
+    /// dropped): the next Kubernetes records start with all of it.
+    kube_unknown: bool,
 }
 
 /// Why recording cannot start.
@@ -204,6 +209,7 @@ impl Recorder {
             file_started: started,
             targets: Vec::new(),
             last_cycle: None,
+            kube_unknown: true,
         })
     }
 
@@ -242,6 +248,7 @@ impl Recorder {
             };
             self.encoder.encode(&targets, &mut self.chunk);
             self.unsent = 0;
+            self.kube_unknown = true;
         }
         let before = self.chunk.len();
         encode(&mut self.encoder, &mut self.chunk);
@@ -263,6 +270,44 @@ impl Recorder {
 
     /// Record the fleet's targets if they changed, and a rules cycle if the rules ran at `evaluated`.
     pub fn observe(&mut self, fleet: &Fleet, evaluated: Option<Ts>, now: Ts) {
+        self.observe_targets(fleet, now);
+        if let Some(at) = evaluated.filter(|at| Some(*at) != self.last_cycle) {
+            self.last_cycle = Some(at);
+            self.record(&Record::Cycle { at });
+        }
+    }
+
+    /// Record Kubernetes updates folded into `fleet` by `now`, after the targets they made.
+    /// When the file does not hold what is known from Kubernetes yet, every pod of `fleet`
+    /// and what `state` gives (the rest of what the console knows) come first, so each file
+    /// replays alone. Nothing is written for a fleet without pods and no updates.
+    pub fn record_kube(
+        &mut self,
+        fleet: &Fleet,
+        now: Ts,
+        changes: Vec<KubeChange>,
+        state: impl FnOnce() -> Vec<KubeChange>,
+    ) {
+        let mut all = Vec::new();
+        if self.kube_unknown {
+            all = kvtop_core::recording::kube::snapshot(fleet);
+            if !all.is_empty() {
+                all.extend(state());
+                self.kube_unknown = false;
+            }
+        }
+        all.extend(changes);
+        if all.is_empty() {
+            return;
+        }
+        self.observe_targets(fleet, now);
+        for change in all {
+            self.record(&Record::Kube { at: now, change });
+        }
+    }
+
+    /// Record the fleet's targets if they changed.
+    fn observe_targets(&mut self, fleet: &Fleet, now: Ts) {
         let same = self.targets.len() == fleet.targets().len()
             && self
                 .targets
@@ -279,10 +324,6 @@ impl Recorder {
                 at: now,
                 targets: self.targets.clone(),
             });
-        }
-        if let Some(at) = evaluated.filter(|at| Some(*at) != self.last_cycle) {
-            self.last_cycle = Some(at);
-            self.record(&Record::Cycle { at });
         }
     }
 
@@ -332,6 +373,7 @@ impl Recorder {
             &mut records,
         );
         self.rotations += 1;
+        self.kube_unknown = true;
         self.send(Chunk::Rotate { header, records });
     }
 
