@@ -451,4 +451,89 @@ mod tests {
         assert!(matches!(first, Some(Command::FollowLogs(Some(ref k))) if k.name == "p"));
         assert_eq!(follow_selection(&mut app), None);
     }
+
+    /// The console of a replay, whose recorded targets were set before its Kubernetes updates.
+    fn replay_app() -> App {
+        let mut app = App::new(
+            Fleet::new(FleetSettings::default()),
+            Theme::fallback(),
+            "replay".into(),
+            Duration::from_secs(1),
+            Duration::from_secs(300),
+        );
+        app.fleet.set_targets(&[(
+            TargetId(7),
+            kvtop_core::fleet::TargetSpec {
+                name: "a/vllm-0".into(),
+                url: "http://10.0.0.1:8000/metrics".into(),
+            },
+        )]);
+        app
+    }
+
+    #[test]
+    fn a_replay_shows_the_recorded_pods_on_their_recorded_targets_and_scrapes_nothing() {
+        let mut live = app();
+        let pod = pod("a", "vllm-0", Some("10.0.0.1"), "1");
+        let commands = apply(&mut live, pods(vec![pod.clone()], vec![]), T0);
+        assert_eq!(commands.len(), 1, "the live console scrapes it");
+        apply(
+            &mut live,
+            KubeUpdate::Searched(ContextSearch {
+                context: "a".into(),
+                namespace: Some("llm".into()),
+                selectors: vec!["app=vllm".into()],
+                by_workload: false,
+                outcome: kvtop_core::kube_model::SearchOutcome::Listed {
+                    pods: 1,
+                    engines: 1,
+                },
+            }),
+            T0,
+        );
+        live.kube
+            .problems
+            .insert(("a".into(), "events".into()), "events: forbidden".into());
+
+        let mut replay = replay_app();
+        let recorded = KubeChange::Pods {
+            pods: vec![(TargetId(7), pod.clone())],
+            gone: Vec::new(),
+        };
+        apply_recorded(&mut replay, recorded, T0);
+        for change in live.kube.recorded_state() {
+            apply_recorded(&mut replay, change, T0);
+        }
+        apply_recorded(
+            &mut replay,
+            KubeChange::Events {
+                key: pod.key.clone(),
+                messages: vec!["Back-off restarting failed container".into()],
+            },
+            T0,
+        );
+        assert!(replay.kube.enabled, "the pods view is there");
+        assert_eq!(replay.kube.targets.get(&pod.key), Some(&TargetId(7)));
+        let shown = replay
+            .fleet
+            .pod_info(TargetId(7))
+            .map(|p| p.events.lines().to_vec());
+        assert_eq!(
+            shown,
+            Some(vec!["Back-off restarting failed container".to_owned()])
+        );
+        assert_eq!(replay.kube.searches, live.kube.searches);
+        assert_eq!(replay.kube.problems, live.kube.problems);
+        assert_eq!(replay.fleet.targets().len(), 1, "no target of its own");
+
+        apply_recorded(
+            &mut replay,
+            KubeChange::Pods {
+                pods: Vec::new(),
+                gone: vec![pod.key.clone()],
+            },
+            T0,
+        );
+        assert!(replay.kube.targets.is_empty());
+    }
 }

@@ -9,13 +9,13 @@
 //!   whose bytes are not all there (a crash while writing) or whose checksum does not match
 //!   ends what can be read, and the reader says where.
 //! - Version 1: each frame is one record: a kind byte and the record ([`Record`]).
-//! - Version 2: each frame is a block of records compressed together, the blocks of a file
-//!   one deflate stream ([`block`]); inside, each record is its length (a varint) and the same
-//!   bytes as in version 1.
-//! - Version 3 (written now): version 2 with one more kind of record, [`Record::Kube`] (a
-//!   Kubernetes update, its JSON). The version changed so that a kvtop reading version 2
-//!   says the file is newer than it reads instead of calling it damaged at the first
-//!   Kubernetes update.
+//! - Version 2 (written now): each frame is a block of records compressed together, the
+//!   blocks of a file one deflate stream ([`block`]); inside, each record is its length (a
+//!   varint) and the same bytes as in version 1.
+//! - [`Record::Kube`] (a Kubernetes update, as JSON) came after the first version-2 files
+//!   without a new version: nothing else changed, so a file without Kubernetes is read by
+//!   every version-2 reader, and an earlier reader meeting one cannot misread it: it stops
+//!   there, saying at which byte and replaying what came before (as for a damaged record).
 //! - Scrape reports are written against the previous report of the same engine or GPU (its
 //!   identity once, then a number; numbers as changes, see `values`), so a record depends on the
 //!   ones before it in the same file. A [`Record::Gap`] says records were dropped (a slow disk):
@@ -34,7 +34,7 @@ use wire::{Dec, Enc};
 /// The first bytes of every recording.
 pub const MAGIC: &[u8; 8] = b"KVTOPREC";
 /// The format this build writes, and the newest it reads.
-pub const FORMAT_VERSION: u16 = 3;
+pub const FORMAT_VERSION: u16 = 2;
 /// The first format, whose frames are single records (still read).
 pub const FORMAT_V1: u16 = 1;
 /// Longest header document accepted.
@@ -85,7 +85,7 @@ pub enum Record {
     /// `dropped` records were not written before this one (the disk was too slow); what
     /// follows does not depend on anything before.
     Gap { at: Ts, dropped: u64 },
-    /// A Kubernetes update the console folded in at `at` (format 3).
+    /// A Kubernetes update the console folded in at `at`.
     Kube { at: Ts, change: KubeChange },
 }
 
@@ -375,7 +375,11 @@ impl Decoder {
                     .map_err(|_| DecodeError::Malformed("a Kubernetes update that is not valid"))?;
                 Record::Kube { at, change }
             }
-            _ => return Err(DecodeError::Malformed("an unknown kind of record")),
+            _ => {
+                return Err(DecodeError::Malformed(
+                    "a kind of record this kvtop does not know (from a newer kvtop?)",
+                ));
+            }
         };
         if !dec.is_done() {
             return Err(DecodeError::Malformed("bytes after the record"));
