@@ -572,4 +572,66 @@ mod tests {
             assert!(records > 1, "{}: {records} records", file.display());
         }
     }
+
+    /// The Kubernetes records of a file.
+    fn kube_records(path: &Path) -> Vec<KubeChange> {
+        let recording = open(path).unwrap_or_else(|e| panic!("{e}"));
+        recording
+            .filter_map(|record| match record {
+                Record::Kube { change, .. } => Some(change),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn every_file_starts_with_the_pods_known_so_each_replays_alone() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let path = dir.path().join("rec.kvr");
+        let rotation = Rotation {
+            max_bytes: u64::MAX,
+            max_age_secs: 60.0,
+            keep: 2,
+        };
+        let start = 1_800_000_000.0;
+        let mut fleet = Fleet::new(kvtop_core::fleet::FleetSettings::default());
+        let id = fleet.add_target(TargetSpec {
+            name: "vllm-0".into(),
+            url: "http://10.0.0.1:8000/metrics".into(),
+        });
+        let mut pod = kvtop_core::kube_model::PodInfo::for_test("prod", "vllm-0");
+        pod.restarts = 4;
+        fleet.set_pod_info(id, pod.clone());
+        let mut recorder =
+            Recorder::start(&path, header(start), rotation).unwrap_or_else(|e| panic!("{e}"));
+        let problem = || {
+            vec![KubeChange::Problem {
+                context: "prod".into(),
+                task: "events".into(),
+                error: Some("forbidden".into()),
+            }]
+        };
+        recorder.record_kube(&fleet, start, Vec::new(), problem);
+        let logs = KubeChange::Logs {
+            key: pod.key.clone(),
+            lines: vec!["INFO: ready".into()],
+        };
+        recorder.record_kube(&fleet, start + 1.0, vec![logs.clone()], problem);
+        // Past the file's age: the next record goes to a new file.
+        recorder.record_scrape(&scrape(start + 61.0));
+        recorder.record_kube(&fleet, start + 62.0, Vec::new(), problem);
+        recorder.finish();
+
+        let first = kube_records(&dir.path().join("rec.kvr.1"));
+        let snapshot = KubeChange::Pods {
+            pods: vec![(id, pod)],
+            gone: Vec::new(),
+        };
+        assert_eq!(
+            first,
+            vec![snapshot.clone(), problem().remove(0), logs],
+            "the state once, then the updates"
+        );
+        assert_eq!(kube_records(&path), vec![snapshot, problem().remove(0)]);
+    }
 }
