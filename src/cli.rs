@@ -97,8 +97,8 @@ pub struct GlobalArgs {
     /// `/`) and the detail pane enlarged, e.g. one pod's detail from k9s.
     #[arg(long, global = true, value_name = "TEXT")]
     pub focus: Option<String>,
-    /// Record what the console (or `check`) ingests to FILE, for `kvtop replay` and
-    /// `kvtop check --replay`. An existing FILE is rotated to FILE.1, never overwritten.
+    /// Record what the console (or `check`) ingests to FILE (scrapes, log lines, Kubernetes
+    /// updates, rules instants), for `kvtop replay` and `kvtop check --replay`. An existing FILE is rotated to FILE.1, never overwritten.
     #[arg(long, global = true, value_name = "FILE")]
     pub record: Option<PathBuf>,
     #[command(flatten)]

@@ -12,6 +12,7 @@ use kvtop_core::fleet::{TargetId, Ts};
 use kvtop_core::kube_model::{
     ContextSearch, DeploymentSummary, PodInfo, PodKey, ScrapeRoute, ScrapeVia, explain_empty,
 };
+use kvtop_core::recording::KubeChange;
 
 /// How long a Kubernetes problem stays in the footer, seconds.
 const PROBLEM_NOTICE_SECS: f64 = 30.0;
@@ -120,6 +121,83 @@ pub fn apply(app: &mut App, update: KubeUpdate, now: Ts) -> Vec<Command> {
         }
     }
     commands
+}
+
+/// Fold one recorded Kubernetes update into the state (`kvtop replay`): as [`apply`] does
+/// the live one, except that pods keep the targets the recording gave them and nothing is
+/// scraped.
+pub fn apply_recorded(app: &mut App, change: KubeChange, now: Ts) {
+    // A recording with Kubernetes updates was made with discovery: its views are there.
+    app.kube.enabled = true;
+    let update = match change {
+        KubeChange::Pods { .. } | KubeChange::Events { .. } | KubeChange::Logs { .. } => {
+            if let KubeChange::Pods { gone, .. } = &change {
+                for key in gone {
+                    if let Some(id) = app.kube.targets.get(key) {
+                        app.kube.routes.remove(id);
+                    }
+                }
+            }
+            change.apply_to_pods(&mut app.fleet, &mut app.kube.targets);
+            app.dirty = true;
+            return;
+        }
+        KubeChange::Problem {
+            context,
+            task,
+            error,
+        } => return record_problem(app, (context, task), error, now),
+        KubeChange::Workloads {
+            context,
+            deployments,
+        } => KubeUpdate::Workloads {
+            context,
+            deployments,
+        },
+        KubeChange::Searched(search) => KubeUpdate::Searched(search),
+        KubeChange::Route { target, route } => KubeUpdate::Route { target, route },
+    };
+    apply(app, update, now);
+}
+
+impl KubeView {
+    /// What a recording needs besides the pods to show this view as it is (a new file, or
+    /// after records were dropped): the Deployments, discovery searches, routes and problems.
+    pub fn recorded_state(&self) -> Vec<KubeChange> {
+        let mut out = Vec::new();
+        let mut contexts: Vec<&str> = self
+            .deployments
+            .iter()
+            .map(|d| d.context.as_str())
+            .collect();
+        contexts.dedup();
+        for context in contexts {
+            out.push(KubeChange::Workloads {
+                context: context.to_owned(),
+                deployments: self
+                    .deployments
+                    .iter()
+                    .filter(|d| d.context == context)
+                    .cloned()
+                    .collect(),
+            });
+        }
+        out.extend(self.searches.values().cloned().map(KubeChange::Searched));
+        out.extend(self.routes.iter().map(|(target, route)| KubeChange::Route {
+            target: *target,
+            route: *route,
+        }));
+        out.extend(
+            self.problems
+                .iter()
+                .map(|((context, task), error)| KubeChange::Problem {
+                    context: context.clone(),
+                    task: task.clone(),
+                    error: Some(error.clone()),
+                }),
+        );
+        out
+    }
 }
 
 /// Pods gone stop being scraped; new or changed ones are (re)scraped.
@@ -372,5 +450,90 @@ mod tests {
         let first = follow_selection(&mut app);
         assert!(matches!(first, Some(Command::FollowLogs(Some(ref k))) if k.name == "p"));
         assert_eq!(follow_selection(&mut app), None);
+    }
+
+    /// The console of a replay, whose recorded targets were set before its Kubernetes updates.
+    fn replay_app() -> App {
+        let mut app = App::new(
+            Fleet::new(FleetSettings::default()),
+            Theme::fallback(),
+            "replay".into(),
+            Duration::from_secs(1),
+            Duration::from_secs(300),
+        );
+        app.fleet.set_targets(&[(
+            TargetId(7),
+            kvtop_core::fleet::TargetSpec {
+                name: "a/vllm-0".into(),
+                url: "http://10.0.0.1:8000/metrics".into(),
+            },
+        )]);
+        app
+    }
+
+    #[test]
+    fn a_replay_shows_the_recorded_pods_on_their_recorded_targets_and_scrapes_nothing() {
+        let mut live = app();
+        let pod = pod("a", "vllm-0", Some("10.0.0.1"), "1");
+        let commands = apply(&mut live, pods(vec![pod.clone()], vec![]), T0);
+        assert_eq!(commands.len(), 1, "the live console scrapes it");
+        apply(
+            &mut live,
+            KubeUpdate::Searched(ContextSearch {
+                context: "a".into(),
+                namespace: Some("llm".into()),
+                selectors: vec!["app=vllm".into()],
+                by_workload: false,
+                outcome: kvtop_core::kube_model::SearchOutcome::Listed {
+                    pods: 1,
+                    engines: 1,
+                },
+            }),
+            T0,
+        );
+        live.kube
+            .problems
+            .insert(("a".into(), "events".into()), "events: forbidden".into());
+
+        let mut replay = replay_app();
+        let recorded = KubeChange::Pods {
+            pods: vec![(TargetId(7), pod.clone())],
+            gone: Vec::new(),
+        };
+        apply_recorded(&mut replay, recorded, T0);
+        for change in live.kube.recorded_state() {
+            apply_recorded(&mut replay, change, T0);
+        }
+        apply_recorded(
+            &mut replay,
+            KubeChange::Events {
+                key: pod.key.clone(),
+                messages: vec!["Back-off restarting failed container".into()],
+            },
+            T0,
+        );
+        assert!(replay.kube.enabled, "the pods view is there");
+        assert_eq!(replay.kube.targets.get(&pod.key), Some(&TargetId(7)));
+        let shown = replay
+            .fleet
+            .pod_info(TargetId(7))
+            .map(|p| p.events.lines().to_vec());
+        assert_eq!(
+            shown,
+            Some(vec!["Back-off restarting failed container".to_owned()])
+        );
+        assert_eq!(replay.kube.searches, live.kube.searches);
+        assert_eq!(replay.kube.problems, live.kube.problems);
+        assert_eq!(replay.fleet.targets().len(), 1, "no target of its own");
+
+        apply_recorded(
+            &mut replay,
+            KubeChange::Pods {
+                pods: Vec::new(),
+                gone: vec![pod.key.clone()],
+            },
+            T0,
+        );
+        assert!(replay.kube.targets.is_empty());
     }
 }

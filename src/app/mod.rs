@@ -75,6 +75,8 @@ pub enum Event {
     Problem(String),
     /// A replay's targets changed (`kvtop replay`): the fleet scrapes exactly these.
     ReplayTargets(Vec<(TargetId, kvtop_core::fleet::TargetSpec)>),
+    /// A replay's Kubernetes update (`kvtop replay`), folded in as the recorded console did.
+    ReplayKube(kvtop_core::recording::KubeChange),
     /// A replay reached the end of its recording (with what stopped it early, if anything).
     ReplayEnded(Option<String>),
 }

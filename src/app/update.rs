@@ -72,6 +72,11 @@ pub fn step(app: &mut App, event: Event, now: Ts) -> Vec<Command> {
             app.dirty = true;
             Vec::new()
         }
+        Event::ReplayKube(change) => {
+            kube::apply_recorded(app, change, now);
+            app.diag.mark_stale();
+            Vec::new()
+        }
         Event::ReplayEnded(problem) => {
             match problem {
                 Some(problem) => app.warn(problem, now),

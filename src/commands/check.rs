@@ -67,7 +67,8 @@ pub fn run(args: CheckArgs, global: &GlobalArgs) -> ExitCode {
         #[cfg(not(feature = "demo"))]
         let simulated: Option<Result<super::simulated::Simulated, String>> = None;
         if simulated.is_none() && config.kubernetes.enabled {
-            return check_pods(&config, &rules, duration, args.output).await;
+            let record = global.record.clone();
+            return check_pods(&config, &rules, duration, args.output, record).await;
         }
         if simulated.is_none() && config.targets.is_empty() {
             if let Some(prom) = &config.prometheus {
@@ -205,6 +206,7 @@ async fn check_pods(
     rules: &RuleSet,
     duration: Option<f64>,
     output: CheckOutput,
+    record: Option<PathBuf>,
 ) -> ExitCode {
     let clusters = match super::stop_signals::connect_kube(&config.kubernetes).await {
         Ok(clusters) => clusters,
@@ -215,7 +217,7 @@ async fn check_pods(
         fleet: config.fleet_settings(),
         duration,
         auto_cap: AUTO_CAP_SECS,
-        record: None,
+        record,
     };
     let contexts: Vec<&str> = clusters.iter().map(|c| c.context.as_str()).collect();
     let mut progress = Announce {

@@ -76,6 +76,9 @@ struct Workers {
     actions: Option<ActionRunner>,
     /// `--record`: what the console ingests, to a file.
     recorder: Option<Recorder>,
+    /// Kubernetes updates seen in the events being folded in: recorded once folded in, when
+    /// each pod has its target.
+    kube_updates: Vec<crate::sources::kube::KubeUpdate>,
     /// Back to the console: what a command the workers ran could not do.
     problems: mpsc::Sender<Event>,
 }
@@ -91,12 +94,20 @@ impl Executor for Workers {
                 at: now,
                 lines: lines.clone(),
             }),
+            Event::Kube(update) => self.kube_updates.push(update.clone()),
             _ => {}
         }
     }
 
     fn settled(&mut self, app: &App, now: Ts) {
         if let Some(recorder) = self.recorder.as_mut() {
+            let changes = std::mem::take(&mut self.kube_updates)
+                .into_iter()
+                .map(|update| crate::record::change_of(update, &app.fleet, &app.kube.targets))
+                .collect();
+            if app.kube.enabled {
+                recorder.record_kube(&app.fleet, now, changes, || app.kube.recorded_state());
+            }
             recorder.observe(&app.fleet, app.diag.live().evaluated_at(), now);
             recorder.flush();
         }
@@ -267,6 +278,7 @@ pub async fn run_console_with(
     });
     let mut workers = Workers {
         recorder,
+        kube_updates: Vec::new(),
         problems: tx.clone(),
         scrapers: Scrapers::start(
             client.clone(),

@@ -320,6 +320,7 @@ fn feed(first: Record, mut recording: Recording, clock: &ReplayClock, tx: &mpsc:
             Record::Targets { targets, .. } => Event::ReplayTargets(targets),
             Record::Scrape(report) => Event::Scrape(report),
             Record::Logs { lines, .. } => Event::Logs(lines),
+            Record::Kube { change, .. } => Event::ReplayKube(change),
             Record::Cycle { .. } | Record::Gap { .. } => continue,
         };
         if tx.blocking_send(event).is_err() {

@@ -95,6 +95,11 @@ impl KubeFeed {
         Ok(())
     }
 
+    /// The fleet target of each discovered pod.
+    pub fn pods(&self) -> &BTreeMap<PodKey, TargetId> {
+        &self.targets
+    }
+
     /// The next update (never ends while the feed runs).
     pub async fn next(&mut self) -> Option<KubeUpdate> {
         self.updates.recv().await

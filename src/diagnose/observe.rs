@@ -252,6 +252,15 @@ pub async fn observe_pods(
     feed.first_round(&mut fleet, first_round)
         .await
         .map_err(ObserveError::NothingFound)?;
+    let recorder = match &settings.record {
+        Some(path) => {
+            let mut recorder = start_recording(path, &fleet, &Clock::Wall, "check --kube")?;
+            // The pods the first round found, before anything scraped from them.
+            recorder.record_kube(&fleet, Clock::Wall.now(), Vec::new(), Vec::new);
+            Some(recorder)
+        }
+        None => None,
+    };
     let sources = Sources {
         scrapes: rx,
         kube: Some(feed),
@@ -259,7 +268,7 @@ pub async fn observe_pods(
         // Events and logs are read every few seconds: wait for one reading at least.
         hold_secs: (TEXT_POLL + kube.api_timeout).as_secs_f64(),
         derived: None,
-        recorder: None,
+        recorder,
     };
     Ok(run(fleet, sources, rules, settings, Clock::Wall, progress).await)
 }
@@ -404,7 +413,12 @@ async fn run(
             }
             Some(update) = next_update(&mut kube) => {
                 if let Some(feed) = kube.as_mut() {
+                    let recorded = recorder.is_some().then(|| update.clone());
                     feed.apply(&mut fleet, update);
+                    if let (Some(recorder), Some(update)) = (recorder.as_mut(), recorded) {
+                        let change = crate::record::change_of(update, &fleet, feed.pods());
+                        recorder.record_kube(&fleet, clock.now(), vec![change], Vec::new);
+                    }
                 }
                 continue;
             }

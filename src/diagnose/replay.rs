@@ -42,6 +42,8 @@ pub fn replay(
     let mut fleet = Fleet::new(settings);
     let mut engine = RuleEngine::new(rules);
     let mut logs = TargetLogs::default();
+    // The target of each recorded pod, for the updates that name the pod.
+    let mut pods = std::collections::BTreeMap::new();
     let mut notes = ReplayNotes::default();
     let mut findings = Vec::new();
     let (mut started, mut ended, mut cycles) = (None::<Ts>, None::<Ts>, 0u32);
@@ -62,6 +64,7 @@ pub fn replay(
                     logs.extend(target, lines);
                 }
             }
+            Record::Kube { change, .. } => change.apply_to_pods(&mut fleet, &mut pods),
             Record::Gap { dropped, .. } => notes.dropped += dropped,
             Record::Cycle { at } => {
                 fleet.tick(at);

@@ -16,6 +16,7 @@
 //! with a header and the targets, so each file replays alone. A file already at `FILE` when
 //! recording starts is rotated away the same way: nothing is ever overwritten.
 
+mod kube;
 mod reader;
 
 use std::fs::{File, OpenOptions};
@@ -29,8 +30,9 @@ use std::time::{Duration, Instant};
 
 use kvtop_core::fleet::{Fleet, ScrapeReport, TargetId, TargetSpec, Ts};
 use kvtop_core::recording::block::{BlockWriter, count_records};
-use kvtop_core::recording::{Encoder, Header, Record, encode_header};
+use kvtop_core::recording::{Encoder, Header, KubeChange, Record, encode_header};
 
+pub use kube::change_of;
 pub use reader::{ReadProblem, Recording, RecordingError, open};
 
 /// The header of a recording of `fleet`, watched as `source`, starting at `now`.
@@ -149,6 +151,9 @@ pub struct Recorder {
     /// The targets as last recorded, and when the rules last ran.
     targets: Vec<(TargetId, TargetSpec)>,
     last_cycle: Option<Ts>,
+    /// The file does not hold what is known from Kubernetes (it is new, or records were
+    /// dropped): the next Kubernetes records start with all of it.
+    kube_unknown: bool,
 }
 
 /// Why recording cannot start.
@@ -204,6 +209,7 @@ impl Recorder {
             file_started: started,
             targets: Vec::new(),
             last_cycle: None,
+            kube_unknown: true,
         })
     }
 
@@ -242,6 +248,7 @@ impl Recorder {
             };
             self.encoder.encode(&targets, &mut self.chunk);
             self.unsent = 0;
+            self.kube_unknown = true;
         }
         let before = self.chunk.len();
         encode(&mut self.encoder, &mut self.chunk);
@@ -263,6 +270,44 @@ impl Recorder {
 
     /// Record the fleet's targets if they changed, and a rules cycle if the rules ran at `evaluated`.
     pub fn observe(&mut self, fleet: &Fleet, evaluated: Option<Ts>, now: Ts) {
+        self.observe_targets(fleet, now);
+        if let Some(at) = evaluated.filter(|at| Some(*at) != self.last_cycle) {
+            self.last_cycle = Some(at);
+            self.record(&Record::Cycle { at });
+        }
+    }
+
+    /// Record Kubernetes updates folded into `fleet` by `now`, after the targets they made.
+    /// When the file does not hold what is known from Kubernetes yet, every pod of `fleet`
+    /// and what `state` gives (the rest of what the console knows) come first, so each file
+    /// replays alone. Nothing is written for a fleet without pods and no updates.
+    pub fn record_kube(
+        &mut self,
+        fleet: &Fleet,
+        now: Ts,
+        changes: Vec<KubeChange>,
+        state: impl FnOnce() -> Vec<KubeChange>,
+    ) {
+        let mut all = Vec::new();
+        if self.kube_unknown {
+            all = kvtop_core::recording::kube::snapshot(fleet);
+            if !all.is_empty() {
+                all.extend(state());
+                self.kube_unknown = false;
+            }
+        }
+        all.extend(changes);
+        if all.is_empty() {
+            return;
+        }
+        self.observe_targets(fleet, now);
+        for change in all {
+            self.record(&Record::Kube { at: now, change });
+        }
+    }
+
+    /// Record the fleet's targets if they changed.
+    fn observe_targets(&mut self, fleet: &Fleet, now: Ts) {
         let same = self.targets.len() == fleet.targets().len()
             && self
                 .targets
@@ -279,10 +324,6 @@ impl Recorder {
                 at: now,
                 targets: self.targets.clone(),
             });
-        }
-        if let Some(at) = evaluated.filter(|at| Some(*at) != self.last_cycle) {
-            self.last_cycle = Some(at);
-            self.record(&Record::Cycle { at });
         }
     }
 
@@ -332,6 +373,7 @@ impl Recorder {
             &mut records,
         );
         self.rotations += 1;
+        self.kube_unknown = true;
         self.send(Chunk::Rotate { header, records });
     }
 
@@ -529,5 +571,67 @@ mod tests {
             assert_eq!(problem, None, "{}", file.display());
             assert!(records > 1, "{}: {records} records", file.display());
         }
+    }
+
+    /// The Kubernetes records of a file.
+    fn kube_records(path: &Path) -> Vec<KubeChange> {
+        let recording = open(path).unwrap_or_else(|e| panic!("{e}"));
+        recording
+            .filter_map(|record| match record {
+                Record::Kube { change, .. } => Some(change),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn every_file_starts_with_the_pods_known_so_each_replays_alone() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let path = dir.path().join("rec.kvr");
+        let rotation = Rotation {
+            max_bytes: u64::MAX,
+            max_age_secs: 60.0,
+            keep: 2,
+        };
+        let start = 1_800_000_000.0;
+        let mut fleet = Fleet::new(kvtop_core::fleet::FleetSettings::default());
+        let id = fleet.add_target(TargetSpec {
+            name: "vllm-0".into(),
+            url: "http://10.0.0.1:8000/metrics".into(),
+        });
+        let mut pod = kvtop_core::kube_model::PodInfo::for_test("prod", "vllm-0");
+        pod.restarts = 4;
+        fleet.set_pod_info(id, pod.clone());
+        let mut recorder =
+            Recorder::start(&path, header(start), rotation).unwrap_or_else(|e| panic!("{e}"));
+        let problem = || {
+            vec![KubeChange::Problem {
+                context: "prod".into(),
+                task: "events".into(),
+                error: Some("forbidden".into()),
+            }]
+        };
+        recorder.record_kube(&fleet, start, Vec::new(), problem);
+        let logs = KubeChange::Logs {
+            key: pod.key.clone(),
+            lines: vec!["INFO: ready".into()],
+        };
+        recorder.record_kube(&fleet, start + 1.0, vec![logs.clone()], problem);
+        // Past the file's age: the next record goes to a new file.
+        recorder.record_scrape(&scrape(start + 61.0));
+        recorder.record_kube(&fleet, start + 62.0, Vec::new(), problem);
+        recorder.finish();
+
+        let first = kube_records(&dir.path().join("rec.kvr.1"));
+        let snapshot = KubeChange::Pods {
+            pods: vec![(id, pod)],
+            gone: Vec::new(),
+        };
+        assert_eq!(
+            first,
+            vec![snapshot.clone(), problem().remove(0), logs],
+            "the state once, then the updates"
+        );
+        assert_eq!(kube_records(&path), vec![snapshot, problem().remove(0)]);
     }
 }

@@ -15,6 +15,7 @@ mod drain_safety;
 mod exec_plugin;
 mod kube_actions_ui;
 mod kube_discovery;
+mod kube_replay;
 mod kube_sim_api;
 mod kube_ui;
 mod kubectl;

@@ -12,17 +12,23 @@
 //! - Version 2 (written now): each frame is a block of records compressed together, the
 //!   blocks of a file one deflate stream ([`block`]); inside, each record is its length (a
 //!   varint) and the same bytes as in version 1.
+//! - [`Record::Kube`] (a Kubernetes update, as JSON) came after the first version-2 files
+//!   without a new version: nothing else changed, so a file without Kubernetes is read by
+//!   every version-2 reader, and an earlier reader meeting one cannot misread it: it stops
+//!   there, saying at which byte and replaying what came before (as for a damaged record).
 //! - Scrape reports are written against the previous report of the same engine or GPU (its
 //!   identity once, then a number; numbers as changes, see `values`), so a record depends on the
 //!   ones before it in the same file. A [`Record::Gap`] says records were dropped (a slow disk):
 //!   both sides forget what came before, and what follows is written in full.
 
 pub mod block;
+pub mod kube;
 mod sample;
 mod values;
 pub mod wire;
 
 use crate::fleet::{ScrapeReport, TargetId, TargetSpec, Ts};
+pub use kube::KubeChange;
 use wire::{Dec, Enc};
 
 /// The first bytes of every recording.
@@ -79,6 +85,8 @@ pub enum Record {
     /// `dropped` records were not written before this one (the disk was too slow); what
     /// follows does not depend on anything before.
     Gap { at: Ts, dropped: u64 },
+    /// A Kubernetes update the console folded in at `at`.
+    Kube { at: Ts, change: KubeChange },
 }
 
 impl Record {
@@ -88,7 +96,8 @@ impl Record {
             Record::Targets { at, .. }
             | Record::Logs { at, .. }
             | Record::Cycle { at }
-            | Record::Gap { at, .. } => *at,
+            | Record::Gap { at, .. }
+            | Record::Kube { at, .. } => *at,
             Record::Scrape(report) => report.at,
         }
     }
@@ -194,6 +203,7 @@ const SCRAPE: u8 = 2;
 const LOGS: u8 = 3;
 const CYCLE: u8 = 4;
 const GAP: u8 = 5;
+const KUBE: u8 = 6;
 
 /// Turns records into bytes, each scrape written against the one before of its engine: as a
 /// block's records (format 2, see [`block`]) or, for tests of what older files hold, as
@@ -263,6 +273,16 @@ impl Encoder {
                 enc.f64(*at);
                 enc.varint(*dropped);
                 self.reset();
+            }
+            Record::Kube { at, change } => {
+                enc.u8(KUBE);
+                enc.f64(*at);
+                // Serializing plain data with string keys cannot fail; an empty document
+                // would be refused on reading, never misread. Not a `str`: a pod's log
+                // lines may pass the 1 MiB that bounds a string; the record's bound holds.
+                let json = serde_json::to_vec(change).unwrap_or_default();
+                enc.varint(json.len() as u64);
+                enc.bytes(&json);
             }
         }
         self.frame(out);
@@ -348,7 +368,18 @@ impl Decoder {
                     dropped: dec.varint()?,
                 }
             }
-            _ => return Err(DecodeError::Malformed("an unknown kind of record")),
+            KUBE => {
+                let at = dec.f64()?;
+                let len = dec.count()?;
+                let change = serde_json::from_slice(dec.bytes(len)?)
+                    .map_err(|_| DecodeError::Malformed("a Kubernetes update that is not valid"))?;
+                Record::Kube { at, change }
+            }
+            _ => {
+                return Err(DecodeError::Malformed(
+                    "a kind of record this kvtop does not know (from a newer kvtop?)",
+                ));
+            }
         };
         if !dec.is_done() {
             return Err(DecodeError::Malformed("bytes after the record"));

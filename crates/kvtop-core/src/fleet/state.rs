@@ -14,7 +14,9 @@ use crate::kube_model::PodInfo;
 use crate::metrics::{Bucket, LineError};
 
 /// Index of a scrape target in the fleet.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub struct TargetId(pub u32);
 
 /// A configured scrape target.

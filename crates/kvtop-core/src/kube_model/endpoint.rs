@@ -59,14 +59,14 @@ impl fmt::Display for ScrapeVia {
 }
 
 /// The route one scrape took.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum ScrapeRoute {
     Direct,
     Proxy,
 }
 
 /// Which rule chose the port (shown in the detail view).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum PortSource {
     Annotation,
     NamedMetrics,
@@ -95,14 +95,14 @@ impl Default for EndpointDefaults {
 }
 
 /// A declared container port.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct NamedPort {
     pub name: Option<String>,
     pub port: u16,
 }
 
 /// A pod's metrics endpoint.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct MetricsEndpoint {
     /// `http` or `https`.
     pub https: bool,

@@ -71,7 +71,7 @@ pub struct Condition {
 }
 
 /// What the Deployments view shows of a ScaledObject.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ScaledObjectSummary {
     pub name: String,
     pub min: u32,

@@ -5,7 +5,7 @@
 ///
 /// Lines are kept in one `Vec`; the oldest are dropped in batches once the buffer holds twice
 /// its capacity, so pushing is amortised O(1) and [`LineRing::lines`] is a plain slice.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub struct LineRing {
     capacity: usize,
     buf: Vec<String>,

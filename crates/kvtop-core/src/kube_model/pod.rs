@@ -17,7 +17,9 @@ const ENV_PREFIXES: &[&str] = &[
 const SECRET_MARKERS: &[&str] = &["TOKEN", "KEY", "SECRET", "PASSWORD", "CREDENTIAL"];
 
 /// A pod's identity across clusters.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub struct PodKey {
     /// Kubeconfig context the pod was discovered through (`in-cluster` inside a pod).
     pub context: String,
@@ -32,7 +34,7 @@ impl fmt::Display for PodKey {
 }
 
 /// The pod phase.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub enum PodPhase {
     Pending,
     Running,
@@ -65,7 +67,7 @@ impl PodPhase {
 }
 
 /// How the previous run of the vLLM container ended.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Termination {
     /// `OOMKilled`, `Error`, `Completed`, …
     pub reason: String,
@@ -75,7 +77,7 @@ pub struct Termination {
 }
 
 /// The controller owning the pod.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Owner {
     /// `ReplicaSet`, `StatefulSet`, `LeaderWorkerSet`, …
     pub kind: String,
@@ -86,7 +88,7 @@ pub struct Owner {
 
 /// One environment variable of the vLLM container. `value` is `None` when it comes from a
 /// secret, config map or field reference.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct EnvVar {
     pub name: String,
     pub value: Option<String>,
@@ -103,7 +105,7 @@ impl EnvVar {
 }
 
 /// Everything kvtop shows and evaluates about one vLLM pod.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct PodInfo {
     pub key: PodKey,
     pub uid: String,

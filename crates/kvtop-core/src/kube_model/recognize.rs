@@ -19,7 +19,7 @@ use super::vllm_args::expand_shell;
 pub const LWS_WORKER_INDEX: &str = "leaderworkerset.sigs.k8s.io/worker-index";
 
 /// The serving engine a pod runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub enum EngineKind {
     #[default]
     Vllm,

@@ -85,7 +85,9 @@ impl InferencePool {
 }
 
 /// What sends a pod traffic.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub enum RouteKind {
     Service,
     InferencePool,
@@ -101,7 +103,7 @@ impl RouteKind {
 }
 
 /// One route to the pod.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Route {
     pub kind: RouteKind,
     pub name: String,
@@ -125,7 +127,7 @@ impl Route {
 }
 
 /// One label to remove and the routes its removal stops.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct LabelRemoval {
     pub label: String,
     /// Its value on the pod (to put it back).
@@ -137,7 +139,7 @@ pub struct LabelRemoval {
 }
 
 /// The routes of one pod and how to take it out of them.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub struct PodRouting {
     pub routes: Vec<Route>,
     /// Labels to remove, each once, in route order.

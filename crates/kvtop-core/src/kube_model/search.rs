@@ -5,7 +5,7 @@
 use crate::format::printable;
 
 /// How a context's pod list went.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum SearchOutcome {
     /// The list answered: `pods` looked at, `engines` of them recognised.
     Listed { pods: usize, engines: usize },
@@ -18,7 +18,7 @@ pub enum SearchOutcome {
 }
 
 /// One context's discovery round.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ContextSearch {
     pub context: String,
     /// `None`: every namespace.

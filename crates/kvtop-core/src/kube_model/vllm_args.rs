@@ -30,7 +30,7 @@ const BOOLEAN_FLAGS: &[&str] = &[
 ];
 
 /// The engine arguments kvtop's rules and views read, plus every flag as written.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct VllmArgs {
     /// True when a vLLM invocation was found in the container's command line.
     pub found: bool,

@@ -9,7 +9,7 @@ use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use super::selector::LabelSelector;
 
 /// One Deployment and what guards its replica count.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct DeploymentSummary {
     pub context: String,
     pub namespace: String,
@@ -28,7 +28,7 @@ pub struct DeploymentSummary {
 }
 
 /// A HorizontalPodAutoscaler targeting the Deployment.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct HpaSummary {
     pub name: String,
     pub current: Option<u32>,
@@ -42,7 +42,7 @@ pub struct HpaSummary {
 }
 
 /// A PodDisruptionBudget selecting the Deployment's pods.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct PdbSummary {
     pub name: String,
     /// `minAvailable: 2` or `maxUnavailable: 25%`.

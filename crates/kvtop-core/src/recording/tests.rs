@@ -381,3 +381,115 @@ fn garbage_blocks_never_panic_the_reader() {
             .is_err()
     );
 }
+
+/// A pod whose vLLM container was OOM-killed and restarted, with its events and log lines.
+fn oom_killed_pod() -> crate::kube_model::PodInfo {
+    let mut pod = crate::kube_model::PodInfo::for_test("prod", "vllm-0");
+    pod.restarts = 3;
+    pod.last_termination = Some(crate::kube_model::Termination {
+        reason: "OOMKilled".into(),
+        exit_code: 137,
+        finished_at: Some(104.25),
+        message: None,
+    });
+    pod.events
+        .replace(vec!["Back-off restarting failed container".into()]);
+    pod.logs.extend(["INFO: Started server process".to_owned()]);
+    pod.refresh();
+    pod
+}
+
+#[test]
+fn kubernetes_updates_come_back_as_they_were_written() {
+    let pod = oom_killed_pod();
+    let mut records = records();
+    records.insert(
+        1,
+        Record::Kube {
+            at: 100.2,
+            change: KubeChange::Pods {
+                pods: vec![(TargetId(3), pod.clone())],
+                gone: Vec::new(),
+            },
+        },
+    );
+    records.push(Record::Kube {
+        at: 108.5,
+        change: KubeChange::Logs {
+            key: pod.key.clone(),
+            lines: vec!["torch.OutOfMemoryError: CUDA out of memory".into()],
+        },
+    });
+    records.push(Record::Kube {
+        at: 108.6,
+        change: KubeChange::Problem {
+            context: "prod".into(),
+            task: "events".into(),
+            error: Some("forbidden: \u{1b}[31mevents".into()),
+        },
+    });
+    let (bytes, _) = blocks(&records, 4);
+    let (back, problem) = read_blocks(&bytes);
+    assert_eq!(problem, None);
+    assert_eq!(back, records);
+    let (bytes, _) = encoded(&records);
+    assert_eq!(read_all(&bytes), (records, None));
+}
+
+#[test]
+fn a_replay_has_the_pods_the_recording_saw() {
+    let mut fleet = crate::fleet::Fleet::new(crate::fleet::FleetSettings::default());
+    fleet.set_targets(&[(
+        TargetId(3),
+        TargetSpec {
+            name: "vllm-0".into(),
+            url: "http://10.0.0.1:8000/metrics".into(),
+        },
+    )]);
+    let pod = oom_killed_pod();
+    let mut pods = std::collections::BTreeMap::new();
+    let changes = kube::snapshot(&{
+        let mut live = fleet.clone();
+        live.set_pod_info(TargetId(3), pod.clone());
+        live
+    });
+    assert_eq!(changes.len(), 1);
+    for change in changes {
+        change.apply_to_pods(&mut fleet, &mut pods);
+    }
+    KubeChange::Logs {
+        key: pod.key.clone(),
+        lines: vec!["torch.OutOfMemoryError: CUDA out of memory".into()],
+    }
+    .apply_to_pods(&mut fleet, &mut pods);
+    let replayed = fleet.pod_info(TargetId(3)).cloned();
+    let replayed = replayed.unwrap_or_else(|| panic!("no pod on target 3"));
+    assert_eq!(replayed.restarts, 3);
+    assert_eq!(replayed.facts, pod.facts);
+    assert_eq!(
+        replayed.logs.lines().last().map(String::as_str),
+        Some("torch.OutOfMemoryError: CUDA out of memory")
+    );
+    KubeChange::Pods {
+        pods: Vec::new(),
+        gone: vec![pod.key.clone()],
+    }
+    .apply_to_pods(&mut fleet, &mut pods);
+    assert!(pods.is_empty());
+}
+
+#[test]
+fn a_damaged_kubernetes_update_is_refused_not_misread() {
+    let mut payload = Vec::new();
+    let mut enc = wire::Enc::new(&mut payload);
+    enc.u8(KUBE);
+    enc.f64(100.0);
+    enc.varint(2);
+    enc.bytes(b"{}");
+    assert_eq!(
+        Decoder::new().decode(&payload),
+        Err(DecodeError::Malformed(
+            "a Kubernetes update that is not valid"
+        ))
+    );
+}

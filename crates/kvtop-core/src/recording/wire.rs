@@ -35,6 +35,11 @@ impl<'a> Enc<'a> {
         }
     }
 
+    /// Bytes as they are (their length written before them).
+    pub fn bytes(&mut self, bytes: &[u8]) {
+        self.put(bytes);
+    }
+
     pub fn signed(&mut self, v: i64) {
         self.varint(((v << 1) ^ (v >> 63)) as u64);
     }
