@@ -27,12 +27,12 @@ fn commit_from_git() -> Option<String> {
     // which is also when a build's dirtiness is usually settled).
     for name in ["HEAD", "index", "packed-refs"] {
         if let Some(path) = git(&["rev-parse", "--git-path", name]) {
-            println!("cargo:rerun-if-changed={}", absolute(path).display());
+            watch(absolute(path));
         }
     }
     let reference = git(&["symbolic-ref", "-q", "HEAD"]);
     if let Some(path) = reference.and_then(|r| git(&["rev-parse", "--git-path", &r])) {
-        println!("cargo:rerun-if-changed={}", absolute(path).display());
+        watch(absolute(path));
     }
     let dirty = git(&["status", "--porcelain", "--untracked-files=no"])
         .is_some_and(|changes| !changes.is_empty());
@@ -44,6 +44,16 @@ fn commit_from_git() -> Option<String> {
         text.push_str(&format!(" {date}"));
     }
     Some(text)
+}
+
+/// Re-run when `path` changes. Cargo counts a missing file as changed on every build, which
+/// would rebuild kvtop each time (a checkout whose refs are all loose has no `packed-refs`, and a
+/// packed branch has no loose file): only files that exist are watched. A ref moving between
+/// the two changes the file that is watched, which re-runs the script too.
+fn watch(path: PathBuf) {
+    if path.exists() {
+        println!("cargo:rerun-if-changed={}", path.display());
+    }
 }
 
 /// Runs git in the package's directory; its trimmed stdout when it succeeds.
