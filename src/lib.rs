@@ -16,5 +16,6 @@ pub mod logging;
 pub mod record;
 pub mod sources;
 pub mod terminal;
+mod terminal_input;
 pub mod theme;
 pub mod ui;

@@ -13,8 +13,7 @@
 use std::io;
 use std::time::Duration;
 
-use crossterm::event::{Event as TermEvent, EventStream, KeyEventKind};
-use futures_util::StreamExt;
+use crossterm::event::{Event as TermEvent, KeyEventKind};
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::{mpsc, watch};
 use tokio::time::{Instant, MissedTickBehavior};
@@ -23,6 +22,7 @@ use super::state::App;
 use super::update::{settle, step, update};
 use super::{Command, Event};
 use crate::terminal::ConsoleTerminal;
+use crate::terminal_input::TerminalInput;
 use kvtop_core::clock::unix_now;
 use kvtop_core::fleet::{QuantileWindow, Ts};
 
@@ -89,7 +89,7 @@ pub async fn run_with(
     draw: Draw,
 ) -> io::Result<ExitReason> {
     let frame_interval = Duration::from_secs_f64(1.0 / f64::from(max_fps.clamp(1, 60)));
-    let mut input = EventStream::new();
+    let mut input = TerminalInput::start()?;
     let mut sigterm = signal(SignalKind::terminate())?;
     let mut sighup = signal(SignalKind::hangup())?;
     let mut sigint = signal(SignalKind::interrupt())?;
