@@ -488,19 +488,19 @@ pub const KEYMAP: &[Binding] = &[
         &[plain('a')],
         Context::Pod,
         Action::OpenActionMenu,
-        "actions: drain, restart, cordon…",
+        "actions (drain, restart…)",
     ),
     bind(
         &[plain('D')],
         Context::Pod,
         Action::PlanDrainPod,
-        "drain the pod (plan first)",
+        "drain pod (plan first)",
     ),
     bind(
         &[plain('R')],
         Context::Pod,
         Action::PlanRestartPod,
-        "restart the pod (plan first)",
+        "restart pod (plan first)",
     ),
     // Diagnostics, routing and node views (other keys as in the fleet view).
     bind(
@@ -636,13 +636,13 @@ pub const KEYMAP: &[Binding] = &[
         &[Key::Ctrl('o')],
         Context::ActionPlan,
         Action::PlanToggleOverride,
-        "override the failed guards that allow it on/off",
+        "override guards on/off",
     ),
     bind(
         &[Key::Ctrl('e')],
         Context::ActionPlan,
         Action::PlanToggleOnTimeout,
-        "drain still busy after its wait: stop / evict",
+        "at timeout: stop / evict",
     ),
     bind(
         &[Key::Plain(KeyCode::Down), Key::Plain(KeyCode::PageDown)],

@@ -444,7 +444,11 @@ fn read_only_removes_the_keys_from_effect_help_and_footer() {
             .map(|l| l.to_string())
             .collect()
     };
-    assert!(help(&offered).iter().any(|l| l.contains("drain the pod")));
+    assert!(
+        help(&offered)
+            .iter()
+            .any(|l| l.contains("drain pod (plan first)"))
+    );
 
     let global = |app: &mut App| app.actions.enabled = false;
     let context = |app: &mut App| {
@@ -457,12 +461,16 @@ fn read_only_removes_the_keys_from_effect_help_and_footer() {
             assert!(ch(&mut app, c).is_empty());
         }
         assert!(app.actions.menu.is_none() && app.actions.plan.is_none());
-        assert!(help(&app).iter().all(|l| !l.contains("drain the pod")
-            && !l.contains("restart the pod")
-            && !l.contains("actions: drain")));
+        assert!(
+            help(&app)
+                .iter()
+                .all(|l| !l.contains("drain pod (plan first)")
+                    && !l.contains("restart pod (plan first)")
+                    && !l.contains("actions (drain"))
+        );
         ch(&mut app, '?');
         let text = screen_text(&app, 80, 24);
-        assert!(!text.contains("drain the pod"), "{text}");
+        assert!(!text.contains("drain pod (plan first)"), "{text}");
         ch(&mut app, '?');
         let text = screen_text(&app, 80, 24);
         assert!(!text.contains("a actions"), "{text}");

@@ -226,6 +226,30 @@ mod tests {
     }
 
     #[test]
+    fn the_help_fits_an_80_column_screen_unclipped() {
+        let theme = Theme::fallback_mono();
+        for order in [&Context::HELP_ORDER[..], &Context::ACTION_HELP_ORDER[..]] {
+            let screen = layout(sections(&theme, order), 22);
+            let gaps = COLUMN_GAP * u16::try_from(screen.len() - 1).unwrap_or(u16::MAX);
+            let inner: u16 = screen.iter().map(|c| width_of(c)).sum::<u16>() + gaps;
+            // Two border columns: anything wider is cut off at the right edge.
+            let widest: Vec<String> = screen
+                .iter()
+                .map(|c| {
+                    c.iter()
+                        .max_by_key(|l| l.width())
+                        .map(|l| l.to_string())
+                        .unwrap_or_default()
+                })
+                .collect();
+            assert!(
+                inner + 2 <= 80,
+                "{inner} columns inside the border: {widest:?}"
+            );
+        }
+    }
+
+    #[test]
     fn sections_flow_into_a_second_column_when_too_tall() {
         let theme = Theme::fallback_mono();
         // Fleet: its heading and 23 help lines (pairs of opposite keys share a line; `p`
