@@ -215,6 +215,17 @@ fn root_cause(err: &(dyn std::error::Error + 'static)) -> String {
     current.to_string()
 }
 
+/// Most targets whose scrapes start at the same instant: 64 requests at once are nothing for
+/// the runtime or the network, and a fleet of 1,000 still spreads over 16 instants a second.
+const TARGETS_PER_SLOT: usize = 64;
+
+/// When, within the first interval, each of `targets` targets is first scraped: the targets
+/// are dealt round the slots, and the slots are evenly spaced.
+fn start_offsets(interval: Duration, targets: usize) -> impl Iterator<Item = Duration> {
+    let slots = targets.div_ceil(TARGETS_PER_SLOT).max(1);
+    (0..targets).map(move |i| interval.mul_f64((i % slots) as f64 / slots as f64))
+}
+
 /// The running scrape workers. Dropping it stops them.
 pub struct Scrapers {
     client: reqwest::Client,
@@ -224,8 +235,10 @@ pub struct Scrapers {
 }
 
 impl Scrapers {
-    /// Start one worker per target. Start times are spread over the first interval so a
-    /// large fleet is not scraped in one burst.
+    /// Start one worker per target. Targets are scraped together in slots of up to
+    /// [`TARGETS_PER_SLOT`], and the slots are spread over the interval, so a large fleet is not
+    /// scraped in one burst while a small one costs one wake-up of the runtime per interval
+    /// rather than one per target (each costs about as much as parsing a payload).
     pub fn start(
         client: reqwest::Client,
         settings: ScrapeSettings,
@@ -238,12 +251,8 @@ impl Scrapers {
             events,
             workers: Vec::with_capacity(targets.len()),
         };
-        let count = targets.len().max(1) as u32;
-        for (i, target) in targets.into_iter().enumerate() {
-            let offset = scrapers
-                .settings
-                .interval
-                .mul_f64(f64::from(i as u32) / f64::from(count));
+        let offsets = start_offsets(scrapers.settings.interval, targets.len());
+        for (target, offset) in targets.into_iter().zip(offsets) {
             scrapers.spawn(target, offset);
         }
         scrapers
@@ -306,5 +315,54 @@ impl Drop for Scrapers {
         for (_, handle) in &self.workers {
             handle.abort();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn slots_of(targets: usize) -> Vec<(Duration, usize)> {
+        let mut slots: Vec<(Duration, usize)> = Vec::new();
+        for offset in start_offsets(Duration::from_secs(1), targets) {
+            match slots.iter_mut().find(|(at, _)| *at == offset) {
+                Some((_, n)) => *n += 1,
+                None => slots.push((offset, 1)),
+            }
+        }
+        slots.sort();
+        slots
+    }
+
+    #[test]
+    fn a_small_fleet_is_scraped_at_one_instant() {
+        assert_eq!(slots_of(8), [(Duration::ZERO, 8)]);
+        assert_eq!(slots_of(64), [(Duration::ZERO, 64)]);
+        assert!(slots_of(0).is_empty());
+    }
+
+    #[test]
+    fn a_large_fleet_is_spread_over_the_interval_in_even_slots() {
+        let slots = slots_of(1000);
+        assert_eq!(slots.len(), 16);
+        assert!(
+            slots.iter().all(|(_, n)| (62..=63).contains(n)),
+            "{slots:?}"
+        );
+        assert_eq!(slots.iter().map(|(_, n)| n).sum::<usize>(), 1000);
+        assert_eq!(
+            slots[1].0,
+            Duration::from_millis(62) + Duration::from_micros(500)
+        );
+        assert!(
+            slots
+                .last()
+                .is_some_and(|(at, _)| *at < Duration::from_secs(1))
+        );
+        // One more target than a slot holds takes a second slot, half an interval later.
+        assert_eq!(
+            slots_of(65),
+            [(Duration::ZERO, 33), (Duration::from_millis(500), 32)]
+        );
     }
 }
