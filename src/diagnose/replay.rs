@@ -41,6 +41,7 @@ pub fn replay(
     let interval = settings.interval;
     let mut fleet = Fleet::new(settings);
     let mut engine = RuleEngine::new(rules);
+    let mut parts = inputs::FleetParts::for_rules(rules.rules());
     let mut logs = TargetLogs::default();
     // The target of each recorded pod, for the updates that name the pod.
     let mut pods = std::collections::BTreeMap::new();
@@ -69,7 +70,7 @@ pub fn replay(
             Record::Cycle { at } => {
                 fleet.tick(at);
                 logs.prune(at);
-                let parts = inputs::FleetParts::of(&fleet);
+                parts.refresh(&fleet);
                 let cycle_inputs = inputs::engine_inputs(&fleet, &parts, &logs);
                 let found = engine.evaluate(&cycle_inputs, at);
                 if window.from.is_some_and(|from| at < from) {
