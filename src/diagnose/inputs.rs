@@ -214,6 +214,35 @@ mod tests {
     }
 
     #[test]
+    fn the_models_are_merged_only_when_a_rule_reads_them() {
+        let fleet = fleet_with_an_engine_and_a_refused_target();
+        // The console's parts always merge (its grouped table shows the figures).
+        assert!(FleetParts::of(&fleet).model("m").is_some());
+        let builtin = kvtop_core::rules::RuleSet::builtin().expect("built-in rules");
+        let mut parts = FleetParts::for_rules(builtin.rules());
+        parts.refresh(&fleet);
+        assert!(parts.model("m").is_none());
+        assert_eq!(parts.gpus.len(), 2);
+        let user = kvtop_core::rules::RuleSet::with_user_text(
+            "rules.toml",
+            r#"[[rule]]
+id = "model-slo"
+title = "Model TTFT p99 above its SLO"
+severity = "warning"
+per = "model"
+when = "merged(ttft_p99) > 1s"
+cause = "test"
+action = "test"
+source = "test"
+"#,
+        )
+        .expect("rules");
+        let mut parts = FleetParts::for_rules(user.rules());
+        parts.refresh(&fleet);
+        assert!(parts.model("m").is_some());
+    }
+
+    #[test]
     fn gpu_signals_come_from_the_engine_s_signals() {
         assert_eq!(gpu_of(&Signals::default()), None);
         let signals = Signals {

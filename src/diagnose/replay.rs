@@ -46,7 +46,6 @@ pub fn replay(
     // The target of each recorded pod, for the updates that name the pod.
     let mut pods = std::collections::BTreeMap::new();
     let mut notes = ReplayNotes::default();
-    let mut findings = Vec::new();
     let (mut started, mut ended, mut cycles) = (None::<Ts>, None::<Ts>, 0u32);
     let mut planned = false;
     let mut episodes = Episodes::default();
@@ -82,13 +81,19 @@ pub fn replay(
                 }
                 progress.evaluated(at, found);
                 episodes.observe(found, at, window.from.unwrap_or(f64::NEG_INFINITY));
-                findings = found.to_vec();
                 started.get_or_insert(at);
                 ended = Some(at);
                 cycles += 1;
             }
         }
     }
+    // The findings of the last cycle reported: the last one evaluated, when any was reported
+    // (those before --from come first). Copied once, not at every cycle.
+    let findings = if cycles > 0 {
+        engine.findings().to_vec()
+    } else {
+        Vec::new()
+    };
     let any_scraped = fleet.targets().iter().any(|t| t.last_ok.is_some());
     let observation = Observation {
         fleet,
