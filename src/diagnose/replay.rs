@@ -110,3 +110,53 @@ pub fn replay(
     };
     (observation, notes)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diagnose::observe::Quiet;
+    use kvtop_core::rules::Rule;
+
+    /// A rule that reads the models' merged quantiles and never holds: with it, every cycle
+    /// merges them; without it (the built-in rules alone), none does.
+    const MERGING_RULE: &str = r#"[[rule]]
+id = "never-merged"
+title = "Never"
+severity = "info"
+per = "model"
+when = "merged(ttft_p99) < 0"
+cause = "test"
+action = "test"
+source = "test"
+"#;
+
+    fn replayed(rules: &RuleSet, to: Option<f64>) -> Observation {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/recording-v1-kv-thrash.kvr");
+        let mut recording = crate::record::open(&path).expect("the fixture opens");
+        let to = to.map(|secs| recording.header().started + secs);
+        let window = Window { from: None, to };
+        replay(&mut recording, rules, window, &mut Quiet).0
+    }
+
+    #[test]
+    fn leaving_the_models_unmerged_changes_no_finding_nor_episode() {
+        let builtin = RuleSet::builtin().expect("built-in rules");
+        assert!(!builtin.rules().iter().any(Rule::reads_merged));
+        let merging = RuleSet::with_user_text("rules.toml", MERGING_RULE).expect("rules");
+        assert!(merging.rules().iter().any(Rule::reads_merged));
+        for to in [None, Some(120.0)] {
+            let (lean, full) = (replayed(&builtin, to), replayed(&merging, to));
+            if to.is_none() {
+                assert!(
+                    lean.findings.iter().any(|f| &*f.rule_id == "kv-breaker"),
+                    "{:?}",
+                    lean.findings
+                );
+            }
+            assert_eq!(lean.findings, full.findings);
+            assert_eq!(lean.episodes, full.episodes);
+            assert_eq!((lean.cycles, lean.ended), (full.cycles, full.ended));
+        }
+    }
+}
