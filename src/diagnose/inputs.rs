@@ -12,7 +12,7 @@
 //! ```
 
 use kvtop_core::fleet::{EngineState, Fleet, ModelSignals, Signals};
-use kvtop_core::rules::{EngineInput, GpuSignals};
+use kvtop_core::rules::{EngineInput, GpuSignals, Rule};
 
 /// The GPU signals of each engine row of `fleet`, in row order (`None` for engines without
 /// GPU data), into `out` (cleared first; a caller that evaluates every cycle reuses it). The
@@ -26,10 +26,24 @@ fn gpu_signals(fleet: &Fleet, out: &mut Vec<Option<GpuSignals>>) {
 /// engine's GPU signals (in row order) and each model's latency quantiles over its engines'
 /// merged histograms (what `merged()` in a rule reads, sorted by model). The inputs borrow
 /// from it; a caller that evaluates every cycle keeps one and refreshes it.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct FleetParts {
     gpus: Vec<Option<GpuSignals>>,
     models: Vec<ModelSignals>,
+    /// Whether [`refresh`](Self::refresh) merges the models' histograms. Merging them is most
+    /// of a cycle's cost on a small fleet, and a headless run whose rules never read
+    /// `merged()` has no use for them (the console's grouped table does: it always merges).
+    merge_models: bool,
+}
+
+impl Default for FleetParts {
+    fn default() -> Self {
+        FleetParts {
+            gpus: Vec::new(),
+            models: Vec::new(),
+            merge_models: true,
+        }
+    }
 }
 
 impl FleetParts {
@@ -39,10 +53,21 @@ impl FleetParts {
         parts
     }
 
+    /// Empty parts for evaluating `rules` only: the models' merged quantiles are computed
+    /// when one of them reads `merged()`, else left unknown (nothing else reads them).
+    pub fn for_rules<'r>(rules: impl IntoIterator<Item = &'r Rule>) -> Self {
+        FleetParts {
+            merge_models: rules.into_iter().any(Rule::reads_merged),
+            ..FleetParts::default()
+        }
+    }
+
     pub fn refresh(&mut self, fleet: &Fleet) {
         gpu_signals(fleet, &mut self.gpus);
-        self.models = fleet.model_quantiles();
-        self.models.sort_by(|a, b| a.model.cmp(&b.model));
+        if self.merge_models {
+            self.models = fleet.model_quantiles();
+            self.models.sort_by(|a, b| a.model.cmp(&b.model));
+        }
     }
 
     /// A model's latency quantiles over its up engines' merged histograms, as of the cycle.
@@ -160,7 +185,7 @@ mod tests {
         let fleet = fleet_with_an_engine_and_a_refused_target();
         let parts = FleetParts {
             gpus: vec![None, Some(GpuSignals::default())],
-            models: Vec::new(),
+            ..FleetParts::default()
         };
         let mut logs = TargetLogs::default();
         let a = fleet.targets()[0].id;
@@ -186,6 +211,35 @@ mod tests {
                 .iter()
                 .all(|i| i.gpu.is_none())
         );
+    }
+
+    #[test]
+    fn the_models_are_merged_only_when_a_rule_reads_them() {
+        let fleet = fleet_with_an_engine_and_a_refused_target();
+        // The console's parts always merge (its grouped table shows the figures).
+        assert!(FleetParts::of(&fleet).model("m").is_some());
+        let builtin = kvtop_core::rules::RuleSet::builtin().expect("built-in rules");
+        let mut parts = FleetParts::for_rules(builtin.rules());
+        parts.refresh(&fleet);
+        assert!(parts.model("m").is_none());
+        assert_eq!(parts.gpus.len(), 2);
+        let user = kvtop_core::rules::RuleSet::with_user_text(
+            "rules.toml",
+            r#"[[rule]]
+id = "model-slo"
+title = "Model TTFT p99 above its SLO"
+severity = "warning"
+per = "model"
+when = "merged(ttft_p99) > 1s"
+cause = "test"
+action = "test"
+source = "test"
+"#,
+        )
+        .expect("rules");
+        let mut parts = FleetParts::for_rules(user.rules());
+        parts.refresh(&fleet);
+        assert!(parts.model("m").is_some());
     }
 
     #[test]

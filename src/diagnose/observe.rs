@@ -384,6 +384,7 @@ async fn run(
     #[cfg(not(feature = "demo"))]
     drop(sim_streams);
     let mut engine = RuleEngine::new(rules);
+    let mut parts = inputs::FleetParts::for_rules(rules.rules());
     #[cfg_attr(not(feature = "demo"), allow(unused_mut))]
     let mut logs = TargetLogs::default();
     let mut ticker = tokio::time::interval(settings.scrape.interval);
@@ -448,7 +449,7 @@ async fn run(
             recorder.observe(&fleet, Some(now), now);
             recorder.flush();
         }
-        let parts = inputs::FleetParts::of(&fleet);
+        parts.refresh(&fleet);
         let cycle_inputs = inputs::engine_inputs(&fleet, &parts, &logs);
         let start = *started.get_or_insert(now);
         if length.is_none() {

@@ -50,6 +50,7 @@ pub async fn replay(
     });
     fleet.add_source(reader.source(), reader.source());
     let mut engine = RuleEngine::new(rules);
+    let mut parts = inputs::FleetParts::for_rules(rules.rules());
     let logs = TargetLogs::default();
     let mut episodes = Episodes::default();
     let mut findings = Vec::new();
@@ -85,7 +86,7 @@ pub async fn replay(
             });
             fleet.ingest_source(SourceReport::Cycle(report));
             fleet.tick(at);
-            let parts = inputs::FleetParts::of(&fleet);
+            parts.refresh(&fleet);
             let cycle_inputs = inputs::engine_inputs(&fleet, &parts, &logs);
             let found = engine.evaluate(&cycle_inputs, at);
             if at < from {

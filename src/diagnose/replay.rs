@@ -41,11 +41,11 @@ pub fn replay(
     let interval = settings.interval;
     let mut fleet = Fleet::new(settings);
     let mut engine = RuleEngine::new(rules);
+    let mut parts = inputs::FleetParts::for_rules(rules.rules());
     let mut logs = TargetLogs::default();
     // The target of each recorded pod, for the updates that name the pod.
     let mut pods = std::collections::BTreeMap::new();
     let mut notes = ReplayNotes::default();
-    let mut findings = Vec::new();
     let (mut started, mut ended, mut cycles) = (None::<Ts>, None::<Ts>, 0u32);
     let mut planned = false;
     let mut episodes = Episodes::default();
@@ -69,7 +69,7 @@ pub fn replay(
             Record::Cycle { at } => {
                 fleet.tick(at);
                 logs.prune(at);
-                let parts = inputs::FleetParts::of(&fleet);
+                parts.refresh(&fleet);
                 let cycle_inputs = inputs::engine_inputs(&fleet, &parts, &logs);
                 let found = engine.evaluate(&cycle_inputs, at);
                 if window.from.is_some_and(|from| at < from) {
@@ -81,13 +81,19 @@ pub fn replay(
                 }
                 progress.evaluated(at, found);
                 episodes.observe(found, at, window.from.unwrap_or(f64::NEG_INFINITY));
-                findings = found.to_vec();
                 started.get_or_insert(at);
                 ended = Some(at);
                 cycles += 1;
             }
         }
     }
+    // The findings of the last cycle reported: the last one evaluated, when any was reported
+    // (those before --from come first). Copied once, not at every cycle.
+    let findings = if cycles > 0 {
+        engine.findings().to_vec()
+    } else {
+        Vec::new()
+    };
     let any_scraped = fleet.targets().iter().any(|t| t.last_ok.is_some());
     let observation = Observation {
         fleet,
@@ -103,4 +109,54 @@ pub fn replay(
         episodes: Some(episodes.finish()),
     };
     (observation, notes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diagnose::observe::Quiet;
+    use kvtop_core::rules::Rule;
+
+    /// A rule that reads the models' merged quantiles and never holds: with it, every cycle
+    /// merges them; without it (the built-in rules alone), none does.
+    const MERGING_RULE: &str = r#"[[rule]]
+id = "never-merged"
+title = "Never"
+severity = "info"
+per = "model"
+when = "merged(ttft_p99) < 0"
+cause = "test"
+action = "test"
+source = "test"
+"#;
+
+    fn replayed(rules: &RuleSet, to: Option<f64>) -> Observation {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/recording-v1-kv-thrash.kvr");
+        let mut recording = crate::record::open(&path).expect("the fixture opens");
+        let to = to.map(|secs| recording.header().started + secs);
+        let window = Window { from: None, to };
+        replay(&mut recording, rules, window, &mut Quiet).0
+    }
+
+    #[test]
+    fn leaving_the_models_unmerged_changes_no_finding_nor_episode() {
+        let builtin = RuleSet::builtin().expect("built-in rules");
+        assert!(!builtin.rules().iter().any(Rule::reads_merged));
+        let merging = RuleSet::with_user_text("rules.toml", MERGING_RULE).expect("rules");
+        assert!(merging.rules().iter().any(Rule::reads_merged));
+        for to in [None, Some(120.0)] {
+            let (lean, full) = (replayed(&builtin, to), replayed(&merging, to));
+            if to.is_none() {
+                assert!(
+                    lean.findings.iter().any(|f| &*f.rule_id == "kv-breaker"),
+                    "{:?}",
+                    lean.findings
+                );
+            }
+            assert_eq!(lean.findings, full.findings);
+            assert_eq!(lean.episodes, full.episodes);
+            assert_eq!((lean.cycles, lean.ended), (full.cycles, full.ended));
+        }
+    }
 }

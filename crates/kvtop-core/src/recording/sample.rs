@@ -499,10 +499,11 @@ fn decode_engine(
     };
     let previous = before.map(scalars).unwrap_or_default();
     set_scalars(&mut sample, &values::decode(dec, SCALARS, &previous)?);
-    let before_hists: [Option<Histogram>; HISTOGRAMS] =
-        before.map_or_else(Default::default, |b| histograms(b).map(|h| h.cloned()));
+    // Borrowed, not cloned: the previous sample is only replaced once this one is decoded.
+    let before_hists: [Option<&Histogram>; HISTOGRAMS] =
+        before.map_or([None; HISTOGRAMS], histograms);
     for (slot, b) in histograms_mut(&mut sample).into_iter().zip(before_hists) {
-        *slot = decode_histogram(dec, b.as_ref())?;
+        *slot = decode_histogram(dec, b)?;
     }
     sample.request_success_total =
         decode_labelled(dec, before.map(|b| b.request_success_total.as_slice()))?;
@@ -531,39 +532,42 @@ fn decode_histogram(
         1 => true,
         _ => return Err(DecodeError::Malformed("a histogram's count form")),
     };
-    let (les, previous) = match tag {
+    // The bucket bounds: the previous histogram's (a change), else the record's own, written
+    // with NaN counts until the counts are read.
+    let (mut buckets, previous) = match tag {
         1 => {
             let before = before.ok_or(DecodeError::Malformed("a histogram change without one"))?;
-            let les: Vec<f64> = before.buckets.iter().map(|b| b.le).collect();
-            (les, histogram_numbers(before, per_bucket))
+            (
+                before.buckets.clone(),
+                histogram_numbers(before, per_bucket),
+            )
         }
         2 => {
             let count = dec.count()?;
-            let mut les = Vec::with_capacity(count);
+            let mut buckets = Vec::with_capacity(count);
             for _ in 0..count {
-                les.push(dec.f64()?);
+                buckets.push(Bucket {
+                    le: dec.f64()?,
+                    count: f64::NAN,
+                });
             }
-            (les, Vec::new())
+            (buckets, Vec::new())
         }
         _ => return Err(DecodeError::Malformed("a histogram's tag")),
     };
-    let numbers = values::decode(dec, les.len() + 2, &previous)?;
+    let numbers = values::decode(dec, buckets.len() + 2, &previous)?;
     let count_of = |i: usize| numbers.get(i).copied().flatten();
     let mut below = 0.0;
-    let buckets = les
-        .iter()
-        .enumerate()
-        .map(|(i, le)| {
-            let own = count_of(i).unwrap_or(f64::NAN);
-            let count = if per_bucket { below + own } else { own };
-            below = count;
-            Bucket { le: *le, count }
-        })
-        .collect();
+    for (i, bucket) in buckets.iter_mut().enumerate() {
+        let own = count_of(i).unwrap_or(f64::NAN);
+        bucket.count = if per_bucket { below + own } else { own };
+        below = bucket.count;
+    }
+    let bounds = buckets.len();
     Ok(Some(Histogram {
         buckets,
-        sum: count_of(les.len()),
-        count: count_of(les.len() + 1),
+        sum: count_of(bounds),
+        count: count_of(bounds + 1),
     }))
 }
 

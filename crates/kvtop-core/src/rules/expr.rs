@@ -249,6 +249,9 @@ pub struct Expr {
     level: Level,
     pub(crate) root: Cond,
     reads: Vec<SignalRef>,
+    /// Whether it reads a model's merged quantiles (`merged(…)`), which the rules' inputs
+    /// carry only when some rule needs them.
+    merged: bool,
 }
 
 impl Expr {
@@ -271,6 +274,7 @@ impl Expr {
             operators: 0,
             level,
             reads: Vec::new(),
+            merged: false,
         };
         let node = parser.or()?;
         let root = parser.want_cond(node)?;
@@ -283,6 +287,7 @@ impl Expr {
             level,
             root,
             reads: parser.reads,
+            merged: parser.merged,
         })
     }
 
@@ -303,6 +308,11 @@ impl Expr {
     /// Whether it reads anything from the engine's own scrape (metrics or cache config).
     pub fn reads_scraped(&self) -> bool {
         self.reads.iter().any(|r| r.origin().is_scraped())
+    }
+
+    /// Whether it takes a model's quantile over merged histograms (`merged(…)`).
+    pub fn reads_merged(&self) -> bool {
+        self.merged
     }
 }
 
@@ -342,6 +352,7 @@ struct Parser<'t, 'a> {
     operators: usize,
     level: Level,
     reads: Vec<SignalRef>,
+    merged: bool,
 }
 
 const END_TOKEN: Token<'static> = Token {
@@ -794,6 +805,7 @@ impl<'t, 'a> Parser<'t, 'a> {
                         "something else".into(),
                     ));
                 }
+                self.merged |= agg == AggFn::Merged;
                 Node::Num(Num::Agg(agg, Box::new(num)), dim, unit, span)
             }
             None => {

@@ -183,6 +183,11 @@ impl Rule {
     pub fn reads_scraped(&self) -> bool {
         self.when.reads_scraped() || self.clear_when.as_ref().is_some_and(Expr::reads_scraped)
     }
+
+    /// Whether its conditions read a model's merged quantiles (`merged(…)`).
+    pub fn reads_merged(&self) -> bool {
+        self.when.reads_merged() || self.clear_when.as_ref().is_some_and(Expr::reads_merged)
+    }
 }
 
 /// A row of the troubleshooting tables kvtop does not turn into a rule, and why.

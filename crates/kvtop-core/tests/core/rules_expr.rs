@@ -620,3 +620,18 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn an_expression_says_whether_it_reads_a_model_s_merged_quantiles() {
+    let reads = |text: &str, level: Level| Expr::parse(text, level).expect("parses").reads_merged();
+    assert!(reads("merged(ttft_p99) > 2s", Level::Group));
+    assert!(reads(
+        "max(kv_usage) > 90% or merged(e2e_p95) > 10s",
+        Level::Group
+    ));
+    assert!(!reads(
+        "avg(ttft_p99) > 2s and count(kv_usage > 0.9) > 1",
+        Level::Group
+    ));
+    assert!(!reads("ttft_p95 > 500ms and kv_usage > 90%", Level::Engine));
+}
