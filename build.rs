@@ -3,6 +3,9 @@
 //! `KVTOP_GIT_COMMIT` wins (a packager building from a tarball knows the commit); otherwise git
 //! is asked, and a build outside a git checkout, or without git installed, says so plainly
 //! instead of naming a commit it cannot know.
+//!
+//! The shipped build (`[profile.dist]`) also has its functions laid out in the order of
+//! `dist/symbol-order.txt` (see `link_in_symbol_order`).
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -16,6 +19,43 @@ fn main() {
         .or_else(commit_from_git)
         .unwrap_or_else(|| "unknown commit: not built from a git checkout".to_owned());
     println!("cargo:rustc-env=KVTOP_BUILD_COMMIT={commit}");
+    link_in_symbol_order();
+}
+
+/// The kernel maps a binary's code around each page fault in 64 KB blocks, so functions a
+/// console runs, scattered among ones it never runs, make nearly the whole text resident. The
+/// shipped build asks the linker to place the functions `benches/symbol_order.sh` saw running
+/// first, next to each other. Only for `[profile.dist]` (the one profile optimised for size:
+/// its symbol names are the ones listed) and only with rust-lld, the default linker of
+/// x86_64-unknown-linux-gnu, which takes `--symbol-ordering-file`; a name the build no longer
+/// has is skipped silently. `KVTOP_LINK_MAP=PATH` also writes the linker's map there, which is
+/// how the script finds the names in a stripped binary.
+fn link_in_symbol_order() {
+    println!("cargo:rerun-if-env-changed=KVTOP_LINK_MAP");
+    let var = |name: &str| std::env::var(name).unwrap_or_default();
+    let own_linker = !var("RUSTC_LINKER").is_empty()
+        || ["linker", "fuse-ld"]
+            .iter()
+            .any(|flag| var("CARGO_ENCODED_RUSTFLAGS").contains(flag));
+    if var("TARGET") != "x86_64-unknown-linux-gnu" || var("OPT_LEVEL") != "s" || own_linker {
+        return;
+    }
+    let Some(dir) = std::env::var_os("CARGO_MANIFEST_DIR") else {
+        return;
+    };
+    let order = PathBuf::from(dir).join("dist").join("symbol-order.txt");
+    println!("cargo:rerun-if-changed={}", order.display());
+    if order.is_file() {
+        println!(
+            "cargo:rustc-link-arg-bin=kvtop=-Wl,--symbol-ordering-file={}",
+            order.display()
+        );
+        println!("cargo:rustc-link-arg-bin=kvtop=-Wl,--no-warn-symbol-ordering");
+    }
+    let map = var("KVTOP_LINK_MAP");
+    if !map.is_empty() {
+        println!("cargo:rustc-link-arg-bin=kvtop=-Wl,-Map={map}");
+    }
 }
 
 /// `COMMIT (DATE)`, with `-dirty` when tracked files differ from the commit; `None` when this
