@@ -3,8 +3,11 @@
 //! `KVTOP_GIT_COMMIT` wins (a packager building from a tarball knows the commit); otherwise git
 //! is asked, and a build outside a git checkout, or without git installed, says so plainly
 //! instead of naming a commit it cannot know.
+//!
+//! The shipped build (`[profile.dist]`) also has its functions laid out in the order of
+//! `dist/symbol-order.txt` (see `link_in_symbol_order`).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn main() {
@@ -16,6 +19,76 @@ fn main() {
         .or_else(commit_from_git)
         .unwrap_or_else(|| "unknown commit: not built from a git checkout".to_owned());
     println!("cargo:rustc-env=KVTOP_BUILD_COMMIT={commit}");
+    link_in_symbol_order();
+}
+
+/// The kernel maps a binary's code around each page fault in 64 KB blocks, so functions a
+/// console runs, scattered among ones it never runs, make nearly the whole text resident. The
+/// shipped build asks the linker to place the functions `benches/symbol_order.sh` saw running
+/// first, next to each other. Only for `[profile.dist]` (the one profile optimised for size:
+/// its symbol names are the ones listed), and only when the linker takes
+/// `--symbol-ordering-file` (rust-lld, the default of x86_64-unknown-linux-gnu, and mold do;
+/// GNU ld, which a distribution's rustc may use, does not). A name the build no longer has is
+/// skipped silently. `KVTOP_LINK_MAP=PATH` also writes the linker's map there, which is how
+/// the script finds the names in a stripped binary.
+fn link_in_symbol_order() {
+    println!("cargo:rerun-if-env-changed=KVTOP_LINK_MAP");
+    let var = |name: &str| std::env::var(name).unwrap_or_default();
+    if var("OPT_LEVEL") != "s" || !var("TARGET").contains("-linux-") {
+        return;
+    }
+    let (Some(dir), Some(out)) = (
+        std::env::var_os("CARGO_MANIFEST_DIR"),
+        std::env::var_os("OUT_DIR"),
+    ) else {
+        return;
+    };
+    let order = PathBuf::from(dir).join("dist").join("symbol-order.txt");
+    println!("cargo:rerun-if-changed={}", order.display());
+    let mut args = Vec::new();
+    if order.is_file() {
+        args.push(format!("-Wl,--symbol-ordering-file={}", order.display()));
+        args.push("-Wl,--no-warn-symbol-ordering".to_owned());
+    }
+    let map = var("KVTOP_LINK_MAP");
+    if !map.is_empty() {
+        args.push(format!("-Wl,-Map={map}"));
+    }
+    if args.is_empty() || !linker_accepts(&args, Path::new(&out)) {
+        return;
+    }
+    for arg in args {
+        println!("cargo:rustc-link-arg-bin=kvtop={arg}");
+    }
+}
+
+/// Whether the linker this build uses takes ARGS: links an empty program with them, with the
+/// same rustc, target, linker and flags as the build.
+fn linker_accepts(args: &[String], out: &Path) -> bool {
+    let source = out.join("link_probe.rs");
+    if std::fs::write(&source, "fn main() {}\n").is_err() {
+        return false;
+    }
+    let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
+    let mut command = Command::new(rustc);
+    command
+        .args(["--edition", "2021", "--crate-type", "bin"])
+        .arg("--target")
+        .arg(std::env::var("TARGET").unwrap_or_default())
+        .arg("-o")
+        .arg(out.join("link_probe"))
+        .arg(&source);
+    if let Some(linker) = std::env::var_os("RUSTC_LINKER") {
+        let mut flag = std::ffi::OsString::from("linker=");
+        flag.push(linker);
+        command.arg("-C").arg(flag);
+    }
+    let flags = std::env::var("CARGO_ENCODED_RUSTFLAGS").unwrap_or_default();
+    command.args(flags.split('\u{1f}').filter(|flag| !flag.is_empty()));
+    for arg in args {
+        command.arg("-C").arg(format!("link-arg={arg}"));
+    }
+    command.output().is_ok_and(|output| output.status.success())
 }
 
 /// `COMMIT (DATE)`, with `-dirty` when tracked files differ from the commit; `None` when this
