@@ -5,7 +5,7 @@
 //! instead of naming a commit it cannot know.
 //!
 //! The shipped build (`[profile.dist]`) also has its functions laid out in the order of
-//! `dist/symbol-order.txt` (see `link_in_symbol_order`).
+//! `benches/symbol-order.txt` (see `link_in_symbol_order`).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -43,7 +43,7 @@ fn link_in_symbol_order() {
     ) else {
         return;
     };
-    let order = PathBuf::from(dir).join("dist").join("symbol-order.txt");
+    let order = PathBuf::from(dir).join("benches").join("symbol-order.txt");
     println!("cargo:rerun-if-changed={}", order.display());
     let mut args = Vec::new();
     if order.is_file() {

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Turn the functions a console ran into lld's symbol ordering file (dist/symbol-order.txt).
+"""Turn the functions a console ran into lld's symbol ordering file (benches/symbol-order.txt).
 
     benches/symbol_order.py --map LINK_MAP --binary KVTOP [--after RUN.callgrind] RUN.callgrind ...
 

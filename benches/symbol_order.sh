@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Regenerates dist/symbol-order.txt, the order in which the shipped build (`[profile.dist]`,
+# Regenerates benches/symbol-order.txt, the order in which the shipped build (`[profile.dist]`,
 # see build.rs) lays out its functions: first the ones a console runs, packed together, so the
 # kernel's 64 KB fault-around maps little code the console never runs.
 #
@@ -79,5 +79,5 @@ done
 profile "$work/demo.callgrind" demo
 
 python3 benches/symbol_order.py --map "$work/kvtop.map" --binary "$work/kvtop" \
-  --after "$work/demo.callgrind" "${profiles[@]}" >dist/symbol-order.txt
-echo "dist/symbol-order.txt: $(wc -l <dist/symbol-order.txt) functions"
+  --after "$work/demo.callgrind" "${profiles[@]}" >benches/symbol-order.txt
+echo "benches/symbol-order.txt: $(wc -l <benches/symbol-order.txt) functions"
