@@ -1,14 +1,20 @@
-# Shared by the whole-process fleet benchmarks (fleet_1000.sh, soak.sh); sourced, not run.
+# Shared by the whole-process benchmarks (fleet_1000.sh, soak.sh, whole_process.sh,
+# symbol_order.sh); sourced, not run.
 # Expects: bin (the kvtop binary), work (a scratch directory).
 
 # Start `kvtop sim` with the given arguments in the background; sets sim_pid and waits until it
 # has listed EXPECTED endpoints in $work/sim.out.
 start_sim() {
-  local expected=$1
-  shift
   # The simulator runs from its own copy of the binary: sharing the console's file would let the
   # console map the simulator's code pages (fault-around) and count them in its RSS.
   cp "$bin" "$work/kvtop-sim"
+  run_sim "$@"
+}
+
+# start_sim with the copy already at $work/kvtop-sim.
+run_sim() {
+  local expected=$1
+  shift
   "$work/kvtop-sim" sim "$@" >"$work/sim.out" 2>"$work/sim.err" &
   sim_pid=$!
   for _ in $(seq 600); do

@@ -35,6 +35,8 @@ else
 fi
 [ -s "$work/kvtop.map" ] || { echo "no link map: is the linker rust-lld?" >&2; exit 1; }
 cp "$work/kvtop" "$work/kvtop-sim"
+# shellcheck source=benches/fleet_lib.sh
+. benches/fleet_lib.sh
 export HOME=$work XDG_STATE_HOME=$work/state XDG_CONFIG_HOME=$work/config
 
 # One console under callgrind on the pty for SECONDS; its profile goes to $1.
@@ -61,12 +63,7 @@ profile() {
 
 profiles=()
 for engines in 1 8 100; do
-  "$work/kvtop-sim" sim --engines "$engines" >"$work/sim.out" 2>"$work/sim.err" &
-  sim_pid=$!
-  for _ in $(seq 300); do
-    [ "$(grep -c 'http://127.0.0.1' "$work/sim.out" || true)" -ge "$engines" ] && break
-    sleep 0.1
-  done
+  run_sim "$engines" --engines "$engines"
   mapfile -t urls < <(grep -o 'http://127.0.0.1:[0-9]*/metrics' "$work/sim.out")
   targets=()
   for url in "${urls[@]}"; do targets+=(--target "$url"); done

@@ -42,12 +42,9 @@ trap cleanup EXIT
 
 # The simulator runs from its own copy, so the console's RSS counts only its own code pages.
 cp "$sim_bin" "$work/kvtop-sim"
-"$work/kvtop-sim" sim --engines "$engines" >"$work/sim.out" 2>"$work/sim.err" &
-sim_pid=$!
-for _ in $(seq 300); do
-  [ "$(grep -c 'http://127.0.0.1' "$work/sim.out" || true)" -ge "$engines" ] && break
-  sleep 0.1
-done
+# shellcheck source=benches/fleet_lib.sh
+. benches/fleet_lib.sh
+run_sim "$engines" --engines "$engines"
 targets=$(grep -o 'http://127.0.0.1:[0-9]*/metrics' "$work/sim.out" | sed 's/^/--target /' | tr '\n' ' ')
 
 export HOME=$work XDG_STATE_HOME=$work/state XDG_CONFIG_HOME=$work/config
