@@ -3,7 +3,7 @@
 //! crossterm's `EventStream` parks a helper thread in `poll` while that thread holds crossterm's
 //! event-reader lock, and takes the same lock each time the stream is polled. The event loop
 //! polls its input on every wake-up (each scrape report, each clock tick), so every wake-up
-//! spun on that lock (about seven `sched_yield`s) before giving up: with eight engines, 42
+//! spun on that lock (about seven `sched_yield`s) before giving up: with two engines, 42
 //! system calls a second for no key at all. Here one thread owns the reader and sleeps in
 //! `read` until the terminal sends something; between keys the event loop pays nothing.
 

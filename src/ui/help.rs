@@ -108,6 +108,14 @@ fn close_hint() -> String {
     text::help_close_hint(&keys)
 }
 
+/// Columns of `widths` side by side, with their gaps and a blank column at either side: the
+/// overlay's width inside its border.
+fn padded_width(widths: &[u16]) -> u16 {
+    widths.iter().sum::<u16>()
+        + COLUMN_GAP * u16::try_from(widths.len().saturating_sub(1)).unwrap_or(0)
+        + 2
+}
+
 fn width_of(lines: &[Line<'_>]) -> u16 {
     let w = lines.iter().map(Line::width).max().unwrap_or(0);
     u16::try_from(w).unwrap_or(u16::MAX)
@@ -145,9 +153,7 @@ pub fn render(
         layout(sections, max_inner_height)
     };
     let widths: Vec<u16> = cols.iter().map(|c| width_of(c)).collect();
-    let inner_width = widths.iter().sum::<u16>()
-        + COLUMN_GAP * u16::try_from(widths.len().saturating_sub(1)).unwrap_or(0)
-        + 2;
+    let inner_width = padded_width(&widths);
     let inner_height = cols.iter().map(Vec::len).max().unwrap_or(0);
     let height = u16::try_from(inner_height + 2).unwrap_or(u16::MAX);
     let inner = super::overlay::overlay(
@@ -230,8 +236,8 @@ mod tests {
         let theme = Theme::fallback_mono();
         for order in [&Context::HELP_ORDER[..], &Context::ACTION_HELP_ORDER[..]] {
             let screen = layout(sections(&theme, order), 22);
-            let gaps = COLUMN_GAP * u16::try_from(screen.len() - 1).unwrap_or(u16::MAX);
-            let inner: u16 = screen.iter().map(|c| width_of(c)).sum::<u16>() + gaps;
+            let widths: Vec<u16> = screen.iter().map(|c| width_of(c)).collect();
+            let inner = padded_width(&widths);
             // Two border columns: anything wider is cut off at the right edge.
             let widest: Vec<String> = screen
                 .iter()
