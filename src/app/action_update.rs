@@ -17,6 +17,7 @@ use kvtop_core::actions::node_drain::{EnginePod, NodePods, plan_drain_node};
 use kvtop_core::actions::plan::{plan_cordon, plan_pod, plan_rollout_restart, plan_undrain};
 use kvtop_core::fleet::{TargetId, Ts};
 use kvtop_core::kube_model::{PodInfo, ScrapeRoute};
+use kvtop_core::recording::{ActionNote, ActionPhase};
 use kvtop_core::rules::Subject;
 
 /// Why Run cannot be pressed yet, or that it can.
@@ -297,6 +298,27 @@ pub(super) fn apply(app: &mut App, update: ActionUpdate, now: Ts) -> Vec<Command
     }
     app.dirty = true;
     Vec::new()
+}
+
+/// A recorded action's start or end, in a replay: the footer tells it as the recorded console
+/// did (the replay runs nothing).
+pub(super) fn replayed(app: &mut App, note: &ActionNote, now: Ts) {
+    let failed = matches!(
+        note.phase,
+        ActionPhase::Failed { .. }
+            | ActionPhase::Done {
+                unrecorded: Some(_),
+                ..
+            }
+    );
+    let text = note.summary();
+    let kind = if failed {
+        NoticeKind::ActionFailed(text)
+    } else {
+        NoticeKind::Action(text)
+    };
+    long_notice(app, kind, now);
+    app.dirty = true;
 }
 
 /// A notice that does not time out: an action whose record was lost.

@@ -77,6 +77,10 @@ pub fn step(app: &mut App, event: Event, now: Ts) -> Vec<Command> {
             app.diag.mark_stale();
             Vec::new()
         }
+        Event::ReplayAction(note) => {
+            super::action_update::replayed(app, &note, now);
+            Vec::new()
+        }
         Event::ReplayEnded(problem) => {
             match problem {
                 Some(problem) => app.warn(problem, now),

@@ -67,6 +67,11 @@ pub async fn run_console(
     run_console_with(config, theme, sources, source, notices).await
 }
 
+/// Said at start when a console on Prometheus records: its answers are not in the file.
+/// (Short enough for the footer of an 80-column screen.)
+const PROMETHEUS_NOT_RECORDED: &str =
+    "--record does not keep what Prometheus answers: replay it with --from TIME";
+
 /// The workers the event loop commands: static targets' scrapers, and with Kubernetes the
 /// pod scrapers, the discovery (for log following) and the action executor.
 struct Workers {
@@ -79,6 +84,8 @@ struct Workers {
     /// Kubernetes updates seen in the events being folded in: recorded once folded in, when
     /// each pod has its target.
     kube_updates: Vec<crate::sources::kube::KubeUpdate>,
+    /// The action runs recorded so far.
+    recorded_runs: crate::record::RunWatch,
     /// Back to the console: what a command the workers ran could not do.
     problems: mpsc::Sender<Event>,
 }
@@ -107,6 +114,9 @@ impl Executor for Workers {
                 .collect();
             if app.kube.enabled {
                 recorder.record_kube(&app.fleet, now, changes, || app.kube.recorded_state());
+            }
+            for (at, note) in self.recorded_runs.notes(&app.actions, now) {
+                recorder.record(&Record::Action { at, note });
             }
             recorder.observe(&app.fleet, app.diag.live().evaluated_at(), now);
             recorder.flush();
@@ -268,6 +278,9 @@ pub async fn run_console_with(
         match Recorder::start(path, header, rotation) {
             Ok(recorder) => {
                 app.recording = Some(recorder.stats());
+                if config.prometheus.is_some() {
+                    app.warn(PROMETHEUS_NOT_RECORDED.to_owned(), now);
+                }
                 Some(recorder)
             }
             Err(err) => {
@@ -279,6 +292,7 @@ pub async fn run_console_with(
     let mut workers = Workers {
         recorder,
         kube_updates: Vec::new(),
+        recorded_runs: crate::record::RunWatch::default(),
         problems: tx.clone(),
         scrapers: Scrapers::start(
             client.clone(),

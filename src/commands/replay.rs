@@ -321,6 +321,7 @@ fn feed(first: Record, mut recording: Recording, clock: &ReplayClock, tx: &mpsc:
             Record::Scrape(report) => Event::Scrape(report),
             Record::Logs { lines, .. } => Event::Logs(lines),
             Record::Kube { change, .. } => Event::ReplayKube(change),
+            Record::Action { note, .. } => Event::ReplayAction(note),
             Record::Cycle { .. } | Record::Gap { .. } => continue,
         };
         if tx.blocking_send(event).is_err() {

@@ -125,6 +125,9 @@ pub struct Observation {
     pub any_scraped: bool,
     /// Of a replay: what fired during the window reported (`None` for a live observation).
     pub episodes: Option<Vec<super::episodes::Episode>>,
+    /// Of a recording's replay: the actions the recorded console ran during the window, each
+    /// start and end with its time.
+    pub actions: Vec<(Ts, kvtop_core::recording::ActionNote)>,
 }
 
 /// Why an observation could not run.
@@ -494,6 +497,7 @@ async fn run(
         cycles,
         any_scraped,
         episodes: None,
+        actions: Vec::new(),
     }
 }
 

@@ -113,6 +113,7 @@ pub async fn replay(
         cycles,
         any_scraped,
         episodes: Some(episodes.finish()),
+        actions: Vec::new(),
     };
     (observation, failed)
 }

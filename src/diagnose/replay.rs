@@ -49,6 +49,7 @@ pub fn replay(
     let (mut started, mut ended, mut cycles) = (None::<Ts>, None::<Ts>, 0u32);
     let mut planned = false;
     let mut episodes = Episodes::default();
+    let mut actions = Vec::new();
     for record in recording.by_ref() {
         let at = record.at();
         notes.first.get_or_insert(at);
@@ -66,6 +67,11 @@ pub fn replay(
             }
             Record::Kube { change, .. } => change.apply_to_pods(&mut fleet, &mut pods),
             Record::Gap { dropped, .. } => notes.dropped += dropped,
+            Record::Action { at, note } => {
+                if window.from.is_none_or(|from| at >= from) {
+                    actions.push((at, note));
+                }
+            }
             Record::Cycle { at } => {
                 fleet.tick(at);
                 logs.prune(at);
@@ -107,6 +113,7 @@ pub fn replay(
         cycles,
         any_scraped,
         episodes: Some(episodes.finish()),
+        actions,
     };
     (observation, notes)
 }

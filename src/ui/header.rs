@@ -91,9 +91,16 @@ pub fn render(buf: &mut Buffer, area: Rect, app: &App, now: Ts) {
         Segment::right(1, spans)
     });
 
-    let paused = app.replay.as_ref().filter(|r| r.paused()).map(|_| {
+    // A replay says so however narrow the screen (its source, which names it, is the first
+    // thing dropped), and whether its clock runs.
+    let replay = app.replay.as_ref().map(|replay| {
         let badge = theme.info.add_modifier(Modifier::REVERSED | Modifier::BOLD);
-        Segment::right(0, vec![Span::styled(format!(" {} ", text::PAUSED), badge)])
+        let word = if replay.paused() {
+            text::PAUSED
+        } else {
+            text::REPLAY
+        };
+        Segment::right(0, vec![Span::styled(format!(" {word} "), badge)])
     });
 
     let window = Segment::left(
@@ -113,7 +120,7 @@ pub fn render(buf: &mut Buffer, area: Rect, app: &App, now: Ts) {
         Some(&counts),
         Some(&clock),
         frozen.as_ref(),
-        paused.as_ref(),
+        replay.as_ref(),
         recording.as_ref(),
     ]
     .into_iter()
@@ -142,7 +149,7 @@ pub fn render(buf: &mut Buffer, area: Rect, app: &App, now: Ts) {
         )],
     ));
     segments.extend(frozen);
-    segments.extend(paused);
+    segments.extend(replay);
     segments.extend(recording);
     segments.extend(findings);
     segments.push(counts);

@@ -41,6 +41,9 @@ pub fn counts(c: StatusCounts) -> [(String, &'static str); 3] {
 /// The header's mark while a replay's clock is paused (`p`).
 pub(crate) const PAUSED: &str = "PAUSED";
 
+/// The header's mark while a replay's clock runs (`kvtop replay`, a past Prometheus window).
+pub(crate) const REPLAY: &str = "REPLAY";
+
 /// The header's mark while the console records (`--record`).
 pub(crate) const RECORDING: &str = "REC";
 

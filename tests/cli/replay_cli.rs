@@ -216,3 +216,61 @@ fn recordings_are_written_in_format_2() {
     let bytes = std::fs::read(&file).expect("recording");
     assert_eq!(bytes.get(8..10), Some(&[2u8, 0][..]));
 }
+
+/// A recording holds the actions run from the recorded console: `check --replay` lists those
+/// of its window, in every format, with the API's text made safe.
+#[test]
+fn a_replay_lists_the_actions_of_its_window_safely_in_every_format() {
+    use crate::common::recorded_drain::{CONFIRMED, FAILED, write};
+    let home = tempfile::tempdir().expect("temp dir");
+    let (file, start) = write(home.path());
+    let path = file.to_str().expect("utf-8");
+    let out = replay(home.path(), &file, &[]);
+    let doc = json(&out);
+    let at: Vec<f64> = doc["actions"]
+        .as_array()
+        .expect("actions")
+        .iter()
+        .map(|a| a["at"].as_f64().expect("at") - start)
+        .collect();
+    assert_eq!(at, [CONFIRMED, FAILED]);
+    assert_eq!(doc["actions"][0]["phase"], "started");
+    assert_eq!(doc["actions"][1]["phase"], "failed");
+    assert_eq!(doc["actions"][1]["target"], "vllm-0");
+    let text = kvtop(home.path(), &["check", "--replay", path]);
+    let text = String::from_utf8_lossy(&text.stdout).into_owned();
+    assert!(text.contains("Actions during the window:"), "{text}");
+    assert!(
+        text.contains("prod llm/vllm-0: drain vllm-0: confirmed (1 requests)"),
+        "{text}"
+    );
+    let markdown = kvtop(home.path(), &["check", "--replay", path, "-o", "markdown"]);
+    let markdown = String::from_utf8_lossy(&markdown.stdout).into_owned();
+    assert!(
+        markdown.contains("## Actions during the window"),
+        "{markdown}"
+    );
+    for output in [
+        &text,
+        &markdown,
+        &String::from_utf8_lossy(&out.stdout).into_owned(),
+    ] {
+        assert!(output.contains("HTTP 403"), "{output}");
+        assert!(
+            !output.contains('\u{1b}') && !output.contains('\u{7}'),
+            "{output}"
+        );
+    }
+    // Only what lies in the window: the confirmation comes before this --from.
+    let from = format!("+{}s", CONFIRMED as u64 + 20);
+    let late = json(&replay(home.path(), &file, &["--from", &from]));
+    assert_eq!(late["actions"].as_array().map(Vec::len), Some(1));
+    // Without any, a report has no such section.
+    let plain =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/recording-v1-kv-thrash.kvr");
+    assert!(
+        json(&replay(home.path(), &plain, &[]))
+            .get("actions")
+            .is_none()
+    );
+}

@@ -5,6 +5,7 @@
 pub mod bad_server;
 pub mod kube_sim;
 pub mod prometheus;
+pub mod recorded_drain;
 pub mod screen;
 pub mod tmux;
 pub mod victoria;

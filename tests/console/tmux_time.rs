@@ -132,3 +132,70 @@ fn the_cursor_keys_jump_a_replay_forward() {
     tmux.send("q");
     assert_eq!(tmux.wait_exit(Duration::from_secs(10)), "0");
 }
+
+/// A recorded action shows in a replay's footer when the replay reaches it, as the recorded
+/// console told it, the API's text made safe.
+#[test]
+fn a_replay_tells_the_recorded_actions_where_they_happened() {
+    use common::recorded_drain::{CONFIRMED, write};
+    if !common::have_program("tmux") {
+        return;
+    }
+    let home = tempfile::tempdir().expect("temp home");
+    let (file, _) = write(home.path());
+    let bin = env!("CARGO_BIN_EXE_kvtop");
+    let tmux = Tmux::new("replay-actions");
+    let from = CONFIRMED as u64 - 2;
+    tmux.start(
+        &format!("{bin} replay --speed 5 --from +{from}s {}", file.display()),
+        100,
+        30,
+        home.path(),
+        &[],
+    );
+    tmux.wait_for("the confirmation", Duration::from_secs(20), |s| {
+        s.contains("drain vllm-0: confirmed (1 requests)")
+    });
+    let screen = tmux.wait_for("the failure", Duration::from_secs(30), |s| {
+        s.contains("drain vllm-0: HTTP 403")
+    });
+    assert!(
+        screen.contains("pwned"),
+        "the text is shown, made safe\n{screen}"
+    );
+    tmux.send("q");
+    assert_eq!(tmux.wait_exit(Duration::from_secs(10)), "0");
+}
+
+/// A console on Prometheus that records says at start that Prometheus' answers are not in
+/// the file (a replay of it would show no engine data), and how to replay them instead.
+#[test]
+fn recording_a_console_on_prometheus_says_what_is_not_kept() {
+    if !common::have_program("tmux") {
+        return;
+    }
+    let home = tempfile::tempdir().expect("temp home");
+    // A port nobody listens on: the source is down, which changes nothing here.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    let file = home.path().join("prom.kvr");
+    let bin = env!("CARGO_BIN_EXE_kvtop");
+    let tmux = Tmux::new("record-prom");
+    tmux.start(
+        &format!(
+            "{bin} --prometheus http://127.0.0.1:{port} --record {}",
+            file.display()
+        ),
+        80,
+        24,
+        home.path(),
+        &[],
+    );
+    tmux.wait_for("the warning", Duration::from_secs(20), |s| {
+        s.contains("--record does not keep what Prometheus answers: replay it with --from TIME")
+    });
+    tmux.send("q");
+    assert_eq!(tmux.wait_exit(Duration::from_secs(10)), "0");
+}

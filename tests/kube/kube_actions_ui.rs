@@ -18,6 +18,7 @@ use kvtop::app::kube::KubeView;
 use kvtop::app::{App, Command, Event, update};
 use kvtop::commands::console_actions::ActionRunner;
 use kvtop::config::{ContextPolicy, KubernetesConfig};
+use kvtop::record::RunWatch;
 use kvtop::sources::kube::{ClusterClient, KubeUpdate};
 use kvtop::sources::{ScrapeSettings, build_client};
 use kvtop::theme::Theme;
@@ -25,6 +26,7 @@ use kvtop_core::actions::plan::{Policy, plan_pod};
 use kvtop_core::clock::unix_now;
 use kvtop_core::fleet::{Fleet, FleetSettings, Ts};
 use kvtop_core::kube_model::{self, ConvertOptions, EndpointDefaults, PodInfo, PodKey, ScrapeVia};
+use kvtop_core::recording::ActionPhase;
 use kvtop_sim::SimHandle;
 use kvtop_sim::kube::{Fault, FaultRule, KubeSimHandle, RecordedRequest};
 use tokio::sync::mpsc;
@@ -232,6 +234,20 @@ async fn d_drains_a_pod_live_until_nothing_is_in_flight_then_evicts_and_audits()
     c.press(KeyCode::Tab);
     c.press(KeyCode::Enter);
     assert!(c.app.actions.running().is_some());
+    // A recording tells the run's confirmation once, with the requests it is to send.
+    let mut recorded = RunWatch::default();
+    let told = recorded.notes(&c.app.actions, unix_now());
+    match told.as_slice() {
+        [(_, note)] => match &note.phase {
+            ActionPhase::Started { steps } => {
+                assert_eq!(note.name(), format!("drain {pod}"));
+                assert_eq!(steps.len(), 4, "{steps:?}");
+            }
+            other => panic!("{other:?}"),
+        },
+        other => panic!("{other:?}"),
+    }
+    assert!(recorded.notes(&c.app.actions, unix_now()).is_empty());
     // While it runs, the panel follows the drain wait.
     c.until("the drain wait's first reading", |app| {
         app.actions.run.as_ref().is_some_and(|r| r.readings > 0)
@@ -245,6 +261,11 @@ async fn d_drains_a_pod_live_until_nothing_is_in_flight_then_evicts_and_audits()
         run.outcome
     );
     assert_eq!(run.in_flight_last, Some(0.0), "the wait ended at 0");
+    // … and its end once, in the footer's words.
+    let told = recorded.notes(&c.app.actions, unix_now());
+    let summaries: Vec<String> = told.iter().map(|(_, n)| n.summary()).collect();
+    assert_eq!(summaries, [format!("drain {pod}: done")]);
+    assert!(recorded.notes(&c.app.actions, unix_now()).is_empty());
     let text = c.screen();
     assert!(text.contains("running + waiting:"), "{text}");
     assert!(text.contains("→ 0"), "{text}");
@@ -393,7 +414,19 @@ async fn a_403_shows_the_api_s_error_on_screen_and_in_the_audit_log() {
     c.until("the plan", plan_ready).await;
     c.press(KeyCode::Tab);
     c.press(KeyCode::Enter);
+    let mut recorded = RunWatch::default();
+    assert_eq!(recorded.notes(&c.app.actions, unix_now()).len(), 1);
     c.until("the restart to fail", finished).await;
+    // A recording tells the failure with the API's words.
+    match recorded.notes(&c.app.actions, unix_now()).as_slice() {
+        [(_, note)] => {
+            assert!(
+                matches!(&note.phase, ActionPhase::Failed { step: 0, message, .. } if message.contains("HTTP 403")),
+                "{note:?}"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
     let text = c.screen();
     assert!(
         text.contains("restart pod") && text.contains("step 1 of 1 failed"),

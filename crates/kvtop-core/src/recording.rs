@@ -12,15 +12,17 @@
 //! - Version 2 (written now): each frame is a block of records compressed together, the
 //!   blocks of a file one deflate stream ([`block`]); inside, each record is its length (a
 //!   varint) and the same bytes as in version 1.
-//! - [`Record::Kube`] (a Kubernetes update, as JSON) came after the first version-2 files
-//!   without a new version: nothing else changed, so a file without Kubernetes is read by
-//!   every version-2 reader, and an earlier reader meeting one cannot misread it: it stops
-//!   there, saying at which byte and replaying what came before (as for a damaged record).
+//! - [`Record::Kube`] (a Kubernetes update, as JSON) and [`Record::Action`] (an action's start
+//!   or end, as JSON) came after the first version-2 files without a new version: nothing
+//!   else changed, so a file without them is read by every version-2 reader, and an earlier
+//!   reader meeting one cannot misread it: it stops there, saying at which byte and replaying
+//!   what came before (as for a damaged record).
 //! - Scrape reports are written against the previous report of the same engine or GPU (its
 //!   identity once, then a number; numbers as changes, see `values`), so a record depends on the
 //!   ones before it in the same file. A [`Record::Gap`] says records were dropped (a slow disk):
 //!   both sides forget what came before, and what follows is written in full.
 
+pub mod action;
 pub mod block;
 pub mod kube;
 mod sample;
@@ -28,6 +30,7 @@ mod values;
 pub mod wire;
 
 use crate::fleet::{ScrapeReport, TargetId, TargetSpec, Ts};
+pub use action::{ActionNote, ActionPhase};
 pub use kube::KubeChange;
 use wire::{Dec, Enc};
 
@@ -87,6 +90,8 @@ pub enum Record {
     Gap { at: Ts, dropped: u64 },
     /// A Kubernetes update the console folded in at `at`.
     Kube { at: Ts, change: KubeChange },
+    /// An action run from the console started or ended at `at`.
+    Action { at: Ts, note: ActionNote },
 }
 
 impl Record {
@@ -97,7 +102,8 @@ impl Record {
             | Record::Logs { at, .. }
             | Record::Cycle { at }
             | Record::Gap { at, .. }
-            | Record::Kube { at, .. } => *at,
+            | Record::Kube { at, .. }
+            | Record::Action { at, .. } => *at,
             Record::Scrape(report) => report.at,
         }
     }
@@ -204,6 +210,7 @@ const LOGS: u8 = 3;
 const CYCLE: u8 = 4;
 const GAP: u8 = 5;
 const KUBE: u8 = 6;
+const ACTION: u8 = 7;
 
 /// Turns records into bytes, each scrape written against the one before of its engine: as a
 /// block's records (format 2, see [`block`]) or, for tests of what older files hold, as
@@ -277,12 +284,12 @@ impl Encoder {
             Record::Kube { at, change } => {
                 enc.u8(KUBE);
                 enc.f64(*at);
-                // Serializing plain data with string keys cannot fail; an empty document
-                // would be refused on reading, never misread. Not a `str`: a pod's log
-                // lines may pass the 1 MiB that bounds a string; the record's bound holds.
-                let json = serde_json::to_vec(change).unwrap_or_default();
-                enc.varint(json.len() as u64);
-                enc.bytes(&json);
+                json_document(&mut enc, change);
+            }
+            Record::Action { at, note } => {
+                enc.u8(ACTION);
+                enc.f64(*at);
+                json_document(&mut enc, note);
             }
         }
         self.frame(out);
@@ -370,10 +377,13 @@ impl Decoder {
             }
             KUBE => {
                 let at = dec.f64()?;
-                let len = dec.count()?;
-                let change = serde_json::from_slice(dec.bytes(len)?)
-                    .map_err(|_| DecodeError::Malformed("a Kubernetes update that is not valid"))?;
+                let change = read_json_document(&mut dec, "a Kubernetes update that is not valid")?;
                 Record::Kube { at, change }
+            }
+            ACTION => {
+                let at = dec.f64()?;
+                let note = read_json_document(&mut dec, "an action record that is not valid")?;
+                Record::Action { at, note }
             }
             _ => {
                 return Err(DecodeError::Malformed(
@@ -386,6 +396,24 @@ impl Decoder {
         }
         Ok(record)
     }
+}
+
+/// A record's JSON document: its length and bytes. Serializing plain data with string keys
+/// cannot fail; an empty document would be refused on reading, never misread. Not a `str`: a
+/// pod's log lines may pass the 1 MiB that bounds a string; the record's bound holds.
+fn json_document(enc: &mut Enc<'_>, value: &impl serde::Serialize) {
+    let json = serde_json::to_vec(value).unwrap_or_default();
+    enc.varint(json.len() as u64);
+    enc.bytes(&json);
+}
+
+/// The document [`json_document`] wrote, or `damaged` as the reason it is not one.
+fn read_json_document<T: serde::de::DeserializeOwned>(
+    dec: &mut Dec<'_>,
+    damaged: &'static str,
+) -> Result<T, DecodeError> {
+    let len = dec.count()?;
+    serde_json::from_slice(dec.bytes(len)?).map_err(|_| DecodeError::Malformed(damaged))
 }
 
 fn target_id(dec: &mut Dec<'_>) -> Result<TargetId, DecodeError> {

@@ -1,5 +1,6 @@
 //! PURE. What fired during a replayed window, in each report format: the rule, its subject,
-//! and when it started to hold, fired and resolved.
+//! and when it started to hold, fired and resolved; and what the recorded console's user did
+//! meanwhile (each action's confirmation and end).
 
 use std::fmt::Write as _;
 
@@ -9,7 +10,9 @@ use super::super::episodes::Episode;
 use super::super::observe::Observation;
 use super::snapshot::{cell, code};
 use super::{kind, utc};
+use kvtop_core::fleet::Ts;
 use kvtop_core::format::age;
+use kvtop_core::recording::ActionNote;
 use kvtop_core::safe_text;
 
 pub(super) fn json(e: &Episode) -> Value {
@@ -80,6 +83,59 @@ pub(super) fn markdown(obs: &Observation, out: &mut String) {
             utc(e.since),
             utc(e.fired_at),
             cell(&outcome(e))
+        );
+    }
+}
+
+/// An action's start or end for the JSON report: the note's fields and its time.
+pub(super) fn action_json((at, note): &(Ts, ActionNote)) -> Value {
+    let mut value = serde_json::to_value(note).unwrap_or(Value::Null);
+    if let Some(map) = value.as_object_mut() {
+        map.insert("at".to_owned(), json!(at));
+    }
+    value
+}
+
+/// `prod llm/vllm-0`: where an action ran.
+fn action_place(note: &ActionNote) -> String {
+    match &note.namespace {
+        Some(namespace) => format!("{} {namespace}/{}", note.context, note.target),
+        None => format!("{} node {}", note.context, note.target),
+    }
+}
+
+/// The text report's section, when the recording holds actions in the window.
+pub(super) fn actions_text(obs: &Observation, out: &mut String) {
+    if obs.actions.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "\nActions during the window:");
+    for (at, note) in &obs.actions {
+        let _ = writeln!(
+            out,
+            "  {} {}: {}",
+            utc(*at),
+            safe_text::line(&action_place(note)),
+            safe_text::line(&note.summary())
+        );
+    }
+}
+
+/// The Markdown report's section, when the recording holds actions in the window.
+pub(super) fn actions_markdown(obs: &Observation, out: &mut String) {
+    if obs.actions.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "\n## Actions during the window\n");
+    let _ = writeln!(out, "| Time | Where | What |");
+    let _ = writeln!(out, "|---|---|---|");
+    for (at, note) in &obs.actions {
+        let _ = writeln!(
+            out,
+            "| {} | `{}` | {} |",
+            utc(*at),
+            code(&action_place(note)),
+            cell(&note.summary())
         );
     }
 }

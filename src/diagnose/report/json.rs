@@ -10,7 +10,8 @@
 //! engines up, summed load and its latency quantiles over the merged histograms of its engines
 //! (as the dashboards' `histogram_quantile(q, sum by (le) (…))`). A replay adds `episodes`:
 //! every finding that fired during the window, with `since`, `firing_since` and `resolved_at`
-//! (`null` while still firing at the window's end).
+//! (`null` while still firing at the window's end); a recording's replay adds `actions` when
+//! the recorded console ran any: each confirmation and end, with `at` and `phase`.
 
 use serde_json::{Value, json};
 
@@ -78,6 +79,14 @@ pub fn render_json(obs: &Observation) -> String {
                     .collect::<Vec<_>>()
             ),
         );
+    }
+    if let (false, Some(map)) = (obs.actions.is_empty(), doc.as_object_mut()) {
+        let actions: Vec<Value> = obs
+            .actions
+            .iter()
+            .map(super::episodes::action_json)
+            .collect();
+        map.insert("actions".to_owned(), json!(actions));
     }
     let text = serde_json::to_string_pretty(&doc).unwrap_or_else(|_| "{}".to_owned());
     // C1 controls, bidi and zero-width characters as \u escapes: the same document, safe to

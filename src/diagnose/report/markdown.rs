@@ -16,6 +16,7 @@ use kvtop_core::safe_text;
 pub fn render_markdown(obs: &Observation) -> String {
     let mut out = markdown(&Snapshot::of_observation(obs));
     super::episodes::markdown(obs, &mut out);
+    super::episodes::actions_markdown(obs, &mut out);
     out
 }
 

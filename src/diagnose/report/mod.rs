@@ -239,6 +239,7 @@ mod tests {
             cycles: 200,
             any_scraped,
             episodes: None,
+            actions: Vec::new(),
         }
     }
 

@@ -75,6 +75,7 @@ fn report(obs: &Observation) -> String {
         }
     }
     super::episodes::text(obs, &mut out);
+    super::episodes::actions_text(obs, &mut out);
     let pending = pending(&obs.findings);
     if !pending.is_empty() {
         let _ = writeln!(

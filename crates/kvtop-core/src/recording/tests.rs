@@ -437,6 +437,41 @@ fn kubernetes_updates_come_back_as_they_were_written() {
 }
 
 #[test]
+fn action_notes_come_back_as_they_were_written() {
+    let note = |phase| ActionNote {
+        run: 1,
+        action: "drain".into(),
+        context: "prod".into(),
+        namespace: Some("llm".into()),
+        target: "vllm-0".into(),
+        dry_run: false,
+        phase,
+    };
+    let mut records = records();
+    records.insert(
+        2,
+        Record::Action {
+            at: 101.5,
+            note: note(ActionPhase::Started {
+                steps: vec!["PATCH /api/v1/namespaces/llm/pods/vllm-0".into()],
+            }),
+        },
+    );
+    records.push(Record::Action {
+        at: 109.0,
+        note: note(ActionPhase::Failed {
+            step: 0,
+            message: "forbidden: \u{1b}]0;x\u{7}".into(),
+            done: Vec::new(),
+        }),
+    });
+    let (bytes, _) = blocks(&records, 3);
+    assert_eq!(read_blocks(&bytes), (records.clone(), None));
+    let (bytes, _) = encoded(&records);
+    assert_eq!(read_all(&bytes), (records, None));
+}
+
+#[test]
 fn a_replay_has_the_pods_the_recording_saw() {
     let mut fleet = crate::fleet::Fleet::new(crate::fleet::FleetSettings::default());
     fleet.set_targets(&[(
