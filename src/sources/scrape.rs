@@ -222,8 +222,29 @@ const TARGETS_PER_SLOT: usize = 64;
 /// When, within the first interval, each of `targets` targets is first scraped: the targets
 /// are dealt round the slots, and the slots are evenly spaced.
 fn start_offsets(interval: Duration, targets: usize) -> impl Iterator<Item = Duration> {
+    (0..targets).map(move |i| slot_offset(interval, i, targets))
+}
+
+/// The offset within the interval of the slot of the `index`th of `targets` targets.
+pub(crate) fn slot_offset(interval: Duration, index: usize, targets: usize) -> Duration {
     let slots = targets.div_ceil(TARGETS_PER_SLOT).max(1);
-    (0..targets).map(move |i| interval.mul_f64((i % slots) as f64 / slots as f64))
+    interval.mul_f64((index % slots) as f64 / slots as f64)
+}
+
+/// The first instant not before `now` of the slot at `offset`, with the slots laid on
+/// `epoch`: targets started at different times share the slots, and so the wake-ups.
+pub(crate) fn next_in_slot(
+    epoch: Instant,
+    now: Instant,
+    interval: Duration,
+    offset: Duration,
+) -> Instant {
+    let first = epoch + offset;
+    if now <= first || interval.is_zero() {
+        return first.max(now);
+    }
+    let periods = ((now - first).as_secs_f64() / interval.as_secs_f64()).ceil();
+    first + interval.mul_f64(periods)
 }
 
 /// The running scrape workers. Dropping it stops them.
@@ -332,6 +353,23 @@ mod tests {
         }
         slots.sort();
         slots
+    }
+
+    #[test]
+    fn a_slot_comes_round_every_interval_from_its_epoch() {
+        let epoch = Instant::now();
+        let second = Duration::from_secs(1);
+        let quarter = Duration::from_millis(250);
+        // Before the slot's first instant: that instant.
+        assert_eq!(next_in_slot(epoch, epoch, second, quarter), epoch + quarter);
+        // Later: the next time round, never earlier than now.
+        let now = epoch + Duration::from_millis(2_300);
+        assert_eq!(
+            next_in_slot(epoch, now, second, quarter),
+            epoch + Duration::from_millis(3_250)
+        );
+        let on_time = epoch + Duration::from_millis(2_250);
+        assert_eq!(next_in_slot(epoch, on_time, second, quarter), on_time);
     }
 
     #[test]

@@ -14,7 +14,7 @@ use tokio::time::{Instant, MissedTickBehavior};
 use super::error::{KubeErrorKind, Unreachable, classify};
 use super::update::{KubeUpdate, PodScrape};
 use crate::sources::scrape::ACCEPT_TEXT;
-use crate::sources::scrape::decode_off_runtime;
+use crate::sources::scrape::{decode_off_runtime, next_in_slot, slot_offset};
 use crate::sources::{ScrapeSettings, ScrapeTarget, scrape_once};
 use kvtop_core::clock::unix_now;
 use kvtop_core::fleet::{ScrapeError, ScrapePayload, ScrapeReport, TargetId};
@@ -117,6 +117,8 @@ pub struct PodScrapers {
     clients: HashMap<String, kube::Client>,
     events: WorkerOutboxes,
     workers: HashMap<TargetId, JoinHandle<()>>,
+    /// What the scrape slots are laid on (see `sources::scrape::next_in_slot`).
+    epoch: Instant,
 }
 
 impl PodScrapers {
@@ -133,20 +135,26 @@ impl PodScrapers {
             clients,
             events,
             workers: HashMap::new(),
+            epoch: Instant::now(),
         }
     }
 
-    /// Start scraping a pod now (replacing the target's current worker).
+    /// Start scraping a pod (replacing the target's current worker), from its slot's next
+    /// instant: pods share the slots of up to `TARGETS_PER_SLOT` as static targets do, so
+    /// pods found at different times (a rollout's) are scraped together, one wake-up a slot.
     pub fn start(&mut self, scrape: PodScrape) {
         self.stop(scrape.target);
         let id = scrape.target;
         let client = self.clients.get(&scrape.key.context).cloned();
+        let interval = self.settings.interval;
+        let offset = slot_offset(interval, id.0 as usize, self.workers.len() + 1);
         let worker = Worker {
             http: self.http.clone(),
             settings: self.settings.clone(),
             client,
             events: self.events.clone(),
             scrape,
+            first: next_in_slot(self.epoch, Instant::now(), interval, offset),
         };
         self.workers.insert(id, tokio::spawn(worker.run()));
     }
@@ -181,6 +189,8 @@ struct Worker {
     client: Option<kube::Client>,
     events: WorkerOutboxes,
     scrape: PodScrape,
+    /// When its first scrape is due.
+    first: Instant,
 }
 
 impl Worker {
@@ -202,7 +212,7 @@ impl Worker {
         if route == ScrapeRoute::Proxy && !self.announce(route).await {
             return;
         }
-        let mut ticker = tokio::time::interval_at(Instant::now(), self.settings.interval);
+        let mut ticker = tokio::time::interval_at(self.first, self.settings.interval);
         ticker.set_missed_tick_behavior(MissedTickBehavior::Delay);
         loop {
             ticker.tick().await;
