@@ -21,6 +21,7 @@ pub mod mode;
 pub mod replay_control;
 pub mod rows;
 pub mod run;
+pub mod run_notes;
 pub mod snapshot;
 pub mod state;
 pub mod story;

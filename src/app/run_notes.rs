@@ -2,7 +2,7 @@
 //! confirmed it, and its end, read off the console's state after each event (the runner's
 //! updates carry no plan; the state has it).
 
-use crate::app::actions::{ActionsView, RunOutcome};
+use super::actions::{ActionsView, RunOutcome};
 use kvtop_core::fleet::Ts;
 use kvtop_core::recording::{ActionNote, ActionPhase};
 

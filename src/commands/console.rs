@@ -85,7 +85,7 @@ struct Workers {
     /// each pod has its target.
     kube_updates: Vec<crate::sources::kube::KubeUpdate>,
     /// The action runs recorded so far.
-    recorded_runs: crate::record::RunWatch,
+    recorded_runs: crate::app::run_notes::RunWatch,
     /// Back to the console: what a command the workers ran could not do.
     problems: mpsc::Sender<Event>,
 }
@@ -292,7 +292,7 @@ pub async fn run_console_with(
     let mut workers = Workers {
         recorder,
         kube_updates: Vec::new(),
-        recorded_runs: crate::record::RunWatch::default(),
+        recorded_runs: crate::app::run_notes::RunWatch::default(),
         problems: tx.clone(),
         scrapers: Scrapers::start(
             client.clone(),

@@ -16,7 +16,6 @@
 //! with a header and the targets, so each file replays alone. A file already at `FILE` when
 //! recording starts is rotated away the same way: nothing is ever overwritten.
 
-mod actions;
 mod kube;
 mod reader;
 
@@ -33,7 +32,6 @@ use kvtop_core::fleet::{Fleet, ScrapeReport, TargetId, TargetSpec, Ts};
 use kvtop_core::recording::block::{BlockWriter, count_records};
 use kvtop_core::recording::{Encoder, Header, KubeChange, Record, encode_header};
 
-pub use actions::RunWatch;
 pub use kube::change_of;
 pub use reader::{ReadProblem, Recording, RecordingError, open};
 

@@ -15,10 +15,10 @@ use kvtop::app::actions::{
     ActionRequest, ActionRun, ActionsView, PlanButton, PlanScreen, PlanState, RunOutcome,
 };
 use kvtop::app::kube::KubeView;
+use kvtop::app::run_notes::RunWatch;
 use kvtop::app::{App, Command, Event, update};
 use kvtop::commands::console_actions::ActionRunner;
 use kvtop::config::{ContextPolicy, KubernetesConfig};
-use kvtop::record::RunWatch;
 use kvtop::sources::kube::{ClusterClient, KubeUpdate};
 use kvtop::sources::{ScrapeSettings, build_client};
 use kvtop::theme::Theme;

@@ -348,6 +348,16 @@ impl Fleet {
     /// Attach (or replace) the Kubernetes pod behind a target; ignored for an unknown target.
     pub fn set_pod_info(&mut self, id: TargetId, pod: PodInfo) {
         if self.target_index(id).is_some() {
+            // A pod on its first start is Pending at once, not from the next tick: the rules
+            // may run before it (see `scrape_status`).
+            if pod.starting() {
+                let rows = self.rows_of(id);
+                for row in self.engines.get_mut(rows).into_iter().flatten() {
+                    if row.last_ok.is_none() {
+                        row.status = EngineStatus::Pending;
+                    }
+                }
+            }
             self.pods.insert(id, pod);
         }
     }
@@ -391,14 +401,20 @@ impl Fleet {
         }
         let mut changed = self.tick_sources(now);
         changed |= self.tick_gpus(now);
-        let rules: Vec<(f64, bool)> = self
+        let rules: Vec<(f64, bool, PodStage)> = self
             .engines
             .iter()
-            .map(|row| (self.row_interval(row.target), self.attempted(row.target)))
+            .map(|row| {
+                (
+                    self.row_interval(row.target),
+                    self.attempted(row.target),
+                    self.pod_stage(row.target),
+                )
+            })
             .collect();
-        for (row, (interval, attempted)) in self.engines.iter_mut().zip(rules) {
+        for (row, (interval, attempted, stage)) in self.engines.iter_mut().zip(rules) {
             let status = if attempted {
-                status_at(row.last_ok, now, interval)
+                scrape_status(row.last_ok, now, interval, stage)
             } else {
                 EngineStatus::Pending
             };
@@ -660,11 +676,46 @@ impl Fleet {
         let id = target.id;
         let rows = self.rows_of(id);
         let interval = self.row_interval(id);
+        let stage = self.pod_stage(id);
         if let Some(rows) = self.engines.get_mut(rows) {
             for row in rows {
-                row.status = status_at(row.last_ok, at, interval);
+                row.status = scrape_status(row.last_ok, at, interval, stage);
             }
         }
+    }
+
+    /// Where target `id`'s pod is in its life, as far as its scrapes are concerned.
+    fn pod_stage(&self, id: TargetId) -> PodStage {
+        match self.pods.get(&id) {
+            Some(pod) if pod.terminating => PodStage::Leaving,
+            Some(pod) if pod.starting() => PodStage::Starting,
+            _ => PodStage::Running,
+        }
+    }
+}
+
+/// A pod's stage, for judging its scrapes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PodStage {
+    /// Its first start (see [`PodInfo::starting`]).
+    Starting,
+    /// Being deleted: an engine shutting down stops answering.
+    Leaving,
+    /// Anything else, and targets that are no pod.
+    Running,
+}
+
+/// The status of a row whose scrapes were attempted: as [`status_at`] says, except while the
+/// pod comes or goes. After every rollout, drain or scale-up a new pod refuses scrapes until
+/// its model is loaded, and an old one stops answering as it shuts down: neither is an
+/// outage, so such a row is Pending (neither up nor down) rather than Stale or Down. A pod that
+/// answered once, or is ready, is judged like any target until it is deleted.
+fn scrape_status(last_ok: Option<Ts>, now: Ts, interval: f64, stage: PodStage) -> EngineStatus {
+    let status = status_at(last_ok, now, interval);
+    match stage {
+        PodStage::Starting if last_ok.is_none() => EngineStatus::Pending,
+        PodStage::Leaving if status != EngineStatus::Up => EngineStatus::Pending,
+        _ => status,
     }
 }
 

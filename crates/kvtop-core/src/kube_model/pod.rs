@@ -255,6 +255,23 @@ impl PodInfo {
         reasons
     }
 
+    /// A first start under way: the pod is being created or its container runs without being
+    /// ready yet (vLLM loading its model, often for minutes), and nothing has failed: no
+    /// restart, no earlier termination, no waiting reason but creation, not being deleted.
+    /// Its metrics endpoint refusing is then expected, not an outage.
+    pub fn starting(&self) -> bool {
+        let creating = matches!(
+            self.waiting_reason.as_deref(),
+            None | Some("ContainerCreating" | "PodInitializing")
+        );
+        !self.ready
+            && !self.terminating
+            && matches!(self.phase, PodPhase::Pending | PodPhase::Running)
+            && self.restarts == 0
+            && self.last_termination.is_none()
+            && creating
+    }
+
     /// The most pressing state in one word for the fleet table: `CrashLoop`, a waiting reason,
     /// `Terminating`, `OOMKilled` (last run), `NotReady`; `None` when Running and Ready.
     pub fn marker(&self) -> Option<&str> {

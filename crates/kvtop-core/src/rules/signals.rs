@@ -135,6 +135,12 @@ fn flag(b: bool) -> Option<f64> {
     Some(if b { 1.0 } else { 0.0 })
 }
 
+/// Whether the engine's status is `is`; unknown while it is Pending: an engine not scraped
+/// yet, or a pod still loading its model, is neither up nor down.
+fn status_flag(status: EngineStatus, is: EngineStatus) -> Option<f64> {
+    (status != EngineStatus::Pending).then(|| if status == is { 1.0 } else { 0.0 })
+}
+
 use Origin::{CacheConfig as Cc, Gpu, Status};
 use Unit::*;
 
@@ -217,15 +223,15 @@ const OTHERS: [SignalDef; 15] = [
         "up",
         Flag,
         Status,
-        "1 while the last scrape is recent (status UP), else 0",
-        |i| flag(i.status == EngineStatus::Up),
+        "1 while the last scrape is recent (status UP), else 0; unknown while PENDING (not scraped yet, or a pod still starting)",
+        |i| status_flag(i.status, EngineStatus::Up),
     ),
     def(
         "down",
         Flag,
         Status,
-        "1 when no good scrape for long (status DOWN), else 0",
-        |i| flag(i.status == EngineStatus::Down),
+        "1 when no good scrape for long (status DOWN), else 0; unknown while PENDING",
+        |i| status_flag(i.status, EngineStatus::Down),
     ),
     def(
         "restarted",

@@ -124,6 +124,94 @@ fn a_target_is_pending_not_down_until_its_first_scrape_ends() {
     assert_eq!(fleet.counts().down, 1);
 }
 
+/// A pod on its first start (created, or running and loading its model, not ready) refuses
+/// scrapes for minutes after every rollout, drain or scale-up: Pending, not Down, until it is
+/// ready or answers; once it has failed (a restart, a crash loop), never answering is Down.
+#[test]
+fn a_pod_on_its_first_start_is_pending_until_ready_not_down() {
+    use crate::kube_model::{PodInfo, PodPhase};
+    let mut fleet = Fleet::new(settings(1.0));
+    let id = fleet.add_target(spec("pod-a"));
+    let mut pod = PodInfo::for_test("prod", "pod-a");
+    pod.phase = PodPhase::Pending;
+    pod.ready = false;
+    pod.waiting_reason = Some("ContainerCreating".into());
+    // The rules may run before any tick: the row is Pending as soon as the pod is known.
+    fleet.set_pod_info(id, pod.clone());
+    assert_eq!(only_row(&fleet).status, EngineStatus::Pending);
+    fleet.ingest(failed(id, 1_000.0, ScrapeError::Refused));
+    assert_eq!(only_row(&fleet).status, EngineStatus::Pending);
+    pod.phase = PodPhase::Running;
+    pod.waiting_reason = None;
+    fleet.set_pod_info(id, pod.clone());
+    fleet.tick(1_200.0);
+    assert_eq!(only_row(&fleet).status, EngineStatus::Pending);
+    assert_eq!(fleet.counts().down, 0);
+    // Neither up nor down for the rules: no "Engine down", no "Engine not answering".
+    let rules = crate::rules::RuleSet::builtin().unwrap_or_else(|e| panic!("{e}"));
+    let mut engine = crate::rules::RuleEngine::new(&rules);
+    let fired = |engine: &mut crate::rules::RuleEngine, fleet: &Fleet, now| {
+        let inputs: Vec<_> = fleet
+            .engines()
+            .iter()
+            .map(crate::rules::EngineInput::from_state)
+            .collect();
+        let found = engine.evaluate(&inputs, now);
+        found
+            .iter()
+            .map(|f| f.rule_id.to_string())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(fired(&mut engine, &fleet, 1_200.0), Vec::<String>::new());
+    // Ready but refusing: the engine is down.
+    pod.ready = true;
+    fleet.set_pod_info(id, pod.clone());
+    fleet.tick(1_201.0);
+    assert_eq!(only_row(&fleet).status, EngineStatus::Down);
+    let now_fired = fired(&mut engine, &fleet, 1_201.0);
+    assert!(
+        now_fired.iter().any(|id| id == "engine-down"),
+        "{now_fired:?}"
+    );
+    // Not ready again after a restart: still down (it failed; it is not starting).
+    pod.ready = false;
+    pod.restarts = 1;
+    fleet.set_pod_info(id, pod.clone());
+    fleet.ingest(failed(id, 1_202.0, ScrapeError::Refused));
+    assert_eq!(only_row(&fleet).status, EngineStatus::Down);
+    // A crash-looping pod is not starting either.
+    pod.restarts = 0;
+    pod.waiting_reason = Some("CrashLoopBackOff".into());
+    assert!(!pod.starting());
+}
+
+/// A pod being deleted (a drain's eviction, a rollout) stops answering as its engine shuts
+/// down: Pending while it goes, never Stale or Down, so no "Engine not answering" for it.
+#[test]
+fn a_pod_being_deleted_that_stops_answering_is_pending_not_stale() {
+    use crate::kube_model::PodInfo;
+    let mut fleet = Fleet::new(settings(1.0));
+    let id = fleet.add_target(spec("pod-a"));
+    let mut pod = PodInfo::for_test("prod", "pod-a");
+    fleet.set_pod_info(id, pod.clone());
+    fleet.ingest(ok(id, 1_000.0, vec![engine("org/m", "0")]));
+    assert_eq!(only_row(&fleet).status, EngineStatus::Up);
+    pod.terminating = true;
+    pod.ready = false;
+    fleet.set_pod_info(id, pod);
+    fleet.ingest(failed(id, 1_001.0, ScrapeError::Refused));
+    assert_eq!(
+        only_row(&fleet).status,
+        EngineStatus::Up,
+        "answered 1 s ago"
+    );
+    fleet.tick(1_003.0);
+    assert_eq!(only_row(&fleet).status, EngineStatus::Pending);
+    fleet.tick(1_100.0);
+    assert_eq!(only_row(&fleet).status, EngineStatus::Pending);
+    assert_eq!(fleet.counts(), StatusCounts::default());
+}
+
 #[test]
 fn never_succeeded_target_is_down_at_once_with_its_error() {
     let mut fleet = Fleet::new(settings(1.0));
