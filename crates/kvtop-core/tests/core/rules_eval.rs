@@ -1213,3 +1213,42 @@ fn a_stuck_engine_is_critical_within_30s_stuck_in_health_and_gets_no_batch_advic
     let health = engine.health_of(TargetId(0), &e.id).expect("health");
     assert_eq!(health.health, Health::Healthy);
 }
+
+/// A PENDING engine (not scraped yet, or a pod still starting or being deleted) is neither up
+/// nor down: the built-in rules raise no "Engine down" and no "Engine not answering" for it,
+/// and do once it is DOWN.
+#[test]
+fn a_pending_engine_is_neither_up_nor_down_for_the_rules() {
+    use kvtop_core::fleet::{Fleet, FleetSettings, ScrapeError, ScrapeReport, TargetSpec};
+    let rules = RuleSet::builtin().expect("built-in rules");
+    let mut engine = RuleEngine::new(&rules);
+    let mut fleet = Fleet::new(FleetSettings::default());
+    let id = fleet.add_target(TargetSpec {
+        name: "pod-a".into(),
+        url: "http://10.0.0.1:8000/metrics".into(),
+    });
+    let mut fired = |fleet: &Fleet, now: Ts| -> Vec<String> {
+        let inputs: Vec<EngineInput<'_>> = fleet
+            .engines()
+            .iter()
+            .map(EngineInput::from_state)
+            .collect();
+        engine
+            .evaluate(&inputs, now)
+            .iter()
+            .map(|f| f.rule_id.to_string())
+            .collect()
+    };
+    fleet.tick(1_000.0);
+    assert_eq!(fleet.engines()[0].status, EngineStatus::Pending);
+    assert_eq!(fired(&fleet, 1_000.0), Vec::<String>::new());
+    fleet.ingest(ScrapeReport {
+        target: id,
+        at: 1_001.0,
+        took: 0.01,
+        outcome: Err(ScrapeError::Refused),
+    });
+    assert_eq!(fleet.engines()[0].status, EngineStatus::Down);
+    let down = fired(&fleet, 1_001.0);
+    assert!(down.iter().any(|id| id == "engine-down"), "{down:?}");
+}
