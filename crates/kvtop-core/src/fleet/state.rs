@@ -348,9 +348,11 @@ impl Fleet {
     /// Attach (or replace) the Kubernetes pod behind a target; ignored for an unknown target.
     pub fn set_pod_info(&mut self, id: TargetId, pod: PodInfo) {
         if self.target_index(id).is_some() {
-            // A pod on its first start is Pending at once, not from the next tick: the rules
-            // may run before it (see `scrape_status`).
-            if pod.starting() {
+            // A pod not scraped yet, or on its first start, is Pending at once, not from the
+            // next tick: the rules may run before it (see `scrape_status`), and a placeholder
+            // judged Down then raises "Engine down" for every pod discovered.
+            let unscraped = self.target(id).is_some_and(|t| t.last_attempt.is_none());
+            if unscraped || pod.starting() {
                 let rows = self.rows_of(id);
                 for row in self.engines.get_mut(rows).into_iter().flatten() {
                     if row.last_ok.is_none() {
