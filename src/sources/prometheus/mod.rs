@@ -9,6 +9,7 @@
 //! - `client`: HTTP with timeouts, auth, a custom CA;
 //! - `poller`: the worker that sends [`kvtop_core::fleet::SourceReport`]s to the app loop.
 
+mod buckets;
 pub mod client;
 pub mod decode;
 pub mod merge;

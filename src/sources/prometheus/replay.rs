@@ -16,11 +16,12 @@ use std::time::{Duration, Instant};
 
 use futures_util::future::join_all;
 
+use super::buckets::PastQuantiles;
 use super::client::{PromClient, RawAnswer};
 use super::decode::{Answer, Item, decode_answer};
 use super::merge::CycleMerge;
 use super::poller::{SlowAnswers, backfill_once, backfill_step, learn_interval, read_targets};
-use super::query::{QueryPlan, QuerySpec};
+use super::query::{QueryPlan, QuerySpec, Shape};
 use kvtop_core::fleet::{
     BackfillReport, DerivedPayload, DerivedReport, QueryFailure, ScrapeError, Ts,
 };
@@ -160,7 +161,7 @@ impl WindowReader {
         let (start, end) = (self.window.time(first), self.window.time(last));
         let queries: Vec<QuerySpec> = self
             .plan
-            .every_cycle()
+            .past_window_cycle()
             .into_iter()
             .chain(self.plan.slow())
             .collect();
@@ -216,6 +217,7 @@ pub(crate) fn split_cycles(
     let mut bytes = 0;
     let mut decoded: Vec<(&QuerySpec, Answer<'_>)> = Vec::new();
     let mut failures: Vec<QueryFailure> = Vec::new();
+    let mut failed: Vec<&QuerySpec> = Vec::new();
     for (spec, result) in queries.iter().zip(answers) {
         let answer = result.as_ref().map_err(Clone::clone).and_then(|raw| {
             bytes += raw.body.len();
@@ -223,10 +225,13 @@ pub(crate) fn split_cycles(
         });
         match answer {
             Ok(answer) => decoded.push((spec, answer)),
-            Err(error) => failures.push(QueryFailure {
-                signal: spec.signal.to_owned(),
-                error,
-            }),
+            Err(error) => {
+                failed.push(spec);
+                failures.push(QueryFailure {
+                    signal: spec.signal.to_owned(),
+                    error,
+                })
+            }
         }
     }
     if decoded.is_empty() {
@@ -238,6 +243,13 @@ pub(crate) fn split_cycles(
     }
     // The bytes read are the chunk's; each cycle is given its share.
     let share = bytes / times.len().max(1);
+    // Histograms' bucket rates give their quantiles step by step; the rest are split per step.
+    let (buckets, decoded): (Vec<_>, Vec<_>) = decoded
+        .iter()
+        .partition(|(spec, _)| matches!(spec.shape, Shape::BucketRates { .. }));
+    let buckets: Vec<(&QuerySpec, &Answer<'_>)> =
+        buckets.iter().map(|(spec, answer)| (*spec, answer)).collect();
+    let mut quantiles = PastQuantiles::new(plan.labels(), &buckets, &failed);
     let mut cursors: Vec<Vec<usize>> = decoded
         .iter()
         .map(|(_, answer)| vec![0; answer.series.len()])
@@ -256,6 +268,7 @@ pub(crate) fn split_cycles(
                     },
                 );
             }
+            quantiles.step(at, &mut merge);
             let models = merge.models();
             let (engines, gpus) = merge.finish();
             Ok(DerivedPayload {
@@ -295,7 +308,7 @@ fn points_at<'a>(series: &[Item<'a>], cursors: &mut [usize], at: Ts) -> Vec<Item
 }
 
 /// Evaluation times to whole milliseconds, so answers' times and the window's line up.
-fn millis(t: f64) -> i64 {
+pub(crate) fn millis(t: f64) -> i64 {
     (t * 1000.0).round() as i64
 }
 
