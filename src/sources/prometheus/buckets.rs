@@ -165,8 +165,9 @@ impl<'d, 'a> PastQuantiles<'d, 'a> {
                 if new_le {
                     h.bounds.push(item.label("le").and_then(parse_value));
                 }
-                let values =
-                    |names: &[&str]| -> Vec<&'d str> { names.iter().map(|n| item.label(n).unwrap_or("")).collect() };
+                let values = |names: &[&str]| -> Vec<&'d str> {
+                    names.iter().map(|n| item.label(n).unwrap_or("")).collect()
+                };
                 let (group, new_group) = groups.id(values(&group_labels));
                 if new_group {
                     group_items.push(item);
@@ -230,9 +231,8 @@ impl<'d, 'a> PastQuantiles<'d, 'a> {
             .histograms
             .iter_mut()
             .map(|h| {
-                h.complete.then(|| {
-                    h.step_sums(wanted, groups, identities, models, &self.identity_model)
-                })
+                h.complete
+                    .then(|| h.step_sums(wanted, groups, identities, models, &self.identity_model))
             })
             .collect();
         let of = |metric: MetricId| {
@@ -256,7 +256,12 @@ impl<'d, 'a> PastQuantiles<'d, 'a> {
                         _ => continue,
                     }
                 };
-                source.0.buckets(&source.1.group_sum, &source.1.group_seen, group, &mut buckets);
+                source.0.buckets(
+                    &source.1.group_sum,
+                    &source.1.group_seen,
+                    group,
+                    &mut buckets,
+                );
                 for (q, slot) in slots {
                     if let Some(value) = histogram_quantile(*q, &buckets) {
                         merge.set_engine_value(item, *slot, value);
@@ -278,7 +283,12 @@ impl<'d, 'a> PastQuantiles<'d, 'a> {
                         _ => continue,
                     }
                 };
-                source.0.buckets(&source.1.model_sum, &source.1.model_seen, model, &mut buckets);
+                source.0.buckets(
+                    &source.1.model_sum,
+                    &source.1.model_seen,
+                    model,
+                    &mut buckets,
+                );
                 if let Some(value) = histogram_quantile(*q, &buckets) {
                     merge.set_model_value(name, *slot, value);
                 }
@@ -332,7 +342,9 @@ impl Histogram<'_, '_> {
                 _ => continue,
             }
             let at = series.group * bounds + series.le;
-            if let (Some(sum), Some(seen)) = (sums.group_sum.get_mut(at), sums.group_seen.get_mut(at)) {
+            if let (Some(sum), Some(seen)) =
+                (sums.group_sum.get_mut(at), sums.group_seen.get_mut(at))
+            {
                 *sum += value;
                 *seen = true;
             }
@@ -355,7 +367,9 @@ impl Histogram<'_, '_> {
                 }
                 let value = mean.get(at).copied().unwrap_or(f64::NAN);
                 let to = model * bounds + le;
-                if let (Some(sum), Some(seen)) = (sums.model_sum.get_mut(to), sums.model_seen.get_mut(to)) {
+                if let (Some(sum), Some(seen)) =
+                    (sums.model_sum.get_mut(to), sums.model_seen.get_mut(to))
+                {
                     *sum += value;
                     *seen = true;
                 }

@@ -8,9 +8,10 @@
 //! been from an instant query then: nothing is filled in, so an engine missing at a step is
 //! "not in Prometheus' answer" there (Stale, then Down), exactly as live.
 //!
-//! The window is read in chunks of [`CHUNK_STEPS`] steps: Prometheus refuses a range query of
-//! more than 11,000 points per series, and a chunk's answers are all the memory a replay
-//! holds at once.
+//! The window is read in chunks of at most [`CHUNK_STEPS`] steps: Prometheus refuses a range
+//! query of more than 11,000 points per series, and a chunk's answers are all the memory a
+//! replay holds at once, so the steps of a chunk are sized from the bytes the last one read
+//! (and halved, and the chunk read again, when an answer was over the body limit).
 
 use std::time::{Duration, Instant};
 
@@ -26,9 +27,16 @@ use kvtop_core::fleet::{
     BackfillReport, DerivedPayload, DerivedReport, QueryFailure, ScrapeError, Ts,
 };
 
-/// Steps per range query: well under Prometheus' limit of 11,000 points per series, and
-/// small enough that a chunk's answers for a large fleet stay a few megabytes.
+/// Most steps per range query: well under Prometheus' limit of 11,000 points per series.
 pub const CHUNK_STEPS: usize = 1_000;
+
+/// Steps of the first chunk, before the size of the fleet's answers is known.
+const FIRST_CHUNK_STEPS: usize = 120;
+
+/// Bytes of answers a chunk aims at: a histogram's bucket rates are a series per bucket and
+/// engine, so the steps per chunk follow the fleet's size and a chunk's answers (all the
+/// memory a replay holds at once) stay bounded.
+const CHUNK_BYTES: usize = 48 << 20;
 
 /// Most steps a window may have (a week at 1 s): beyond it, a coarser `--step` is needed.
 pub const MAX_STEPS: usize = 604_800;
@@ -98,6 +106,8 @@ pub struct WindowReader {
     /// Seconds of history read before the window, as a console starting then would read.
     history: f64,
     next: usize,
+    /// Steps of the next chunk.
+    chunk_steps: usize,
 }
 
 impl WindowReader {
@@ -110,6 +120,7 @@ impl WindowReader {
             window,
             history,
             next: 0,
+            chunk_steps: FIRST_CHUNK_STEPS,
         }
     }
 
@@ -156,22 +167,45 @@ impl WindowReader {
             return None;
         }
         let first = self.next;
-        let last = (first + CHUNK_STEPS).min(total) - 1;
-        self.next = last + 1;
-        let (start, end) = (self.window.time(first), self.window.time(last));
         let queries: Vec<QuerySpec> = self
             .plan
             .past_window_cycle()
             .into_iter()
             .chain(self.plan.slow())
             .collect();
-        let began = Instant::now();
-        let answers = join_all(queries.iter().map(|q| {
-            self.client
-                .query_range(&q.promql, start, end, self.window.step)
-        }))
-        .await;
-        let took = began.elapsed().as_secs_f64();
+        let (last, answers, took) = loop {
+            let steps = self.chunk_steps.clamp(1, CHUNK_STEPS);
+            let last = (first + steps).min(total) - 1;
+            let (start, end) = (self.window.time(first), self.window.time(last));
+            let began = Instant::now();
+            let answers = join_all(queries.iter().map(|q| {
+                self.client
+                    .query_range(&q.promql, start, end, self.window.step)
+            }))
+            .await;
+            let took = began.elapsed().as_secs_f64();
+            let too_large = answers
+                .iter()
+                .any(|a| matches!(a, Err(ScrapeError::TooLarge { .. })));
+            if too_large && steps > 1 {
+                self.chunk_steps = steps / 2;
+                continue;
+            }
+            let bytes: usize = answers
+                .iter()
+                .filter_map(|a| a.as_ref().ok())
+                .map(|a| a.body.len())
+                .sum();
+            let read = last + 1 - first;
+            self.chunk_steps = if bytes == 0 {
+                CHUNK_STEPS
+            } else {
+                (read as f64 * CHUNK_BYTES as f64 / bytes as f64) as usize
+            }
+            .clamp(1, CHUNK_STEPS);
+            break (last, answers, took);
+        };
+        self.next = last + 1;
         let times: Vec<Ts> = (first..=last).map(|i| self.window.time(i)).collect();
         let outcomes = split_cycles(&self.plan, &queries, &answers, &times);
         Some(
@@ -208,7 +242,7 @@ pub async fn scrape_interval(
 ///
 /// A query that failed, or whose answer does not decode, is a failed query of every cycle of
 /// the chunk; when all failed, each cycle is the first failure, as a live cycle would be.
-pub(crate) fn split_cycles(
+pub fn split_cycles(
     plan: &QueryPlan,
     queries: &[QuerySpec],
     answers: &[Result<RawAnswer, ScrapeError>],
@@ -247,8 +281,10 @@ pub(crate) fn split_cycles(
     let (buckets, decoded): (Vec<_>, Vec<_>) = decoded
         .iter()
         .partition(|(spec, _)| matches!(spec.shape, Shape::BucketRates { .. }));
-    let buckets: Vec<(&QuerySpec, &Answer<'_>)> =
-        buckets.iter().map(|(spec, answer)| (*spec, answer)).collect();
+    let buckets: Vec<(&QuerySpec, &Answer<'_>)> = buckets
+        .iter()
+        .map(|(spec, answer)| (*spec, answer))
+        .collect();
     let mut quantiles = PastQuantiles::new(plan.labels(), &buckets, &failed);
     let mut cursors: Vec<Vec<usize>> = decoded
         .iter()
