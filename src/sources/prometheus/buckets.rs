@@ -328,9 +328,9 @@ impl Histogram<'_, '_> {
             {
                 series.cursor += 1;
             }
-            if !item
+            if item
                 .point_time(series.cursor)
-                .is_some_and(|t| super::replay::millis(t) == wanted)
+                .is_none_or(|t| super::replay::millis(t) != wanted)
             {
                 continue;
             }
