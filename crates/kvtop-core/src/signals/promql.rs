@@ -933,6 +933,58 @@ mod tests {
     }
 
     #[test]
+    fn a_past_window_reads_each_histograms_bucket_rates_once_per_name() {
+        let live = plan().every_cycle();
+        let past = plan().past_window_cycle();
+        // Everything but the quantile queries is asked as live.
+        let kept: Vec<&QuerySpec> = live
+            .iter()
+            .filter(|q| !matches!(q.shape, Shape::Quantiles(_) | Shape::ModelQuantiles))
+            .collect();
+        assert_eq!(past.iter().take(kept.len()).collect::<Vec<_>>(), kept);
+        let buckets: Vec<&str> = past[kept.len()..]
+            .iter()
+            .map(|q| q.promql.as_str())
+            .collect();
+        assert!(
+            past[kept.len()..]
+                .iter()
+                .all(|q| matches!(q.shape, Shape::BucketRates { .. }))
+        );
+        // Every histogram a quantile is derived from, each name once, in order of precedence.
+        assert_eq!(buckets.len(), 11, "{buckets:?}");
+        let itl: Vec<&str> = buckets
+            .iter()
+            .copied()
+            .filter(|q| q.contains("inter_token") || q.contains("vllm:time_per_output"))
+            .collect();
+        assert_eq!(
+            itl,
+            [
+                "rate(vllm:inter_token_latency_seconds_bucket[1m])",
+                "rate(vllm:time_per_output_token_seconds_bucket[1m])",
+                "rate(sglang:inter_token_latency_seconds_bucket[1m])"
+            ]
+        );
+        assert!(buckets.contains(&"rate(vllm:request_time_per_output_token_seconds_bucket[1m])"));
+        let ranks: Vec<usize> = past[kept.len()..]
+            .iter()
+            .filter_map(|q| match q.shape {
+                Shape::BucketRates { histogram, rank } if histogram == MetricId::Itl => Some(rank),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(ranks, [0, 1, 2]);
+        assert!(
+            plan()
+                .gpus_only()
+                .past_window_cycle()
+                .iter()
+                .all(|q| q.signal == "dcgm")
+        );
+    }
+
+    #[test]
     fn backfill_reads_the_charted_signals_only() {
         let signals: Vec<&str> = plan().backfill().iter().map(|q| q.signal).collect();
         assert_eq!(
