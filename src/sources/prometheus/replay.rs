@@ -2,7 +2,10 @@
 //! console on a past window): one `query_range` per query of the live cycle plan, each answer
 //! split per evaluation time into the instant answers a live cycle at that time would have
 //! got, and merged by the same [`CycleMerge`] into the same [`DerivedPayload`]. What comes
-//! out is a cycle per step, as the live poller would have produced then.
+//! out is a cycle per step, as the live poller would have produced then. Histogram quantiles
+//! are the exception: their bucket rates are read instead and the quantiles derived here as
+//! Prometheus derives them (`QueryPlan::past_window_cycle`, `super::buckets`), which costs
+//! the server a fraction of evaluating `histogram_quantile` over a range.
 //!
 //! A series without a point at a step is absent from that step's answer, as it would have
 //! been from an instant query then: nothing is filled in, so an engine missing at a step is

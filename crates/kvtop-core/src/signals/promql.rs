@@ -970,7 +970,10 @@ mod tests {
         let ranks: Vec<usize> = past[kept.len()..]
             .iter()
             .filter_map(|q| match q.shape {
-                Shape::BucketRates { histogram, rank } if histogram == MetricId::Itl => Some(rank),
+                Shape::BucketRates {
+                    histogram: MetricId::Itl,
+                    rank,
+                } => Some(rank),
                 _ => None,
             })
             .collect();
