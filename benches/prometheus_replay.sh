@@ -7,6 +7,8 @@
 # (/opt/kvtop-ci/prometheus/usr/bin in CI); builds nothing.
 #
 #   benches/prometheus_replay.sh [ENGINES] [RUNS]
+#   KEEP=DIR benches/prometheus_replay.sh …   # the TSDB built once in DIR and read again after
+#                                             # (to compare binaries on the same data)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 engines=${1:-100}
@@ -20,19 +22,27 @@ trap cleanup EXIT
 export HOME=$work XDG_CONFIG_HOME=$work/config XDG_STATE_HOME=$work/state XDG_DATA_HOME=$work/data
 unset KVTOP_CONFIG
 
-"$bin" sim --engines "$engines" >"$work/sim.txt" 2>&1 &
-pids+=($!)
-until grep -q 'Ctrl-C' "$work/sim.txt"; do sleep 0.2; done
-now=$(date +%s)
-start=$(( (now - 7200) / 60 * 60 ))
-python3 benches/om_from_sim.py "$work/sim.txt" "$start" 3600 15 "$work/data.om"
-kill "${pids[0]}"
-echo "OpenMetrics: $(du -h "$work/data.om" | cut -f1)" >&2
-promtool tsdb create-blocks-from openmetrics "$work/data.om" "$work/tsdb" >/dev/null
-rm "$work/data.om"
+tsdb=${KEEP:-$work}/tsdb
+if [ -n "${KEEP:-}" ] && [ -f "$KEEP/start" ] && [ -d "$tsdb" ]; then
+  start=$(cat "$KEEP/start")
+  echo "TSDB kept in $KEEP (from $(date -u -d "@$start" +%H:%M:%SZ))" >&2
+else
+  "$bin" sim --engines "$engines" >"$work/sim.txt" 2>&1 &
+  pids+=($!)
+  until grep -q 'Ctrl-C' "$work/sim.txt"; do sleep 0.2; done
+  now=$(date +%s)
+  start=$(( (now - 7200) / 60 * 60 ))
+  python3 benches/om_from_sim.py "$work/sim.txt" "$start" 3600 15 "$work/data.om"
+  kill "${pids[0]}"
+  echo "OpenMetrics: $(du -h "$work/data.om" | cut -f1)" >&2
+  mkdir -p "$(dirname "$tsdb")"
+  promtool tsdb create-blocks-from openmetrics "$work/data.om" "$tsdb" >/dev/null
+  rm "$work/data.om"
+  [ -n "${KEEP:-}" ] && echo "$start" >"$KEEP/start"
+fi
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 printf 'global:\n  scrape_interval: 15s\n  query_log_file: %s\n' "$work/query.log" >"$work/prometheus.yml"
-prometheus --config.file="$work/prometheus.yml" --storage.tsdb.path="$work/tsdb" \
+prometheus --config.file="$work/prometheus.yml" --storage.tsdb.path="$tsdb" \
   --storage.tsdb.retention.time=100y --web.listen-address="127.0.0.1:$port" >"$work/prom.log" 2>&1 &
 pids+=($!)
 until curl -sf "http://127.0.0.1:$port/-/ready" >/dev/null; do sleep 0.2; done

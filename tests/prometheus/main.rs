@@ -9,6 +9,7 @@ mod common;
 
 mod prometheus_dashboard;
 mod prometheus_live;
+mod prometheus_past_quantiles;
 mod prometheus_query;
 mod prometheus_replay;
 mod prometheus_targets;

@@ -62,6 +62,11 @@ impl<'a> Item<'a> {
         self.values.get(index).map(|(t, _)| *t)
     }
 
+    /// The value of the range answer's point at `index` (`None` when absent or `NaN`).
+    pub fn point_value(&self, index: usize) -> Option<f64> {
+        self.values.get(index).and_then(|(_, v)| parse_value(&v.0))
+    }
+
     /// The point at `index` of a range answer as the series an instant query at its time
     /// answers with: a range answer split per time reads like the instant answers of a cycle.
     pub fn instant_at(&self, index: usize) -> Option<Item<'a>> {

@@ -310,9 +310,7 @@ impl<'l> CycleMerge<'l> {
                         .and_then(|q| slots.iter().find(|(name, _)| *name == q))
                         .map(|(_, slot)| *slot);
                     if let (Some(slot), Some(value)) = (slot, item.sample()) {
-                        if let Some(acc) = self.entry(item) {
-                            set_slot(&mut acc.signals, slot, value);
-                        }
+                        self.set_engine_value(item, slot, value);
                     }
                 }
                 Shape::Sampled => {
@@ -335,13 +333,29 @@ impl<'l> CycleMerge<'l> {
                         .and_then(|name| SIGNALS.iter().find(|d| d.name == name));
                     let model = item.label(&self.labels.model).unwrap_or("");
                     if let (Some(def), Some(value)) = (def, item.sample()) {
-                        if !model.is_empty() && value.is_finite() {
-                            let signals = self.models.entry(model.to_owned()).or_default();
-                            def.set(signals, value);
-                        }
+                        self.set_model_value(model, def.id, value);
                     }
                 }
+                // Derived by the past-window reader, which sets the values it derives.
+                Shape::BucketRates { .. } => {}
             }
+        }
+    }
+
+    /// One signal of the report of an engine that `item` (any series carrying the report's
+    /// labels) names.
+    pub fn set_engine_value(&mut self, item: &super::decode::Item<'_>, slot: Signal, value: f64) {
+        if let Some(acc) = self.entry(item) {
+            set_slot(&mut acc.signals, slot, value);
+        }
+    }
+
+    /// One signal of a model over its engines' merged histograms; a value without a model, or
+    /// not finite, is none.
+    pub fn set_model_value(&mut self, model: &str, slot: Signal, value: f64) {
+        if !model.is_empty() && value.is_finite() {
+            let signals = self.models.entry(model.to_owned()).or_default();
+            set_slot(signals, slot, value);
         }
     }
 
@@ -603,7 +617,8 @@ impl<'l> RangeMerge<'l> {
                 | Shape::Dcgm
                 | Shape::Sampled
                 | Shape::Resets
-                | Shape::ModelQuantiles => None,
+                | Shape::ModelQuantiles
+                | Shape::BucketRates { .. } => None,
             };
             let Some(slot) = slot else {
                 continue;

@@ -3,12 +3,14 @@
 //!
 //! - `query` (PURE): the PromQL of a cycle, one query per signal for the whole fleet;
 //! - `decode` (PURE): JSON answers, errors in Prometheus' own words;
+//! - `buckets` (PURE): a past window's histogram quantiles from the bucket rates read;
 //! - `merge` (PURE): answers into one [`kvtop_core::fleet::DerivedEngine`] per engine, or one
 //!   [`kvtop_core::fleet::DerivedSeries`] per engine for the start-up backfill;
 //! - `targets` (PURE): `/api/v1/targets`, and which targets serve engines;
 //! - `client`: HTTP with timeouts, auth, a custom CA;
 //! - `poller`: the worker that sends [`kvtop_core::fleet::SourceReport`]s to the app loop.
 
+mod buckets;
 pub mod client;
 pub mod decode;
 pub mod merge;

@@ -94,20 +94,28 @@ impl LabelMap {
     /// `pod, namespace, instance[, node], model_name, engine`: an engine whichever job or
     /// replica reported it.
     pub(crate) fn engine_identity_clause(&self) -> String {
+        self.engine_identity_labels().join(", ")
+    }
+
+    /// The labels of [`Self::engine_identity_clause`].
+    pub fn engine_identity_labels(&self) -> Vec<&str> {
         let mut labels = self.process_labels();
         labels.push(&self.model);
         labels.push(&self.engine);
-        labels.join(", ")
+        labels
     }
 
     /// `pod, namespace, instance[, node], model_name, engine, job, <replica labels>`.
     pub(crate) fn engine_clause(&self) -> String {
-        let mut labels = self.process_labels();
-        labels.push(&self.model);
-        labels.push(&self.engine);
+        self.engine_labels().join(", ")
+    }
+
+    /// The labels of [`Self::engine_clause`]: one report of one engine.
+    pub fn engine_labels(&self) -> Vec<&str> {
+        let mut labels = self.engine_identity_labels();
         let sources = self.source_labels(&labels);
         labels.extend(sources);
-        labels.join(", ")
+        labels
     }
 
     /// The labels of a series that say which scrape (job, instance when the pod identifies the
@@ -156,6 +164,10 @@ pub enum Shape {
     Sampled,
     /// dcgm-exporter series of every GPU.
     Dcgm,
+    /// `rate()` of every bucket series of one of a histogram's names, unaggregated: the
+    /// `rank`th of its names in order of precedence. A past window reads these instead of
+    /// [`Shape::Quantiles`] and [`Shape::ModelQuantiles`] and derives both from them.
+    BucketRates { histogram: MetricId, rank: usize },
 }
 
 /// One query of a cycle.
@@ -333,6 +345,49 @@ impl QueryPlan {
                 promql: format!("{{__name__=~\"DCGM_FI_DEV_({DCGM_FIELDS})\"}}"),
                 shape: Shape::Dcgm,
             });
+        }
+        queries
+    }
+
+    /// The queries of [`Self::every_cycle`] for a past window: each histogram's quantiles (per
+    /// engine, and per model) are not asked of the server but derived by the reader from the
+    /// histogram's bucket rates, read once per name ([`Shape::BucketRates`]).
+    ///
+    /// Why: over a range, Prometheus evaluates every `histogram_quantile` of a query anew,
+    /// inner `rate`, `or` and `sum by` included (three times per histogram per engine, 21
+    /// times in the per-model query), and its `sum by` of many labels and its `or` each cost
+    /// several times the `rate` itself; an hour of 100 engines took it minutes. The bucket
+    /// rates of all names are one cheap selector each, and the `or`, the sums and the
+    /// interpolation are done once per step by the reader.
+    pub fn past_window_cycle(&self) -> Vec<QuerySpec> {
+        let mut queries: Vec<QuerySpec> = self
+            .every_cycle()
+            .into_iter()
+            .filter(|q| !matches!(q.shape, Shape::Quantiles(_) | Shape::ModelQuantiles))
+            .collect();
+        if !self.engines {
+            return queries;
+        }
+        // Each histogram a quantile is derived from, and its stand-in, once.
+        let mut histograms: Vec<(MetricId, &'static str)> = Vec::new();
+        for def in &SIGNALS {
+            if let Derivation::Quantile(histogram, _) = def.derivation {
+                for h in std::iter::once(histogram).chain(quantile_stand_in(histogram)) {
+                    if !histograms.iter().any(|(known, _)| *known == h) {
+                        histograms.push((h, def.query));
+                    }
+                }
+            }
+        }
+        let w = self.selector();
+        for (histogram, query) in histograms {
+            for (rank, name) in names(histogram).iter().enumerate() {
+                queries.push(QuerySpec {
+                    signal: query,
+                    promql: format!("rate({name}[{w}])"),
+                    shape: Shape::BucketRates { histogram, rank },
+                });
+            }
         }
         queries
     }
@@ -536,7 +591,8 @@ impl QueryPlan {
                 | Shape::Dcgm
                 | Shape::Sampled
                 | Shape::Resets
-                | Shape::ModelQuantiles => false,
+                | Shape::ModelQuantiles
+                | Shape::BucketRates { .. } => false,
             })
             .collect()
     }
@@ -874,6 +930,61 @@ mod tests {
         assert_eq!(signals, ["dcgm"]);
         assert!(plan.slow().is_empty());
         assert!(plan.backfill().is_empty());
+    }
+
+    #[test]
+    fn a_past_window_reads_each_histograms_bucket_rates_once_per_name() {
+        let live = plan().every_cycle();
+        let past = plan().past_window_cycle();
+        // Everything but the quantile queries is asked as live.
+        let kept: Vec<&QuerySpec> = live
+            .iter()
+            .filter(|q| !matches!(q.shape, Shape::Quantiles(_) | Shape::ModelQuantiles))
+            .collect();
+        assert_eq!(past.iter().take(kept.len()).collect::<Vec<_>>(), kept);
+        let buckets: Vec<&str> = past[kept.len()..]
+            .iter()
+            .map(|q| q.promql.as_str())
+            .collect();
+        assert!(
+            past[kept.len()..]
+                .iter()
+                .all(|q| matches!(q.shape, Shape::BucketRates { .. }))
+        );
+        // Every histogram a quantile is derived from, each name once, in order of precedence.
+        assert_eq!(buckets.len(), 11, "{buckets:?}");
+        let itl: Vec<&str> = buckets
+            .iter()
+            .copied()
+            .filter(|q| q.contains("inter_token") || q.contains("vllm:time_per_output"))
+            .collect();
+        assert_eq!(
+            itl,
+            [
+                "rate(vllm:inter_token_latency_seconds_bucket[1m])",
+                "rate(vllm:time_per_output_token_seconds_bucket[1m])",
+                "rate(sglang:inter_token_latency_seconds_bucket[1m])"
+            ]
+        );
+        assert!(buckets.contains(&"rate(vllm:request_time_per_output_token_seconds_bucket[1m])"));
+        let ranks: Vec<usize> = past[kept.len()..]
+            .iter()
+            .filter_map(|q| match q.shape {
+                Shape::BucketRates {
+                    histogram: MetricId::Itl,
+                    rank,
+                } => Some(rank),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(ranks, [0, 1, 2]);
+        assert!(
+            plan()
+                .gpus_only()
+                .past_window_cycle()
+                .iter()
+                .all(|q| q.signal == "dcgm")
+        );
     }
 
     #[test]
