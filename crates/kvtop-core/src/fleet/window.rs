@@ -387,11 +387,7 @@ impl SnapshotWindow {
     }
 
     /// Increase of a counter over the window starting at `start`, and the seconds it spans.
-    pub(crate) fn increase_from(
-        &self,
-        start: WindowStart,
-        counter: Counter,
-    ) -> Option<(f64, f64)> {
+    pub(crate) fn increase_from(&self, start: WindowStart, counter: Counter) -> Option<(f64, f64)> {
         let i = counter as usize;
         self.increases(&[counter], start, self.counter_since[i])
             .map(|(inc, secs)| (inc[0], secs))

@@ -133,13 +133,21 @@ fn quantile_of_prepared(q: f64, (sorted, total): (&[Bucket], f64)) -> Option<f64
 /// (le)` does. `None` when no part has a bucket or nothing was observed.
 pub fn merged_quantile(q: f64, parts: &[&[Bucket]]) -> Option<f64> {
     let mut merged: Vec<Bucket> = Vec::new();
-    for bucket in parts.iter().flat_map(|p| p.iter()) {
+    for part in parts {
+        merge_into(&mut merged, part);
+    }
+    histogram_quantile(q, &merged)
+}
+
+/// Add one part's buckets to `merged` bound by bound, as [`merged_quantile`] sums its parts
+/// (in the order the parts are added): a bound `merged` lacks is appended.
+pub fn merge_into(merged: &mut Vec<Bucket>, part: &[Bucket]) {
+    for bucket in part {
         match merged.iter_mut().find(|b| b.le == bucket.le) {
             Some(into) => into.count += bucket.count,
             None => merged.push(*bucket),
         }
     }
-    histogram_quantile(q, &merged)
 }
 
 /// Merge neighbours with the same bound (input sorted by `le`).
