@@ -222,4 +222,37 @@ source = "test"
             assert_eq!((lean.cycles, lean.ended), (full.cycles, full.ended));
         }
     }
+
+    #[test]
+    fn a_replay_to_an_instant_reads_no_further_than_the_first_record_past_it() {
+        let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/recording-v1-kv-thrash.kvr");
+        let mut bytes = std::fs::read(&fixture).expect("the fixture reads");
+        // Cut the last record short: reading to the end finds it.
+        bytes.truncate(bytes.len() - 3);
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let path = dir.path().join("cut.kvr");
+        std::fs::write(&path, &bytes).expect("the copy writes");
+        let rules = RuleSet::builtin().expect("built-in rules");
+
+        let mut whole = crate::record::open(&path).expect("the copy opens");
+        let (_, notes) = replay(&mut whole, &rules, Window::default(), &mut Quiet);
+        assert!(whole.problem().is_some(), "the cut is found");
+        let (Some(first), Some(last)) = (notes.first, notes.last) else {
+            panic!("records were replayed: {notes:?}");
+        };
+
+        // The reading thread stops where the replay does: the cut past `to` is never read.
+        let mut early = crate::record::open(&path).expect("the copy opens");
+        let to = first + (last - first) / 2.0;
+        let window = Window {
+            from: None,
+            to: Some(to),
+        };
+        let (observation, notes) = replay(&mut early, &rules, window, &mut Quiet);
+        assert_eq!(early.problem(), None);
+        assert!(observation.cycles > 0 && observation.ended <= to);
+        assert!(notes.last.is_some_and(|at| at > to), "{notes:?}");
+        assert!(early.next().is_some(), "the rest is left to read");
+    }
 }

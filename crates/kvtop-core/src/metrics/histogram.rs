@@ -400,4 +400,58 @@ mod tests {
         let buckets = [b(1.0, 10.0), b(2.0, above), b(INF, above)];
         close(histogram_quantile(1.0, &buckets), 1.0);
     }
+
+    #[test]
+    fn several_quantiles_at_once_are_each_the_single_quantile() {
+        let nan = f64::NAN;
+        let cases: Vec<Vec<Bucket>> = vec![
+            sample(),
+            // Unsorted, a repeated bound, a dip to repair, float noise.
+            vec![
+                b(1.0, 80.0),
+                b(INF, 100.0),
+                b(0.1, 10.0),
+                b(0.5, 50.0),
+                b(0.5, 3.0),
+                b(5.0, 99.0),
+            ],
+            vec![b(0.0, 5.0), b(1.0, 5.0 * (1.0 + 1e-14)), b(INF, 9.0)],
+            vec![b(-1.0, 2.0), b(INF, 4.0)],
+            // Nothing a quantile can be taken from.
+            vec![],
+            vec![b(INF, 3.0)],
+            vec![b(1.0, 3.0), b(2.0, 4.0)],
+            vec![b(1.0, 0.0), b(INF, 0.0)],
+            vec![b(1.0, nan), b(INF, 4.0)],
+            vec![b(nan, 1.0), b(INF, 4.0)],
+        ];
+        let qs = [0.0, 0.25, 0.5, 0.95, 0.99, 1.0, -0.5, 1.5, nan];
+        let mut scratch = vec![b(7.0, 7.0)];
+        for buckets in &cases {
+            let together = histogram_quantiles(qs, buckets, &mut scratch);
+            for (q, got) in qs.iter().zip(together) {
+                let alone = histogram_quantile(*q, buckets);
+                assert_eq!(
+                    got.map(f64::to_bits),
+                    alone.map(f64::to_bits),
+                    "q {q} of {buckets:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn merging_part_by_part_is_merging_them_all() {
+        let a = [b(0.1, 8.0), b(1.0, 10.0), b(INF, 10.0)];
+        let c = [b(0.1, 0.5), b(0.5, 2.0), b(1.0, 10.0), b(INF, 11.0)];
+        let mut merged = Vec::new();
+        merge_into(&mut merged, &a);
+        merge_into(&mut merged, &c);
+        for q in [0.5, 0.95, 0.99] {
+            assert_eq!(
+                histogram_quantile(q, &merged).map(f64::to_bits),
+                merged_quantile(q, &[&a, &c]).map(f64::to_bits)
+            );
+        }
+    }
 }
