@@ -30,7 +30,17 @@ pub struct ReplayNotes {
     pub last: Option<Ts>,
 }
 
+/// Records handed from the reading thread to the replay at a time.
+const BATCH: usize = 64;
+/// Batches read ahead of the replay at most.
+const BATCHES_AHEAD: usize = 16;
+
 /// Replay `recording` through the fleet model and `rules`.
+///
+/// The file is read, inflated and decoded on a thread of its own while the fleet model and the
+/// rules take the records in order, so the two halves of the work overlap on two cores. The
+/// reading thread stops after the first record past `window.to`, where the replay stops too:
+/// the recording is read exactly as far as it would be read in one thread.
 pub fn replay(
     recording: &mut Recording,
     rules: &RuleSet,
@@ -38,6 +48,59 @@ pub fn replay(
     progress: &mut dyn Progress,
 ) -> (Observation, ReplayNotes) {
     let settings = fleet_settings(recording.header());
+    let replayed = std::thread::scope(|scope| {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Record>>(BATCHES_AHEAD);
+        let reading = &mut *recording;
+        let reader = std::thread::Builder::new()
+            .name("kvtop-read".into())
+            .spawn_scoped(scope, move || read_ahead(reading, window.to, &tx));
+        match reader {
+            Ok(_) => Some(observe_records(
+                rx.into_iter().flatten(),
+                settings,
+                rules,
+                window,
+                progress,
+            )),
+            Err(_) => None,
+        }
+    });
+    // Without a second thread, the records are read as they are replayed.
+    replayed
+        .unwrap_or_else(|| observe_records(recording.by_ref(), settings, rules, window, progress))
+}
+
+/// Read records and hand them over in batches, up to and including the first past `to`.
+fn read_ahead(
+    recording: &mut Recording,
+    to: Option<Ts>,
+    tx: &std::sync::mpsc::SyncSender<Vec<Record>>,
+) {
+    let mut batch = Vec::with_capacity(BATCH);
+    for record in recording.by_ref() {
+        let past = to.is_some_and(|to| record.at() > to);
+        batch.push(record);
+        if past || batch.len() == BATCH {
+            let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
+            // The replay stopped taking records: nothing more to read for it.
+            if tx.send(full).is_err() || past {
+                return;
+            }
+        }
+    }
+    if !batch.is_empty() {
+        let _ = tx.send(batch);
+    }
+}
+
+/// The observation of `records`, in order (see [`replay`]).
+fn observe_records(
+    records: impl Iterator<Item = Record>,
+    settings: kvtop_core::fleet::FleetSettings,
+    rules: &RuleSet,
+    window: Window,
+    progress: &mut dyn Progress,
+) -> (Observation, ReplayNotes) {
     let interval = settings.interval;
     let mut fleet = Fleet::new(settings);
     let mut engine = RuleEngine::new(rules);
@@ -50,7 +113,7 @@ pub fn replay(
     let mut planned = false;
     let mut episodes = Episodes::default();
     let mut actions = Vec::new();
-    for record in recording.by_ref() {
+    for record in records {
         let at = record.at();
         notes.first.get_or_insert(at);
         notes.last = Some(at);
@@ -165,5 +228,38 @@ source = "test"
             assert_eq!(lean.episodes, full.episodes);
             assert_eq!((lean.cycles, lean.ended), (full.cycles, full.ended));
         }
+    }
+
+    #[test]
+    fn a_replay_to_an_instant_reads_no_further_than_the_first_record_past_it() {
+        let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/recording-v1-kv-thrash.kvr");
+        let mut bytes = std::fs::read(&fixture).expect("the fixture reads");
+        // Cut the last record short: reading to the end finds it.
+        bytes.truncate(bytes.len() - 3);
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let path = dir.path().join("cut.kvr");
+        std::fs::write(&path, &bytes).expect("the copy writes");
+        let rules = RuleSet::builtin().expect("built-in rules");
+
+        let mut whole = crate::record::open(&path).expect("the copy opens");
+        let (_, notes) = replay(&mut whole, &rules, Window::default(), &mut Quiet);
+        assert!(whole.problem().is_some(), "the cut is found");
+        let (Some(first), Some(last)) = (notes.first, notes.last) else {
+            panic!("records were replayed: {notes:?}");
+        };
+
+        // The reading thread stops where the replay does: the cut past `to` is never read.
+        let mut early = crate::record::open(&path).expect("the copy opens");
+        let to = first + (last - first) / 2.0;
+        let window = Window {
+            from: None,
+            to: Some(to),
+        };
+        let (observation, notes) = replay(&mut early, &rules, window, &mut Quiet);
+        assert_eq!(early.problem(), None);
+        assert!(observation.cycles > 0 && observation.ended <= to);
+        assert!(notes.last.is_some_and(|at| at > to), "{notes:?}");
+        assert!(early.next().is_some(), "the rest is left to read");
     }
 }

@@ -392,36 +392,50 @@ impl GpuStore {
         index: &PlacementIndex,
     ) -> BTreeSet<TargetId> {
         let mut affected = BTreeSet::new();
-        let reported: BTreeSet<GpuKey> = samples.iter().map(GpuKey::of).collect();
+        let keys: Vec<GpuKey> = samples.iter().map(GpuKey::of).collect();
+        let reported: BTreeSet<&GpuKey> = keys.iter().collect();
         let gone: Vec<GpuKey> = self
             .by_origin
             .get(origin)
             .into_iter()
             .flatten()
-            .filter(|key| !reported.contains(*key))
+            .filter(|key| !reported.contains(key))
             .cloned()
             .collect();
         for key in gone {
             self.remove(&key, &mut affected);
         }
-        for sample in samples {
-            let key = GpuKey::of(&sample);
+        for (key, sample) in keys.into_iter().zip(samples) {
             let target = index.join(&sample);
-            let gpu = self.gpus.entry(key.clone()).or_insert_with(|| GpuState {
-                key: key.clone(),
-                origin: origin.clone(),
-                sample: GpuSample::default(),
-                last_ok: at,
-                target: None,
-                history: VecDeque::new(),
-            });
-            let previous_origin = std::mem::replace(&mut gpu.origin, origin.clone());
+            let known = self.gpus.contains_key(&key);
+            if !known {
+                self.gpus.insert(
+                    key.clone(),
+                    GpuState {
+                        key: key.clone(),
+                        origin: origin.clone(),
+                        sample: GpuSample::default(),
+                        last_ok: at,
+                        target: None,
+                        history: VecDeque::new(),
+                    },
+                );
+            }
+            let Some(gpu) = self.gpus.get_mut(&key) else {
+                continue;
+            };
+            // A GPU known from the same origin is already filed under it: the usual scrape.
+            let refile = !known || gpu.origin != *origin;
+            let previous_origin =
+                refile.then(|| std::mem::replace(&mut gpu.origin, origin.clone()));
             gpu.sample = sample;
             gpu.last_ok = at;
             gpu.record(at, self.history_points);
             let before = gpu.target;
             gpu.target = target;
-            self.move_origin(&key, Some(&previous_origin), Some(origin));
+            if let Some(previous_origin) = previous_origin {
+                self.move_origin(&key, Some(&previous_origin), Some(origin));
+            }
             self.move_join(&key, before, target);
             affected.extend(before);
             affected.extend(target);

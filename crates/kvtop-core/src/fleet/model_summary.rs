@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use super::Signals;
 use super::state::{EngineState, EngineStatus, Fleet, ModelSignals};
 use super::window::HistogramKind;
-use crate::metrics::{Bucket, merged_quantile};
+use crate::metrics::{Bucket, histogram_quantiles, merge_into};
 use crate::signals::{Derivation, MetricId, SIGNALS, quantile_stand_in};
 
 /// A model's engines summed up. `None` where no engine of it knows the value.
@@ -56,20 +56,26 @@ fn sum(values: impl Iterator<Item = Option<f64>>) -> Option<f64> {
 /// A quantile whose histogram no engine has takes its stand-in's (TPOT: the inter-token
 /// latency), over the stand-in's buckets only, so bucket layouts are never mixed.
 pub fn merged_quantiles(engines: &[&EngineState], window_secs: f64) -> Signals {
-    let mut parts: HashMap<MetricId, Vec<Vec<Bucket>>> = HashMap::new();
-    let mut parts_of = |metric: MetricId| -> Vec<Vec<Bucket>> {
-        parts
+    // Each histogram is merged once for all of its quantiles: the engines' bucket increases
+    // summed in the engines' order, as `merged_quantile` sums its parts.
+    let mut merged: HashMap<MetricId, Option<Vec<Bucket>>> = HashMap::new();
+    let mut deltas = Vec::new();
+    let mut merged_of = |metric: MetricId| -> Option<Vec<Bucket>> {
+        merged
             .entry(metric)
             .or_insert_with(|| {
-                HistogramKind::of(metric).map_or_else(Vec::new, |kind| {
-                    engines
-                        .iter()
-                        .filter_map(|e| e.deltas(kind, window_secs))
-                        .collect()
-                })
+                let kind = HistogramKind::of(metric)?;
+                let mut sum: Option<Vec<Bucket>> = None;
+                for engine in engines {
+                    if engine.window.bucket_deltas(kind, window_secs, &mut deltas) {
+                        merge_into(sum.get_or_insert_with(Vec::new), &deltas);
+                    }
+                }
+                sum
             })
             .clone()
     };
+    let mut prepared = Vec::new();
     let mut out = Signals::default();
     for def in &SIGNALS {
         let Derivation::Quantile(histogram, q) = def.derivation else {
@@ -78,14 +84,11 @@ pub fn merged_quantiles(engines: &[&EngineState], window_secs: f64) -> Signals {
         let Ok(q) = q.parse::<f64>() else {
             continue;
         };
-        let mut own = parts_of(histogram);
-        if own.is_empty() {
-            if let Some(stand_in) = quantile_stand_in(histogram) {
-                own = parts_of(stand_in);
-            }
-        }
-        let slices: Vec<&[Bucket]> = own.iter().map(Vec::as_slice).collect();
-        if let Some(value) = merged_quantile(q, &slices) {
+        // No engine with the histogram: its stand-in's, if it has one.
+        let own =
+            merged_of(histogram).or_else(|| quantile_stand_in(histogram).and_then(&mut merged_of));
+        let [value] = histogram_quantiles([q], own.as_deref().unwrap_or_default(), &mut prepared);
+        if let Some(value) = value {
             def.set(&mut out, value);
         }
     }

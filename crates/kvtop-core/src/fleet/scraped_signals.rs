@@ -5,43 +5,49 @@
 use super::Signals;
 use super::window::{Counter, HistogramKind, SnapshotWindow};
 use crate::engine::EngineSample;
-use crate::metrics::{Bucket, histogram_quantile};
+use crate::metrics::{Bucket, histogram_quantiles};
+
+/// Buffers reused from one derivation to the next: a window's bucket deltas, and the same
+/// sorted and repaired for its quantiles.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct DeriveScratch {
+    deltas: Vec<Bucket>,
+    prepared: Vec<Bucket>,
+}
 
 /// Derive the signals of an engine over the last `window_secs` seconds of its snapshots.
-/// `scratch` is a reusable buffer for bucket deltas.
 pub(crate) fn derive(
     sample: &EngineSample,
     window: &SnapshotWindow,
     window_secs: f64,
-    scratch: &mut Vec<Bucket>,
+    scratch: &mut DeriveScratch,
 ) -> Signals {
-    let rate = |counter| window.rate(counter, window_secs);
-    let ratio = |numerator, denominator| window.ratio(numerator, denominator, window_secs);
+    // Where the window starts is looked up once for every rate, ratio and quantile.
+    let start = window.start_of(window_secs);
+    let rate = |counter| window.rate_from(start?, counter);
+    let ratio = |numerator, denominator| window.ratio_from(start?, numerator, denominator);
     // `None` when the window holds no deltas of the histogram (not exported, or one
     // snapshot): then a quantile signal may take its stand-in's.
-    let mut quantiles = |kind, qs: &[f64]| -> Option<[Option<f64>; 3]> {
-        let mut out = [None; 3];
-        if !window.bucket_deltas(kind, window_secs, scratch) {
+    let mut quantiles = |kind, qs: [f64; 3]| -> Option<[Option<f64>; 3]> {
+        let DeriveScratch { deltas, prepared } = &mut *scratch;
+        if !window.bucket_deltas_from(start?, kind, deltas) {
             return None;
         }
-        for (slot, q) in out.iter_mut().zip(qs) {
-            *slot = histogram_quantile(*q, scratch);
-        }
-        Some(out)
+        Some(histogram_quantiles(qs, deltas, prepared))
     };
     let all = [0.5, 0.95, 0.99];
-    let [ttft_p50, ttft_p95, ttft_p99] = quantiles(HistogramKind::Ttft, &all).unwrap_or_default();
-    let [itl_p50, itl_p95, itl_p99] = quantiles(HistogramKind::Itl, &all).unwrap_or_default();
-    let [e2e_p50, e2e_p95, e2e_p99] = quantiles(HistogramKind::E2e, &all).unwrap_or_default();
+    let [ttft_p50, ttft_p95, ttft_p99] = quantiles(HistogramKind::Ttft, all).unwrap_or_default();
+    let [itl_p50, itl_p95, itl_p99] = quantiles(HistogramKind::Itl, all).unwrap_or_default();
+    let [e2e_p50, e2e_p95, e2e_p99] = quantiles(HistogramKind::E2e, all).unwrap_or_default();
     let [queue_p50, queue_p95, queue_p99] =
-        quantiles(HistogramKind::QueueTime, &all).unwrap_or_default();
+        quantiles(HistogramKind::QueueTime, all).unwrap_or_default();
     // Per engine, as the PromQL's `or on (…)`: TPOT when the engine has it, else ITL.
     let [tpot_p50, tpot_p95, tpot_p99] =
-        quantiles(HistogramKind::Tpot, &all).unwrap_or([itl_p50, itl_p95, itl_p99]);
+        quantiles(HistogramKind::Tpot, all).unwrap_or([itl_p50, itl_p95, itl_p99]);
     let [prefill_p50, prefill_p95, prefill_p99] =
-        quantiles(HistogramKind::PrefillTime, &all).unwrap_or_default();
+        quantiles(HistogramKind::PrefillTime, all).unwrap_or_default();
     let [decode_p50, decode_p95, decode_p99] =
-        quantiles(HistogramKind::DecodeTime, &all).unwrap_or_default();
+        quantiles(HistogramKind::DecodeTime, all).unwrap_or_default();
     let share = |counter| ratio(counter, Counter::RequestsFinished);
     let http_share = |counter| ratio(counter, Counter::HttpRequests);
 
@@ -130,7 +136,7 @@ mod tests {
             ..EngineSample::default()
         };
         let window = SnapshotWindow::new();
-        let signals = derive(&sample, &window, 60.0, &mut Vec::new());
+        let signals = derive(&sample, &window, 60.0, &mut DeriveScratch::default());
         assert_eq!(signals.kv_usage, None);
         assert_eq!(signals.running, None);
         assert_eq!(signals.waiting, None);

@@ -5,7 +5,7 @@ use std::ops::Range;
 
 use super::gpus::{GpuOrigin, GpuSignals, GpuStore, Placement, PlacementIndex};
 use super::names::assign_names;
-use super::scraped_signals::derive;
+use super::scraped_signals::{DeriveScratch, derive};
 use super::status::status_at;
 use super::window::SnapshotWindow;
 use super::{History, ScrapeError, Signals, Ts};
@@ -170,8 +170,8 @@ pub struct Fleet {
     next_target: u32,
     targets: Vec<TargetState>,
     engines: Vec<EngineState>,
-    /// Reused buffer for histogram bucket deltas.
-    scratch: Vec<Bucket>,
+    /// Buffers reused by every derivation of signals.
+    scratch: DeriveScratch,
     /// Kubernetes pod of a target discovered in a cluster.
     pods: BTreeMap<TargetId, PodInfo>,
     /// GPUs from dcgm-exporter targets and Prometheus sources (see `fleet::gpus`).
@@ -195,7 +195,7 @@ impl Fleet {
             next_target: 0,
             targets: Vec::new(),
             engines: Vec::new(),
-            scratch: Vec::new(),
+            scratch: DeriveScratch::default(),
             pods: BTreeMap::new(),
             gpus: GpuStore::new(gpu_history_points(&settings)),
             placements: BTreeMap::new(),
@@ -321,7 +321,7 @@ impl Fleet {
             next_target: self.next_target,
             targets: self.targets.clone(),
             engines,
-            scratch: Vec::new(),
+            scratch: DeriveScratch::default(),
             pods: self.pods.clone(),
             gpus: self.gpus.clone(),
             placements: self.placements.clone(),

@@ -216,6 +216,13 @@ impl Snapshot {
     }
 }
 
+/// The start of a window over a [`SnapshotWindow`] as it is now: the newest snapshot at or
+/// before the window's start, else the oldest (see [`SnapshotWindow::start_of`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct WindowStart {
+    anchor: usize,
+}
+
 /// The snapshot ring of one engine (see module docs).
 #[derive(Debug, Clone)]
 pub(crate) struct SnapshotWindow {
@@ -362,30 +369,56 @@ impl SnapshotWindow {
     }
 
     /// Increase of a counter over the last `window` seconds and the seconds it spans.
+    #[cfg(test)]
     pub(crate) fn increase(&self, counter: Counter, window: f64) -> Option<(f64, f64)> {
+        self.increase_from(self.start_of(window)?, counter)
+    }
+
+    /// Where a window of `window` seconds ending at the newest snapshot starts, looked up once
+    /// for every rate, ratio and quantile derived over it.
+    pub(crate) fn start_of(&self, window: f64) -> Option<WindowStart> {
+        let start = self.snaps.back()?.ts - window;
+        Some(WindowStart {
+            anchor: self
+                .snaps
+                .partition_point(|s| s.ts <= start)
+                .saturating_sub(1),
+        })
+    }
+
+    /// Increase of a counter over the window starting at `start`, and the seconds it spans.
+    pub(crate) fn increase_from(&self, start: WindowStart, counter: Counter) -> Option<(f64, f64)> {
         let i = counter as usize;
-        self.increases(&[counter], window, self.counter_since[i])
+        self.increases(&[counter], start, self.counter_since[i])
             .map(|(inc, secs)| (inc[0], secs))
     }
 
-    /// Per-second rate of a counter over the last `window` seconds.
-    pub(crate) fn rate(&self, counter: Counter, window: f64) -> Option<f64> {
-        let (increase, secs) = self.increase(counter, window)?;
+    /// Per-second rate of a counter over the window starting at `start`.
+    pub(crate) fn rate_from(&self, start: WindowStart, counter: Counter) -> Option<f64> {
+        let (increase, secs) = self.increase_from(start, counter)?;
         Some(increase / secs)
     }
 
     /// Increase of `numerator` over increase of `denominator`, both over the same span of the
-    /// last `window` seconds. `None` when either is unknown or the denominator did not grow.
-    pub(crate) fn ratio(
+    /// window starting at `start`. `None` when either is unknown or the denominator did not
+    /// grow.
+    pub(crate) fn ratio_from(
         &self,
+        start: WindowStart,
         numerator: Counter,
         denominator: Counter,
-        window: f64,
     ) -> Option<f64> {
         let since =
             self.counter_since[numerator as usize].max(self.counter_since[denominator as usize]);
-        let ([num, den], _) = self.increases(&[numerator, denominator], window, since)?;
+        let ([num, den], _) = self.increases(&[numerator, denominator], start, since)?;
         (den > 0.0).then(|| num / den)
+    }
+
+    /// Per-second rate of a counter over the last `window` seconds.
+    #[cfg(test)]
+    pub(crate) fn rate(&self, counter: Counter, window: f64) -> Option<f64> {
+        let (increase, secs) = self.increase(counter, window)?;
+        Some(increase / secs)
     }
 
     /// Per-bucket count increases of a histogram over the last `window` seconds, written to `out`
@@ -397,8 +430,22 @@ impl SnapshotWindow {
         out: &mut Vec<Bucket>,
     ) -> bool {
         out.clear();
+        match self.start_of(window) {
+            Some(start) => self.bucket_deltas_from(start, kind, out),
+            None => false,
+        }
+    }
+
+    /// [`bucket_deltas`](Self::bucket_deltas) over the window starting at `start`.
+    pub(crate) fn bucket_deltas_from(
+        &self,
+        start: WindowStart,
+        kind: HistogramKind,
+        out: &mut Vec<Bucket>,
+    ) -> bool {
+        out.clear();
         let i = kind as usize;
-        let Some(base) = self.base_index(window, self.histogram_since[i]) else {
+        let Some(base) = self.base_index(start, self.histogram_since[i]) else {
             return false;
         };
         let (Some(base), Some(newest)) = (self.snaps.get(base), self.snaps.back()) else {
@@ -444,10 +491,10 @@ impl SnapshotWindow {
     fn increases<const N: usize>(
         &self,
         counters: &[Counter; N],
-        window: f64,
+        start: WindowStart,
         since: Ts,
     ) -> Option<([f64; N], f64)> {
-        let base = self.snaps.get(self.base_index(window, since)?)?;
+        let base = self.snaps.get(self.base_index(start, since)?)?;
         let newest = self.snaps.back()?;
         let secs = newest.ts - base.ts;
         if secs.is_nan() || secs <= 0.0 {
@@ -468,13 +515,9 @@ impl SnapshotWindow {
     /// The snapshot a window of `window` seconds ending at the newest snapshot starts from: the
     /// newest one at or before its start, else the oldest; never one before `since`. `None`
     /// when that leaves fewer than two snapshots.
-    fn base_index(&self, window: f64, since: Ts) -> Option<usize> {
+    fn base_index(&self, start: WindowStart, since: Ts) -> Option<usize> {
         let newest = self.snaps.len().checked_sub(1)?;
-        let start = self.snaps.back()?.ts - window;
-        let mut base = self
-            .snaps
-            .partition_point(|s| s.ts <= start)
-            .saturating_sub(1);
+        let mut base = start.anchor;
         if self.snaps.get(base)?.ts < since {
             base = self.snaps.partition_point(|s| s.ts < since);
         }

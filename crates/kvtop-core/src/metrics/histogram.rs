@@ -43,54 +43,85 @@ const PRECISION_TOLERANCE: f64 = 1e-12;
 /// assert!((histogram_quantile(0.75, &buckets).unwrap() - 0.3).abs() < 1e-12);
 /// ```
 pub fn histogram_quantile(q: f64, buckets: &[Bucket]) -> Option<f64> {
-    if q.is_nan() {
-        return None;
-    }
-    if q < 0.0 {
-        return Some(f64::NEG_INFINITY);
-    }
-    if q > 1.0 {
-        return Some(f64::INFINITY);
-    }
+    let mut prepared = Vec::new();
+    let [quantile] = histogram_quantiles([q], buckets, &mut prepared);
+    quantile
+}
+
+/// [`histogram_quantile`] for several quantiles of the same buckets: the buckets are sorted,
+/// merged and repaired once (in `scratch`, a buffer reused from call to call), not once per
+/// quantile. Each result is exactly what [`histogram_quantile`] gives for that `q`.
+pub fn histogram_quantiles<const N: usize>(
+    qs: [f64; N],
+    buckets: &[Bucket],
+    scratch: &mut Vec<Bucket>,
+) -> [Option<f64>; N] {
+    let prepared = prepare(buckets, scratch);
+    qs.map(|q| {
+        if q.is_nan() {
+            None
+        } else if q < 0.0 {
+            Some(f64::NEG_INFINITY)
+        } else if q > 1.0 {
+            Some(f64::INFINITY)
+        } else {
+            quantile_of_prepared(q, prepared?)
+        }
+    })
+}
+
+/// The buckets in `scratch` sorted by `le`, merged and repaired, with their total count;
+/// `None` when no quantile can be taken from them (a `NaN` bound or count, no `+Inf` bucket,
+/// fewer than two bounds, nothing observed).
+fn prepare<'a>(buckets: &[Bucket], scratch: &'a mut Vec<Bucket>) -> Option<(&'a [Bucket], f64)> {
     if buckets.iter().any(|b| b.le.is_nan() || b.count.is_nan()) {
         return None;
     }
-    let mut sorted = buckets.to_vec();
-    sorted.sort_by(|a, b| a.le.total_cmp(&b.le));
-    if sorted.last()?.le != f64::INFINITY {
+    scratch.clear();
+    scratch.extend_from_slice(buckets);
+    // Exposition order is already ascending: the (stable) sort is then one pass.
+    if !scratch.is_sorted_by(|a, b| a.le.total_cmp(&b.le).is_le()) {
+        scratch.sort_by(|a, b| a.le.total_cmp(&b.le));
+    }
+    if scratch.last()?.le != f64::INFINITY {
         return None;
     }
-    coalesce(&mut sorted);
-    correct_precision_errors(&mut sorted);
-    ensure_monotonic(&mut sorted);
-
-    if sorted.len() < 2 {
+    coalesce(scratch);
+    correct_precision_errors(scratch);
+    ensure_monotonic(scratch);
+    if scratch.len() < 2 {
         return None;
     }
-    let total = sorted.last()?.count;
+    let total = scratch.last()?.count;
     if total == 0.0 {
         return None;
     }
+    Some((scratch.as_slice(), total))
+}
+
+/// The `q` quantile (0 ≤ q ≤ 1) of buckets [`prepare`]d, with their total.
+fn quantile_of_prepared(q: f64, (sorted, total): (&[Bucket], f64)) -> Option<f64> {
     let rank = q * total;
-    let inf_index = sorted.len() - 1;
+    let inf_index = sorted.len().checked_sub(1)?;
     // `count > 0` matters only for rank 0 (q = 0): the lowest observation is in the first
     // bucket that holds any, not in an empty one (Prometheus divides 0 by 0 there: NaN).
-    let found = sorted[..inf_index]
+    let found = sorted
+        .get(..inf_index)?
         .iter()
         .position(|b| b.count >= rank && b.count > 0.0)
         .unwrap_or(inf_index);
 
     if found == inf_index {
-        return Some(sorted[inf_index - 1].le);
+        return Some(sorted.get(inf_index.checked_sub(1)?)?.le);
     }
-    let bucket = sorted[found];
+    let bucket = *sorted.get(found)?;
     if found == 0 {
         if bucket.le <= 0.0 {
             return Some(bucket.le);
         }
         return Some(bucket.le * (rank / bucket.count));
     }
-    let below = sorted[found - 1];
+    let below = *sorted.get(found - 1)?;
     let in_bucket = bucket.count - below.count;
     Some(below.le + (bucket.le - below.le) * ((rank - below.count) / in_bucket))
 }
@@ -102,13 +133,21 @@ pub fn histogram_quantile(q: f64, buckets: &[Bucket]) -> Option<f64> {
 /// (le)` does. `None` when no part has a bucket or nothing was observed.
 pub fn merged_quantile(q: f64, parts: &[&[Bucket]]) -> Option<f64> {
     let mut merged: Vec<Bucket> = Vec::new();
-    for bucket in parts.iter().flat_map(|p| p.iter()) {
+    for part in parts {
+        merge_into(&mut merged, part);
+    }
+    histogram_quantile(q, &merged)
+}
+
+/// Add one part's buckets to `merged` bound by bound, as [`merged_quantile`] sums its parts
+/// (in the order the parts are added): a bound `merged` lacks is appended.
+pub fn merge_into(merged: &mut Vec<Bucket>, part: &[Bucket]) {
+    for bucket in part {
         match merged.iter_mut().find(|b| b.le == bucket.le) {
             Some(into) => into.count += bucket.count,
             None => merged.push(*bucket),
         }
     }
-    histogram_quantile(q, &merged)
 }
 
 /// Merge neighbours with the same bound (input sorted by `le`).
@@ -360,5 +399,59 @@ mod tests {
         let above = 10.0 * (1.0 + 1e-14);
         let buckets = [b(1.0, 10.0), b(2.0, above), b(INF, above)];
         close(histogram_quantile(1.0, &buckets), 1.0);
+    }
+
+    #[test]
+    fn several_quantiles_at_once_are_each_the_single_quantile() {
+        let nan = f64::NAN;
+        let cases: Vec<Vec<Bucket>> = vec![
+            sample(),
+            // Unsorted, a repeated bound, a dip to repair, float noise.
+            vec![
+                b(1.0, 80.0),
+                b(INF, 100.0),
+                b(0.1, 10.0),
+                b(0.5, 50.0),
+                b(0.5, 3.0),
+                b(5.0, 99.0),
+            ],
+            vec![b(0.0, 5.0), b(1.0, 5.0 * (1.0 + 1e-14)), b(INF, 9.0)],
+            vec![b(-1.0, 2.0), b(INF, 4.0)],
+            // Nothing a quantile can be taken from.
+            vec![],
+            vec![b(INF, 3.0)],
+            vec![b(1.0, 3.0), b(2.0, 4.0)],
+            vec![b(1.0, 0.0), b(INF, 0.0)],
+            vec![b(1.0, nan), b(INF, 4.0)],
+            vec![b(nan, 1.0), b(INF, 4.0)],
+        ];
+        let qs = [0.0, 0.25, 0.5, 0.95, 0.99, 1.0, -0.5, 1.5, nan];
+        let mut scratch = vec![b(7.0, 7.0)];
+        for buckets in &cases {
+            let together = histogram_quantiles(qs, buckets, &mut scratch);
+            for (q, got) in qs.iter().zip(together) {
+                let alone = histogram_quantile(*q, buckets);
+                assert_eq!(
+                    got.map(f64::to_bits),
+                    alone.map(f64::to_bits),
+                    "q {q} of {buckets:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn merging_part_by_part_is_merging_them_all() {
+        let a = [b(0.1, 8.0), b(1.0, 10.0), b(INF, 10.0)];
+        let c = [b(0.1, 0.5), b(0.5, 2.0), b(1.0, 10.0), b(INF, 11.0)];
+        let mut merged = Vec::new();
+        merge_into(&mut merged, &a);
+        merge_into(&mut merged, &c);
+        for q in [0.5, 0.95, 0.99] {
+            assert_eq!(
+                histogram_quantile(q, &merged).map(f64::to_bits),
+                merged_quantile(q, &[&a, &c]).map(f64::to_bits)
+            );
+        }
     }
 }

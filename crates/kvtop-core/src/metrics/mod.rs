@@ -9,5 +9,5 @@ pub mod parser;
 mod scan;
 
 pub use counter::{CounterDelta, counter_delta};
-pub use histogram::{Bucket, histogram_quantile, merged_quantile};
+pub use histogram::{Bucket, histogram_quantile, histogram_quantiles, merge_into, merged_quantile};
 pub use parser::{Exposition, LabelIter, LineError, MetricType, Sample, parse};

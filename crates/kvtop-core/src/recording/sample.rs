@@ -2,6 +2,7 @@
 //! sample (see `values`), its identity written once and then referred to by number.
 
 use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 
 use super::DecodeError;
 use super::values;
@@ -171,7 +172,10 @@ pub(crate) struct Memory {
     samples: HashMap<u32, EngineSample>,
     gpus: HashMap<(TargetId, [Option<String>; 6]), u32>,
     gpu_labels: Vec<GpuSample>,
-    gpu_samples: HashMap<u32, GpuSample>,
+    /// The numbers last written (or read) per GPU.
+    gpu_samples: HashMap<u32, [Option<f64>; 9]>,
+    /// The decoder's storage for the next engine sample (see `decode_engine`).
+    spare: EngineSample,
 }
 
 const OK: u8 = 0;
@@ -276,34 +280,6 @@ fn encode_labelled(enc: &mut Enc<'_>, now: &[(String, f64)], before: Option<&[(S
     }
 }
 
-fn decode_labelled(
-    dec: &mut Dec<'_>,
-    before: Option<&[(String, f64)]>,
-) -> Result<Vec<(String, f64)>, DecodeError> {
-    let (labels, previous): (Vec<String>, Vec<Option<f64>>) = match dec.u8()? {
-        0 => before
-            .unwrap_or_default()
-            .iter()
-            .map(|(label, v)| (label.clone(), Some(*v)))
-            .unzip(),
-        1 => {
-            let count = dec.count()?;
-            let mut labels = Vec::with_capacity(count);
-            for _ in 0..count {
-                labels.push(dec.str()?);
-            }
-            (labels, Vec::new())
-        }
-        _ => return Err(DecodeError::Malformed("labelled counters' tag")),
-    };
-    let numbers = values::decode(dec, labels.len(), &previous)?;
-    Ok(labels
-        .into_iter()
-        .zip(numbers)
-        .map(|(label, v)| (label, v.unwrap_or(f64::NAN)))
-        .collect())
-}
-
 fn encode_histogram(enc: &mut Enc<'_>, h: Option<&Histogram>, before: Option<&Histogram>) {
     let Some(h) = h else {
         enc.u8(0);
@@ -376,13 +352,10 @@ fn encode_gpu(enc: &mut Enc<'_>, target: TargetId, gpu: &GpuSample, memory: &mut
             index
         }
     };
-    let previous = memory
-        .gpu_samples
-        .get(&index)
-        .map(gpu_values)
-        .unwrap_or_default();
-    values::encode(enc, &gpu_values(gpu), &previous);
-    memory.gpu_samples.insert(index, gpu.clone());
+    let previous = memory.gpu_samples.get(&index).copied().unwrap_or_default();
+    let numbers = gpu_values(gpu);
+    values::encode(enc, &numbers, &previous);
+    memory.gpu_samples.insert(index, numbers);
 }
 
 fn encode_error(enc: &mut Enc<'_>, error: &ScrapeError) {
@@ -486,89 +459,209 @@ fn decode_engine(
         }
         n => u32::try_from(n - 1).map_err(|_| DecodeError::Malformed("an engine number"))?,
     };
-    let id = memory
-        .engine_ids
-        .get(index as usize)
-        .map(|(_, id)| id.clone())
-        .ok_or(DecodeError::Malformed("an engine never defined"))?;
-    let before = memory.samples.get(&index);
-    let mut sample = EngineSample {
-        id,
-        flavor: flavor_of(dec.u8()?),
-        ..EngineSample::default()
+    // Decoded into the spare sample's storage, which then becomes the engine's previous
+    // sample; the one it replaces is the next spare. So a record costs one copy of the
+    // sample (the one handed out), and a damaged one leaves the memory as it was.
+    let mut next = std::mem::take(&mut memory.spare);
+    let decoded = decode_engine_into(
+        dec,
+        &mut next,
+        memory.engine_ids.get(index as usize).map(|(_, id)| id),
+        memory.samples.get(&index),
+    );
+    let same_config = match decoded {
+        Ok(same_config) => same_config,
+        Err(err) => {
+            memory.spare = next;
+            return Err(err);
+        }
     };
-    let previous = before.map(scalars).unwrap_or_default();
-    set_scalars(&mut sample, &values::decode(dec, SCALARS, &previous)?);
-    // Borrowed, not cloned: the previous sample is only replaced once this one is decoded.
-    let before_hists: [Option<&Histogram>; HISTOGRAMS] =
-        before.map_or([None; HISTOGRAMS], histograms);
-    for (slot, b) in histograms_mut(&mut sample).into_iter().zip(before_hists) {
-        *slot = decode_histogram(dec, b)?;
+    match memory.samples.entry(index) {
+        Entry::Occupied(mut entry) => {
+            let mut old = entry.insert(next);
+            if same_config {
+                // Moved, not copied: the configuration rarely changes and is the largest part.
+                entry.get_mut().cache_config = old.cache_config.take();
+            }
+            memory.spare = old;
+            Ok(entry.get().clone())
+        }
+        Entry::Vacant(entry) => Ok(entry.insert(next).clone()),
     }
-    sample.request_success_total =
-        decode_labelled(dec, before.map(|b| b.request_success_total.as_slice()))?;
-    sample.http_requests_total =
-        decode_labelled(dec, before.map(|b| b.http_requests_total.as_slice()))?;
-    sample.cache_config = match dec.u8()? {
-        0 => before.and_then(|b| b.cache_config.clone()),
-        1 => None,
-        2 => Some(decode_config(dec)?),
-        _ => return Err(DecodeError::Malformed("a cache configuration's tag")),
-    };
-    memory.samples.insert(index, sample.clone());
-    Ok(sample)
 }
 
-fn decode_histogram(
+/// Decode an engine's sample into `sample` (every field written, its storage reused), coded
+/// against `before`. True when the cache configuration is `before`'s, which the caller then
+/// moves over (it is left unset here).
+fn decode_engine_into(
     dec: &mut Dec<'_>,
+    sample: &mut EngineSample,
+    id: Option<&EngineId>,
+    before: Option<&EngineSample>,
+) -> Result<bool, DecodeError> {
+    let id = id.ok_or(DecodeError::Malformed("an engine never defined"))?;
+    sample.id.model.clone_from(&id.model);
+    sample.id.engine.clone_from(&id.engine);
+    sample.flavor = flavor_of(dec.u8()?);
+    let previous = before.map(scalars).unwrap_or_default();
+    let mut values = [None; SCALARS];
+    values::decode_each(
+        dec,
+        SCALARS,
+        |i| previous.get(i).copied().flatten(),
+        |i, v| {
+            if let Some(slot) = values.get_mut(i) {
+                *slot = v;
+            }
+        },
+    )?;
+    set_scalars(sample, &values);
+    let before_hists: [Option<&Histogram>; HISTOGRAMS] =
+        before.map_or([None; HISTOGRAMS], histograms);
+    for (slot, b) in histograms_mut(sample).into_iter().zip(before_hists) {
+        decode_histogram_into(dec, slot, b)?;
+    }
+    decode_labelled_into(
+        dec,
+        &mut sample.request_success_total,
+        before.map(|b| b.request_success_total.as_slice()),
+    )?;
+    decode_labelled_into(
+        dec,
+        &mut sample.http_requests_total,
+        before.map(|b| b.http_requests_total.as_slice()),
+    )?;
+    let (config, same) = match dec.u8()? {
+        0 => (None, before.is_some()),
+        1 => (None, false),
+        2 => (Some(decode_config(dec)?), false),
+        _ => return Err(DecodeError::Malformed("a cache configuration's tag")),
+    };
+    sample.cache_config = config;
+    Ok(same)
+}
+
+/// Labelled counters (see `encode_labelled`) into `out`, its strings' storage reused.
+fn decode_labelled_into(
+    dec: &mut Dec<'_>,
+    out: &mut Vec<(String, f64)>,
+    before: Option<&[(String, f64)]>,
+) -> Result<(), DecodeError> {
+    let previous = match dec.u8()? {
+        0 => {
+            let before = before.unwrap_or_default();
+            out.truncate(before.len());
+            for (slot, (label, _)) in out.iter_mut().zip(before) {
+                slot.0.clone_from(label);
+            }
+            for (label, _) in before.get(out.len()..).unwrap_or_default() {
+                out.push((label.clone(), f64::NAN));
+            }
+            before
+        }
+        1 => {
+            let count = dec.count()?;
+            out.clear();
+            out.reserve(count);
+            for _ in 0..count {
+                out.push((dec.str()?, f64::NAN));
+            }
+            &[]
+        }
+        _ => return Err(DecodeError::Malformed("labelled counters' tag")),
+    };
+    values::decode_each(
+        dec,
+        out.len(),
+        |i| previous.get(i).map(|(_, v)| *v),
+        |i, v| {
+            if let Some(slot) = out.get_mut(i) {
+                slot.1 = v.unwrap_or(f64::NAN);
+            }
+        },
+    )
+}
+
+/// A histogram (see `encode_histogram`) into `slot`, its buckets' storage reused.
+fn decode_histogram_into(
+    dec: &mut Dec<'_>,
+    slot: &mut Option<Histogram>,
     before: Option<&Histogram>,
-) -> Result<Option<Histogram>, DecodeError> {
+) -> Result<(), DecodeError> {
     let tag = dec.u8()?;
     if tag == 0 {
-        return Ok(None);
+        *slot = None;
+        return Ok(());
     }
     let per_bucket = match dec.u8()? {
         0 => false,
         1 => true,
         _ => return Err(DecodeError::Malformed("a histogram's count form")),
     };
-    // The bucket bounds: the previous histogram's (a change), else the record's own, written
-    // with NaN counts until the counts are read.
-    let (mut buckets, previous) = match tag {
+    let mut histogram = slot.take().unwrap_or_default();
+    let buckets = &mut histogram.buckets;
+    buckets.clear();
+    // The bucket bounds: the previous histogram's (a change), else the record's own; the
+    // counts are read next.
+    let previous = match tag {
         1 => {
             let before = before.ok_or(DecodeError::Malformed("a histogram change without one"))?;
-            (
-                before.buckets.clone(),
-                histogram_numbers(before, per_bucket),
-            )
+            buckets.extend(before.buckets.iter().map(|b| Bucket {
+                le: b.le,
+                count: f64::NAN,
+            }));
+            Some(before)
         }
         2 => {
             let count = dec.count()?;
-            let mut buckets = Vec::with_capacity(count);
+            buckets.reserve(count);
             for _ in 0..count {
                 buckets.push(Bucket {
                     le: dec.f64()?,
                     count: f64::NAN,
                 });
             }
-            (buckets, Vec::new())
+            None
         }
         _ => return Err(DecodeError::Malformed("a histogram's tag")),
     };
-    let numbers = values::decode(dec, buckets.len() + 2, &previous)?;
-    let count_of = |i: usize| numbers.get(i).copied().flatten();
-    let mut below = 0.0;
-    for (i, bucket) in buckets.iter_mut().enumerate() {
-        let own = count_of(i).unwrap_or(f64::NAN);
-        bucket.count = if per_bucket { below + own } else { own };
-        below = bucket.count;
-    }
     let bounds = buckets.len();
-    Ok(Some(Histogram {
-        buckets,
-        sum: count_of(bounds),
-        count: count_of(bounds + 1),
-    }))
+    // The previous histogram's numbers as `histogram_numbers` writes them.
+    let before_number = |i: usize| -> Option<f64> {
+        let before = previous?;
+        if i < bounds {
+            let count = before.buckets.get(i)?.count;
+            if per_bucket {
+                let below = match i.checked_sub(1) {
+                    Some(k) => before.buckets.get(k)?.count,
+                    None => 0.0,
+                };
+                Some(count - below)
+            } else {
+                Some(count)
+            }
+        } else if i == bounds {
+            before.sum
+        } else {
+            before.count
+        }
+    };
+    let (mut sum, mut count, mut below) = (None, None, 0.0);
+    values::decode_each(dec, bounds + 2, before_number, |i, v| {
+        if let Some(bucket) = buckets.get_mut(i) {
+            let own = v.unwrap_or(f64::NAN);
+            bucket.count = if per_bucket { below + own } else { own };
+            below = bucket.count;
+        } else if i == bounds {
+            sum = v;
+        } else {
+            count = v;
+        }
+    })?;
+    histogram.sum = sum;
+    histogram.count = count;
+    *slot = Some(histogram);
+    Ok(())
 }
 
 fn decode_config(dec: &mut Dec<'_>) -> Result<CacheConfig, DecodeError> {
@@ -625,13 +718,21 @@ fn decode_gpu(
         .get(index as usize)
         .cloned()
         .ok_or(DecodeError::Malformed("a GPU never defined"))?;
-    let previous = memory
-        .gpu_samples
-        .get(&index)
-        .map(gpu_values)
-        .unwrap_or_default();
-    set_gpu_values(&mut gpu, &values::decode(dec, 9, &previous)?);
-    memory.gpu_samples.insert(index, gpu.clone());
+    let previous = memory.gpu_samples.get(&index).copied().unwrap_or_default();
+    let mut numbers = [None; 9];
+    values::decode_each(
+        dec,
+        numbers.len(),
+        |i| previous.get(i).copied().flatten(),
+        |i, v| {
+            if let Some(slot) = numbers.get_mut(i) {
+                *slot = v;
+            }
+        },
+    )?;
+    set_gpu_values(&mut gpu, &numbers);
+    // What the sample keeps, as the encoder remembers it.
+    memory.gpu_samples.insert(index, gpu_values(&gpu));
     Ok(gpu)
 }
 

@@ -75,32 +75,47 @@ pub(crate) fn decode(
     count: usize,
     before: &[Option<f64>],
 ) -> Result<Vec<Option<f64>>, DecodeError> {
-    let mut tags = Vec::with_capacity(count.min(1 << 16));
-    for _ in 0..count.div_ceil(4) {
-        let byte = dec.u8()?;
-        for slot in 0..4 {
-            if tags.len() < count {
-                tags.push((byte >> (2 * slot)) & 0b11);
-            }
-        }
-    }
-    let mut values = Vec::with_capacity(tags.len());
-    for (i, tag) in tags.into_iter().enumerate() {
-        let before = before.get(i).copied().flatten();
-        values.push(match tag {
-            SAME => before,
-            UNKNOWN => None,
-            INTEGER_STEP => {
-                let base = before.and_then(as_int).unwrap_or(0);
-                let value = base
-                    .checked_add(dec.signed()?)
-                    .ok_or(DecodeError::Malformed("an integer change out of range"))?;
-                Some(value as f64)
-            }
-            _ => Some(dec.f64()?),
-        });
-    }
+    let mut values = Vec::with_capacity(count.min(1 << 16));
+    decode_each(
+        dec,
+        count,
+        |i| before.get(i).copied().flatten(),
+        |_, value| values.push(value),
+    )?;
     Ok(values)
+}
+
+/// Read `count` values, the `i`th coded against `before(i)`, handing each to `put(i, value)`
+/// in order: decoding straight into where the values go, without a vector per record.
+pub(crate) fn decode_each(
+    dec: &mut Dec<'_>,
+    count: usize,
+    before: impl Fn(usize) -> Option<f64>,
+    mut put: impl FnMut(usize, Option<f64>),
+) -> Result<(), DecodeError> {
+    let tags = dec.bytes(count.div_ceil(4))?;
+    for i in 0..count {
+        let tag = tags
+            .get(i / 4)
+            .map_or(UNKNOWN, |byte| (byte >> (2 * (i % 4))) & 0b11);
+        let before = before(i);
+        put(
+            i,
+            match tag {
+                SAME => before,
+                UNKNOWN => None,
+                INTEGER_STEP => {
+                    let base = before.and_then(as_int).unwrap_or(0);
+                    let value = base
+                        .checked_add(dec.signed()?)
+                        .ok_or(DecodeError::Malformed("an integer change out of range"))?;
+                    Some(value as f64)
+                }
+                _ => Some(dec.f64()?),
+            },
+        );
+    }
+    Ok(())
 }
 
 #[cfg(test)]
