@@ -351,8 +351,9 @@ impl Fleet {
             // A pod not scraped yet, or on its first start, is Pending at once, not from the
             // next tick: the rules may run before it (see `scrape_status`), and a placeholder
             // judged Down then raises "Engine down" for every pod discovered.
+            // One Kubernetes already calls failing (a crash loop) stays Down.
             let unscraped = self.target(id).is_some_and(|t| t.last_attempt.is_none());
-            if unscraped || pod.starting() {
+            if pod.starting() || (unscraped && stage_of(&pod) != PodStage::Failing) {
                 let rows = self.rows_of(id);
                 for row in self.engines.get_mut(rows).into_iter().flatten() {
                     if row.last_ok.is_none() {
@@ -417,6 +418,9 @@ impl Fleet {
         for (row, (interval, attempted, stage)) in self.engines.iter_mut().zip(rules) {
             let status = if attempted {
                 scrape_status(row.last_ok, now, interval, stage)
+            } else if stage == PodStage::Failing {
+                // Not scraped yet, but Kubernetes says it fails: down, as it will be.
+                EngineStatus::Down
             } else {
                 EngineStatus::Pending
             };
@@ -688,11 +692,19 @@ impl Fleet {
 
     /// Where target `id`'s pod is in its life, as far as its scrapes are concerned.
     fn pod_stage(&self, id: TargetId) -> PodStage {
-        match self.pods.get(&id) {
-            Some(pod) if pod.terminating => PodStage::Leaving,
-            Some(pod) if pod.starting() => PodStage::Starting,
-            _ => PodStage::Running,
-        }
+        self.pods.get(&id).map_or(PodStage::Running, stage_of)
+    }
+}
+
+fn stage_of(pod: &PodInfo) -> PodStage {
+    if pod.terminating {
+        PodStage::Leaving
+    } else if pod.starting() {
+        PodStage::Starting
+    } else if !pod.ready {
+        PodStage::Failing
+    } else {
+        PodStage::Running
     }
 }
 
@@ -703,7 +715,9 @@ enum PodStage {
     Starting,
     /// Being deleted: an engine shutting down stops answering.
     Leaving,
-    /// Anything else, and targets that are no pod.
+    /// Not ready after a failure (a restart, a crash loop, an image that will not pull).
+    Failing,
+    /// Ready, and targets that are no pod.
     Running,
 }
 

@@ -162,6 +162,12 @@ fn a_pod_on_its_first_start_is_pending_until_ready_not_down() {
     pod.restarts = 0;
     pod.waiting_reason = Some("CrashLoopBackOff".into());
     assert!(!pod.starting());
+    // Such a pod, not scraped yet, is Down already: Kubernetes says it fails.
+    let other = fleet.add_target(spec("pod-b"));
+    fleet.set_pod_info(other, pod);
+    fleet.tick(1_203.0);
+    let row = fleet.engines().iter().find(|r| r.target == other);
+    assert_eq!(row.map(|r| r.status), Some(EngineStatus::Down));
 }
 
 /// A pod being deleted (a drain's eviction, a rollout) stops answering as its engine shuts
