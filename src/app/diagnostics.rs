@@ -13,6 +13,11 @@
 //! more when it has run. So a finding is on screen at most half an interval after the scrape
 //! that completes its `for` duration.
 //!
+//! **Replays.** A recording says when the recorded console ran its rules (its cycles). Once a
+//! replay hands over its first cycle ([`App::replayed_cycle`]), the rules run at the recorded
+//! instants only, neither on ticks nor when settling, and the fleet's statuses move with them: a
+//! replay's findings are those of the recorded run, whether it is played, paused or jumped.
+//!
 //! **Frozen views.** While the view is frozen the rules keep running over the live fleet (so
 //! `for` durations stay true to time) and the views show the findings as of the freeze.
 
@@ -300,6 +305,8 @@ pub struct Diagnostics {
     /// Data or rules arrived through the state machine since the rules last ran: what makes
     /// settling the state run them.
     news: bool,
+    /// The rules run at a replay's recorded cycles only (one was handed over).
+    recorded_cycles: bool,
     /// Recent log lines per target, for the rules that match text.
     pub logs: TargetLogs,
     /// What the live rules said over the retained past, for the time cursor.
@@ -324,6 +331,7 @@ impl Diagnostics {
             frozen: None,
             stale: true,
             news: false,
+            recorded_cycles: false,
             logs: TargetLogs::default(),
             timeline: Timeline::new(DEFAULT_RETENTION_SECS),
             selected: None,
@@ -386,6 +394,17 @@ impl Diagnostics {
     /// Whether data or rules arrived that the rules have not run over.
     pub(crate) fn has_news(&self) -> bool {
         self.news
+    }
+
+    /// What the rules said over the retained past.
+    #[cfg(test)]
+    pub(crate) fn timeline(&self) -> &Timeline {
+        &self.timeline
+    }
+
+    /// Whether the rules run at a replay's recorded cycles only (see the module docs).
+    pub(crate) fn paced_by_recording(&self) -> bool {
+        self.recorded_cycles
     }
 
     /// Rows of the findings list as last drawn.
@@ -482,8 +501,34 @@ impl Diagnostics {
 pub(crate) const REFRESH_SPACING_MAX: f64 = 0.5;
 
 impl App {
-    /// Evaluate the rules over the live fleet at `now`.
+    /// Evaluate the rules over the live fleet at `now` (in a replay paced by its recorded
+    /// cycles, only at those: see [`App::replayed_cycle`]).
     pub fn evaluate_rules(&mut self, now: Ts) {
+        if !self.diag.recorded_cycles {
+            self.run_rules(now);
+        }
+    }
+
+    /// The recorded console ran its rules at `at`: bring the fleet's statuses to `at` and run
+    /// them there, as `check --replay` does. From now on the rules run at recorded cycles
+    /// only, so what a replay finds does not hang on when its clock ticked or how far a jump
+    /// handed records over at once.
+    pub(crate) fn replayed_cycle(&mut self, at: Ts) {
+        self.pace_rules_by_recording();
+        self.fleet.tick(at);
+        self.run_rules(at);
+        if !self.is_frozen() {
+            self.dirty = true;
+        }
+    }
+
+    /// Run the rules at a replay's recorded cycles only, from the start (before the first
+    /// cycle too: a tick there would start a `for` duration the recorded run did not).
+    pub(crate) fn pace_rules_by_recording(&mut self) {
+        self.diag.recorded_cycles = true;
+    }
+
+    fn run_rules(&mut self, now: Ts) {
         self.diag.logs.prune(now);
         self.diag.live.evaluate(&self.fleet, &self.diag.logs, now);
         let live = &self.diag.live;
@@ -504,6 +549,11 @@ impl App {
     /// scrape interval (at most [`REFRESH_SPACING_MAX`]) ago; see the module docs. Whether the
     /// findings are still out of date is [`Diagnostics::is_stale`].
     pub fn refresh_rules(&mut self, now: Ts) {
+        if self.diag.recorded_cycles {
+            // The next recorded cycle runs them; nothing for settling to do until then.
+            self.diag.news = false;
+            return;
+        }
         if !self.diag.stale {
             return;
         }

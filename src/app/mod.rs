@@ -78,6 +78,8 @@ pub enum Event {
     ReplayTargets(Vec<(TargetId, kvtop_core::fleet::TargetSpec)>),
     /// A replay's Kubernetes update (`kvtop replay`), folded in as the recorded console did.
     ReplayKube(kvtop_core::recording::KubeChange),
+    /// A replay's recorded rules cycle (`kvtop replay`): the rules run at this instant.
+    ReplayCycle(Ts),
     /// A replay's action start or end (`kvtop replay`), told as the recorded console told it.
     ReplayAction(kvtop_core::recording::ActionNote),
     /// A replay reached the end of its recording (with what stopped it early, if anything).

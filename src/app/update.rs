@@ -77,6 +77,10 @@ pub fn step(app: &mut App, event: Event, now: Ts) -> Vec<Command> {
             app.diag.mark_stale();
             Vec::new()
         }
+        Event::ReplayCycle(at) => {
+            app.replayed_cycle(at);
+            Vec::new()
+        }
         Event::ReplayAction(note) => {
             super::action_update::replayed(app, &note, now);
             Vec::new()
@@ -113,12 +117,15 @@ pub fn settle(app: &mut App, now: Ts) -> Vec<Command> {
 /// Time-driven changes: fleet status, the clock's second (and with it every age shown), the
 /// expiry of a notice.
 fn on_tick(app: &mut App, now: Ts) {
-    let changed = app.fleet.tick(now);
-    if changed && !app.is_frozen() {
-        app.dirty = true;
+    // Time alone advances statuses, `for` durations and staleness; in a replay paced by its
+    // recorded cycles, they advance at those cycles.
+    if !app.diag.paced_by_recording() {
+        let changed = app.fleet.tick(now);
+        if changed && !app.is_frozen() {
+            app.dirty = true;
+        }
+        app.evaluate_rules(now);
     }
-    // Time alone advances `for` durations and staleness.
-    app.evaluate_rules(now);
     let second = now.floor() as i64;
     if app.last_second != Some(second) {
         app.last_second = Some(second);

@@ -244,6 +244,7 @@ pub fn run(args: ReplayArgs, global: &GlobalArgs) -> ExitCode {
         kvtop_core::clock::utc(header.started)
     );
     let mut app = App::new(Fleet::new(settings), theme, source, interval, config.range);
+    app.pace_rules_by_recording();
     app.utc_offset_secs = 0;
     let now = clock.now();
     for problem in problems {
@@ -316,13 +317,8 @@ fn feed(first: Record, mut recording: Recording, clock: &ReplayClock, tx: &mpsc:
     while let Some(record) = next.take().or_else(|| recording.next()) {
         last = record.at();
         wait_until(clock, record.at());
-        let event = match record {
-            Record::Targets { targets, .. } => Event::ReplayTargets(targets),
-            Record::Scrape(report) => Event::Scrape(report),
-            Record::Logs { lines, .. } => Event::Logs(lines),
-            Record::Kube { change, .. } => Event::ReplayKube(change),
-            Record::Action { note, .. } => Event::ReplayAction(note),
-            Record::Cycle { .. } | Record::Gap { .. } => continue,
+        let Some(event) = event_of(record) else {
+            continue;
         };
         if tx.blocking_send(event).is_err() {
             return;
@@ -331,6 +327,20 @@ fn feed(first: Record, mut recording: Recording, clock: &ReplayClock, tx: &mpsc:
     clock.stop_at(last.max(clock.now()));
     let problem = recording.problem().map(|p| format!("replay: {p}"));
     let _ = tx.blocking_send(Event::ReplayEnded(problem));
+}
+
+/// What the console is handed for a record (nothing for a gap, which only the headless
+/// report counts).
+fn event_of(record: Record) -> Option<Event> {
+    Some(match record {
+        Record::Targets { targets, .. } => Event::ReplayTargets(targets),
+        Record::Scrape(report) => Event::Scrape(report),
+        Record::Logs { lines, .. } => Event::Logs(lines),
+        Record::Kube { change, .. } => Event::ReplayKube(change),
+        Record::Action { note, .. } => Event::ReplayAction(note),
+        Record::Cycle { at } => Event::ReplayCycle(at),
+        Record::Gap { .. } => return None,
+    })
 }
 
 /// Sleep until the replay clock reaches `at` (at once when it already has, or a jump forward
@@ -361,6 +371,135 @@ fn file_name(path: &Path) -> String {
 mod tests {
     use super::*;
     use crate::app::replay_control::ReplayControl;
+    use crate::app::{settle, step, update};
+    use crate::diagnose::observe::Progress;
+    use crate::diagnose::plan::DurationPlan;
+    use kvtop_core::rules::{Finding, RuleSet};
+
+    fn fixture() -> std::path::PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/recording-v1-kv-thrash.kvr")
+    }
+
+    /// What a view shows of a finding: which, about what, in which state since when.
+    type Shown = std::collections::BTreeSet<String>;
+
+    fn shown<'a>(findings: impl IntoIterator<Item = &'a Finding>) -> Shown {
+        findings
+            .into_iter()
+            .map(|f| {
+                let fired = f.fired_at.map(f64::to_bits);
+                format!(
+                    "{} {} {:?} {} {fired:?} {:?} {}",
+                    f.rule_id,
+                    f.subject.label(),
+                    f.state,
+                    f.since.to_bits(),
+                    f.severity,
+                    f.frozen
+                )
+            })
+            .collect()
+    }
+
+    /// The findings of every cycle of `check --replay`.
+    #[derive(Default)]
+    struct EachCycle(Vec<(Ts, Shown)>);
+
+    impl Progress for EachCycle {
+        fn planned(&mut self, _: f64, _: Option<&DurationPlan>, _: f64) {}
+        fn evaluated(&mut self, at: Ts, findings: &[Finding]) {
+            self.0.push((at, shown(findings)));
+        }
+    }
+
+    /// How the console is handed the records.
+    #[derive(Clone, Copy, Debug)]
+    enum Handing {
+        /// As the clock reaches each, settling after each, with the clock ticking every
+        /// `tick` seconds of the recording in between.
+        Played { tick: f64 },
+        /// All at once (a jump), settled only at the end, no tick.
+        Jumped,
+    }
+
+    fn replayed_console(handing: Handing) -> App {
+        let mut recording = crate::record::open(&fixture()).expect("the fixture opens");
+        let settings = fleet_settings(recording.header());
+        let mut app = App::new(
+            Fleet::new(settings),
+            crate::theme::Theme::fallback(),
+            "replay".into(),
+            Duration::from_secs(1),
+            Duration::from_secs(300),
+        );
+        app.pace_rules_by_recording();
+        let mut clock = None::<Ts>;
+        let mut last = 0.0;
+        for record in recording.by_ref() {
+            let at = record.at();
+            last = at;
+            let Some(event) = event_of(record) else {
+                continue;
+            };
+            match handing {
+                Handing::Played { tick } => {
+                    let mut next = clock.unwrap_or(at);
+                    while next < at {
+                        update(&mut app, Event::Tick, next);
+                        next += tick;
+                    }
+                    clock = Some(next);
+                    update(&mut app, event, at);
+                }
+                Handing::Jumped => {
+                    step(&mut app, event, at);
+                }
+            }
+        }
+        assert_eq!(recording.problem(), None);
+        settle(&mut app, last);
+        app
+    }
+
+    #[test]
+    fn a_replayed_console_finds_what_check_replay_finds_at_every_recorded_cycle() {
+        let rules = RuleSet::builtin().expect("built-in rules");
+        let mut recording = crate::record::open(&fixture()).expect("the fixture opens");
+        let mut cycles = EachCycle::default();
+        crate::diagnose::replay::replay(
+            &mut recording,
+            &rules,
+            crate::diagnose::replay::Window::default(),
+            &mut cycles,
+        );
+        assert!(
+            cycles.0.iter().any(|(_, found)| !found.is_empty()),
+            "the recording has findings to compare"
+        );
+        // Ticks between the records (a clock that is not the recorded console's) and a jump
+        // over the whole recording find the same, at the same instants.
+        for handing in [
+            Handing::Played { tick: 0.37 },
+            Handing::Played { tick: 2.9 },
+            Handing::Jumped,
+        ] {
+            let app = replayed_console(handing);
+            let timeline = app.diag.timeline();
+            for (at, found) in &cycles.0 {
+                assert_eq!(
+                    &shown(&timeline.findings_at(*at)),
+                    found,
+                    "{handing:?} at {at}"
+                );
+            }
+            let (last_at, last) = cycles.0.last().expect("cycles");
+            assert_eq!(
+                &shown(app.diag.live().findings()),
+                last,
+                "{handing:?}, the present ({last_at})"
+            );
+        }
+    }
 
     #[test]
     fn a_paused_clock_stands_still_and_resumes_where_it_stopped() {
