@@ -15,7 +15,7 @@ use super::finding::{Finding, FindingCounts, FindingState, RESOLVED_KEEP_SECS, S
 use super::health::{EngineHealth, Health, STUCK_RULE};
 use super::input::EngineInput;
 use super::model::{Per, Rule};
-use super::truth::{EngineText, Evidence, Group, TextMemo, TextScratch, Truth};
+use super::truth::{EngineText, Evidence, Group, TextMemo, Truth};
 use crate::engine::EngineId;
 use crate::fleet::{EngineStatus, TargetId, Ts};
 
@@ -195,7 +195,6 @@ pub struct RuleEngine {
     synced: bool,
     /// Text-match memory per engine (input order) and the buffer text is searched in.
     texts: Vec<EngineText>,
-    scratch_text: TextScratch,
 }
 
 impl RuleEngine {
@@ -209,7 +208,6 @@ impl RuleEngine {
             scratch: Vec::new(),
             synced: false,
             texts: Vec::new(),
-            scratch_text: TextScratch::default(),
         }
     }
 
@@ -238,7 +236,6 @@ impl RuleEngine {
             scratch: Vec::new(),
             synced: false,
             texts: Vec::new(),
-            scratch_text: TextScratch::default(),
         }
     }
 
@@ -289,7 +286,6 @@ impl RuleEngine {
             subjects,
             scratch,
             texts,
-            scratch_text,
             ..
         } = self;
         let stuck_slot = slots.iter().position(|s| s.rule.id == STUCK_RULE);
@@ -304,7 +300,6 @@ impl RuleEngine {
             let input = &input.with_stalled(stalled || input.stalled);
             let memo = TextMemo {
                 engine: engine_text,
-                scratch: scratch_text,
             };
             for slot in slots.iter_mut().filter(|s| s.rule.per == Per::Engine) {
                 if let Some(phase) = slot.phases.get_mut(index) {

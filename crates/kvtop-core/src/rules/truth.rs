@@ -62,11 +62,14 @@ enum Ctx<'s, 'a> {
     Group(Group<'s, 'a>),
 }
 
-/// Text-match memory of one engine, kept across cycles: per source, an exact copy of the lines
-/// last seen and the answers given for them. Recent-log windows mostly repeat from one cycle to
-/// the next, so a cycle usually costs one comparison of the lines with the copy per source;
-/// only when they changed is the text lower-cased (into a shared buffer) and searched again,
-/// once per distinct text the rules look for.
+/// Text-match memory of one engine, kept across cycles: per source, the lines last seen
+/// (lower-cased) and, for each text a rule looked for, the last of them containing it. Recent
+/// lines are a window that slides: old lines leave at the front and new ones arrive at the
+/// back. So a cycle compares the lines with the copy (the overlap found from the first line),
+/// forgets the lines that left, and searches only the lines that arrived, once each for every
+/// text; a text is still there if its last line is. Anything else (a window that did not
+/// slide) is searched afresh. Before, every change searched the whole window again for every
+/// text, which made text rules most of the rules' cost in a replay of a fleet with logs.
 #[derive(Debug, Default)]
 pub(crate) struct EngineText {
     sources: [RefCell<SourceText>; 3],
@@ -74,13 +77,86 @@ pub(crate) struct EngineText {
 
 #[derive(Debug, Default)]
 struct SourceText {
-    /// Whether `raw` was compared with this cycle's lines yet.
+    /// Whether `lines` were brought up to this cycle's lines yet.
     checked: bool,
-    /// The lines, each followed by a newline.
-    raw: String,
-    /// Whether `TextScratch` holds `raw` lower-cased.
-    lowered: bool,
-    answers: Vec<(Arc<str>, bool)>,
+    /// The lines, lower-cased.
+    lines: Vec<String>,
+    /// Each text looked for (lower case) and the index in `lines` of the last line holding it.
+    hits: Vec<(Arc<str>, Option<usize>)>,
+}
+
+/// At most this many places where the first line recurs are tried as the start of the overlap.
+const OVERLAP_TRIES: usize = 4;
+/// Texts remembered per source: rules come with a few dozen; past this (rules reloaded many
+/// times) the memory starts again.
+const MAX_TEXTS: usize = 256;
+
+impl SourceText {
+    /// Bring the copy to `lines`, keeping what is known of the lines still there.
+    fn sync(&mut self, lines: &[String]) {
+        match self.overlap(lines) {
+            Some((left, kept)) => {
+                self.lines.drain(..left);
+                for (_, hit) in &mut self.hits {
+                    *hit = hit.and_then(|at| at.checked_sub(left));
+                }
+                for (index, line) in lines.iter().enumerate().skip(kept) {
+                    let lower = line.to_ascii_lowercase();
+                    for (needle, hit) in &mut self.hits {
+                        if lower.contains(&**needle) {
+                            *hit = Some(index);
+                        }
+                    }
+                    self.lines.push(lower);
+                }
+            }
+            None => {
+                self.lines.clear();
+                self.lines
+                    .extend(lines.iter().map(|line| line.to_ascii_lowercase()));
+                if self.hits.len() > MAX_TEXTS {
+                    self.hits.clear();
+                }
+                for (needle, hit) in &mut self.hits {
+                    *hit = last_holding(&self.lines, needle);
+                }
+            }
+        }
+    }
+
+    /// How many lines of the copy left and how many of it are still there (the first of
+    /// `lines` on), when `lines` is the copy slid forward; `None` when it is not.
+    fn overlap(&self, lines: &[String]) -> Option<(usize, usize)> {
+        let first = lines.first()?;
+        self.lines
+            .iter()
+            .enumerate()
+            .filter(|(_, old)| old.eq_ignore_ascii_case(first))
+            .take(OVERLAP_TRIES)
+            .map(|(left, _)| (left, self.lines.len() - left))
+            .find(|&(left, kept)| {
+                lines.len() >= kept
+                    && self.lines[left..]
+                        .iter()
+                        .zip(lines)
+                        .all(|(old, new)| old.eq_ignore_ascii_case(new))
+            })
+    }
+
+    /// Whether a line holds `needle` (lower case).
+    fn holds(&mut self, needle: &Arc<str>) -> bool {
+        if let Some((_, hit)) = self.hits.iter().find(|(n, _)| **n == **needle) {
+            return hit.is_some();
+        }
+        let hit = last_holding(&self.lines, needle);
+        self.hits.push((needle.clone(), hit));
+        hit.is_some()
+    }
+}
+
+/// The index of the last of `lines` (lower case) holding `needle`.
+fn last_holding(lines: &[String], needle: &str) -> Option<usize> {
+    lines.iter().rposition(|line| line.contains(needle))
 }
 
 impl Clone for EngineText {
@@ -90,33 +166,18 @@ impl Clone for EngineText {
     }
 }
 
-/// The buffer lower-cased text is searched in, shared by all engines of a cycle.
-#[derive(Debug, Default)]
-pub(crate) struct TextScratch {
-    lowered: RefCell<String>,
-}
-
-impl Clone for TextScratch {
-    fn clone(&self) -> Self {
-        TextScratch::default()
-    }
-}
-
 /// What an engine-level evaluation may reuse for text matches.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct TextMemo<'s> {
     pub engine: &'s EngineText,
-    pub scratch: &'s TextScratch,
 }
 
 impl EngineText {
-    /// Start a cycle for this engine: its lines must be compared again; the scratch buffer
-    /// holds some other engine's text.
+    /// Start a cycle for this engine: its lines must be compared again.
     pub(crate) fn begin_cycle(&self) {
         for source in &self.sources {
             if let Ok(mut text) = source.try_borrow_mut() {
                 text.checked = false;
-                text.lowered = false;
             }
         }
     }
@@ -125,45 +186,15 @@ impl EngineText {
 impl TextMemo<'_> {
     /// Whether a line of `lines` (the lines of `source`) contains `needle` (ASCII lower case).
     fn contains(&self, source: TextSource, lines: &[String], needle: &Arc<str>) -> bool {
-        let slow = || lines.iter().any(|l| contains_ignore_case(l, needle));
         let slot = self.engine.sources.get(source as usize);
         let Some(mut text) = slot.and_then(|s| s.try_borrow_mut().ok()) else {
-            return slow();
+            return lines.iter().any(|l| contains_ignore_case(l, needle));
         };
         if !text.checked {
-            if !same_lines(&text.raw, lines) {
-                text.raw.clear();
-                for line in lines {
-                    text.raw.push_str(line);
-                    text.raw.push('\n');
-                }
-                text.answers.clear();
-            }
+            text.sync(lines);
             text.checked = true;
         }
-        if let Some((_, answer)) = text.answers.iter().find(|(n, _)| **n == **needle) {
-            return *answer;
-        }
-        let Ok(mut lowered) = self.scratch.lowered.try_borrow_mut() else {
-            return slow();
-        };
-        if !text.lowered {
-            // The buffer now holds this source: the engine's other sources lose it.
-            for (index, other) in self.engine.sources.iter().enumerate() {
-                if index != source as usize {
-                    if let Ok(mut other) = other.try_borrow_mut() {
-                        other.lowered = false;
-                    }
-                }
-            }
-            lowered.clear();
-            lowered.push_str(&text.raw);
-            lowered.make_ascii_lowercase();
-            text.lowered = true;
-        }
-        let answer = lowered.contains(&**needle);
-        text.answers.push((needle.clone(), answer));
-        answer
+        text.holds(needle)
     }
 }
 
@@ -367,21 +398,6 @@ fn text(source: TextSource, needle: &Arc<str>, ctx: Ctx<'_, '_>) -> Truth {
     })
 }
 
-/// Whether `raw` is exactly `lines`, each followed by a newline.
-fn same_lines(raw: &str, lines: &[String]) -> bool {
-    let mut rest = raw.as_bytes();
-    for line in lines {
-        let line = line.as_bytes();
-        match (rest.get(..line.len()), rest.get(line.len())) {
-            (Some(head), Some(b'\n')) if head == line => {
-                rest = rest.get(line.len() + 1..).unwrap_or_default();
-            }
-            _ => return false,
-        }
-    }
-    rest.is_empty()
-}
-
 /// Whether `haystack` contains `needle_lower` (already ASCII-lower-cased), ignoring ASCII case.
 fn contains_ignore_case(haystack: &str, needle_lower: &str) -> bool {
     let hay = haystack.as_bytes();
@@ -537,6 +553,77 @@ mod tests {
             "cuda out of memory"
         ));
         assert!(contains_ignore_case("É CUDA", "cuda"));
+    }
+
+    /// What the memory answers for `needles` over each window of `windows` in turn, and what
+    /// searching each window afresh answers.
+    fn memo_and_fresh(windows: &[Vec<String>], needles: &[&str]) -> (Vec<bool>, Vec<bool>) {
+        let engine = EngineText::default();
+        let memo = TextMemo { engine: &engine };
+        let needles: Vec<Arc<str>> = needles.iter().map(|n| Arc::from(*n)).collect();
+        let (mut remembered, mut fresh) = (Vec::new(), Vec::new());
+        for window in windows {
+            engine.begin_cycle();
+            for needle in &needles {
+                remembered.push(memo.contains(TextSource::Log, window, needle));
+                fresh.push(window.iter().any(|l| contains_ignore_case(l, needle)));
+            }
+        }
+        (remembered, fresh)
+    }
+
+    #[test]
+    fn a_sliding_window_keeps_a_text_while_its_last_line_stays() {
+        let lines = |texts: &[&str]| texts.iter().map(|t| t.to_string()).collect::<Vec<_>>();
+        let windows = [
+            lines(&["INFO start", "CUDA out of memory", "INFO tick"]),
+            // Slid by one: the OOM line is still there.
+            lines(&["CUDA out of memory", "INFO tick", "INFO tick"]),
+            // Slid past it: gone, unless a new one came.
+            lines(&["INFO tick", "INFO tick", "warn: cuda OUT OF MEMORY again"]),
+            lines(&["INFO tick", "warn: cuda OUT OF MEMORY again"]),
+            lines(&["warn: cuda OUT OF MEMORY again"]),
+            lines(&[]),
+            // Not a slide at all (another pod's log).
+            lines(&["Traceback", "INFO tick"]),
+        ];
+        let (remembered, fresh) = memo_and_fresh(&windows, &["cuda out of memory", "tick"]);
+        assert_eq!(remembered, fresh);
+        assert_eq!(
+            fresh,
+            [
+                true, true, true, true, true, true, true, true, true, false, false, false, false,
+                true
+            ]
+        );
+    }
+
+    proptest::proptest! {
+        /// Whatever the windows (slides with repeated lines, or not slides at all), the memory
+        /// answers what a fresh search does.
+        #[test]
+        fn the_memory_answers_what_a_fresh_search_does(
+            start in proptest::collection::vec(0u8..5, 0..8),
+            steps in proptest::collection::vec(
+                (0usize..4, proptest::collection::vec(0u8..5, 0..4), proptest::bool::ANY),
+                1..12,
+            ),
+        ) {
+            let text = |code: u8| ["oom here", "OOM", "tick", "Tick tock", "nothing"][code as usize % 5].to_string();
+            let mut window: Vec<String> = start.into_iter().map(text).collect();
+            let mut windows = vec![window.clone()];
+            for (dropped, added, replace) in steps {
+                if replace {
+                    window = added.into_iter().map(text).collect();
+                } else {
+                    window.drain(..dropped.min(window.len()));
+                    window.extend(added.into_iter().map(text));
+                }
+                windows.push(window.clone());
+            }
+            let (remembered, fresh) = memo_and_fresh(&windows, &["oom", "tick", "tock", "absent"]);
+            proptest::prop_assert_eq!(remembered, fresh);
+        }
     }
 
     #[test]
