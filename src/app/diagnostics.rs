@@ -165,7 +165,19 @@ impl RulesView {
     }
 
     fn evaluate(&mut self, fleet: &Fleet, logs: &TargetLogs, now: Ts) {
-        self.parts.refresh(fleet);
+        self.run(fleet, logs, now, true);
+        self.derive(fleet);
+    }
+
+    /// Run the rules at `now`, merging the models' histograms only if `merge` or a rule reads
+    /// them; what the views derive from the findings is left to [`RulesView::derive`].
+    fn run(&mut self, fleet: &Fleet, logs: &TargetLogs, now: Ts, merge: bool) {
+        let merge = merge
+            || self
+                .engine
+                .rules()
+                .any(kvtop_core::rules::Rule::reads_merged);
+        self.parts.refresh_merging(fleet, merge);
         let inputs = inputs::engine_inputs(fleet, &self.parts, logs);
         self.engine.evaluate(&inputs, now);
         self.evaluated_at = Some(now);
@@ -185,6 +197,18 @@ impl RulesView {
                     })
                     .collect(),
             );
+        }
+    }
+
+    /// What a replay's cycles left undone for the views (see [`App::replayed_cycle`]): the
+    /// models' merged quantiles, the incidents and the table marks, as of `fleet`.
+    fn catch_up_views(&mut self, fleet: &Fleet) {
+        if !self
+            .engine
+            .rules()
+            .any(kvtop_core::rules::Rule::reads_merged)
+        {
+            self.parts.refresh_merging(fleet, true);
         }
         self.derive(fleet);
     }
@@ -307,6 +331,8 @@ pub struct Diagnostics {
     news: bool,
     /// The rules run at a replay's recorded cycles only (one was handed over).
     recorded_cycles: bool,
+    /// Recorded cycles ran since the views last derived what they show from the findings.
+    views_behind: bool,
     /// Recent log lines per target, for the rules that match text.
     pub logs: TargetLogs,
     /// What the live rules said over the retained past, for the time cursor.
@@ -332,6 +358,7 @@ impl Diagnostics {
             stale: true,
             news: false,
             recorded_cycles: false,
+            views_behind: false,
             logs: TargetLogs::default(),
             timeline: Timeline::new(DEFAULT_RETENTION_SECS),
             selected: None,
@@ -513,10 +540,20 @@ impl App {
     /// them there, as `check --replay` does. From now on the rules run at recorded cycles
     /// only, so what a replay finds does not hang on when its clock ticked or how far a jump
     /// handed records over at once.
+    ///
+    /// A jump hands over many cycles at once: each runs the rules and is kept in the timeline,
+    /// but what only the views read (the models' merged histograms, incidents, table marks)
+    /// is derived once, when the state is next settled.
     pub(crate) fn replayed_cycle(&mut self, at: Ts) {
         self.pace_rules_by_recording();
         self.fleet.tick(at);
-        self.run_rules(at);
+        self.diag.logs.prune(at);
+        self.diag.live.run(&self.fleet, &self.diag.logs, at, false);
+        self.observe_timeline(at);
+        self.diag.stale = false;
+        self.diag.views_behind = true;
+        // Settling derives the views.
+        self.diag.news = true;
         if !self.is_frozen() {
             self.dirty = true;
         }
@@ -531,6 +568,14 @@ impl App {
     fn run_rules(&mut self, now: Ts) {
         self.diag.logs.prune(now);
         self.diag.live.evaluate(&self.fleet, &self.diag.logs, now);
+        self.observe_timeline(now);
+        self.diag.silences.prune(&self.diag.live.incidents, now);
+        self.diag.stale = false;
+        self.diag.news = false;
+    }
+
+    /// Show the timeline the live findings and health of the cycle at `now`.
+    fn observe_timeline(&mut self, now: Ts) {
         let live = &self.diag.live;
         let health = live
             .keys
@@ -540,9 +585,6 @@ impl App {
         self.diag
             .timeline
             .observe(live.engine.findings(), health, now);
-        self.diag.silences.prune(&self.diag.live.incidents, now);
-        self.diag.stale = false;
-        self.diag.news = false;
     }
 
     /// Evaluate the rules if data arrived since they last ran and they last ran at least half a
@@ -550,7 +592,11 @@ impl App {
     /// findings are still out of date is [`Diagnostics::is_stale`].
     pub fn refresh_rules(&mut self, now: Ts) {
         if self.diag.recorded_cycles {
-            // The next recorded cycle runs them; nothing for settling to do until then.
+            // The recorded cycles run them; settling only derives what the views show.
+            if std::mem::take(&mut self.diag.views_behind) {
+                self.diag.live.catch_up_views(&self.fleet);
+                self.diag.silences.prune(&self.diag.live.incidents, now);
+            }
             self.diag.news = false;
             return;
         }

@@ -478,12 +478,24 @@ mod tests {
         );
         // Ticks between the records (a clock that is not the recorded console's) and a jump
         // over the whole recording find the same, at the same instants.
+        let mut incidents = Vec::new();
         for handing in [
             Handing::Played { tick: 0.37 },
             Handing::Played { tick: 2.9 },
             Handing::Jumped,
         ] {
             let app = replayed_console(handing);
+            // What the views derive from the findings (incidents) is there once settled,
+            // however many cycles came at once.
+            let titles: Vec<String> = app
+                .diag
+                .live()
+                .incidents()
+                .iter()
+                .map(|i| format!("{i:?}"))
+                .collect();
+            assert!(!titles.is_empty(), "{handing:?}: incidents at the end");
+            incidents.push(titles);
             let timeline = app.diag.timeline();
             for (at, found) in &cycles.0 {
                 assert_eq!(
@@ -499,6 +511,7 @@ mod tests {
                 "{handing:?}, the present ({last_at})"
             );
         }
+        assert!(incidents.windows(2).all(|w| w[0] == w[1]), "{incidents:#?}");
     }
 
     #[test]

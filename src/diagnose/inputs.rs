@@ -63,8 +63,13 @@ impl FleetParts {
     }
 
     pub fn refresh(&mut self, fleet: &Fleet) {
+        self.refresh_merging(fleet, self.merge_models);
+    }
+
+    /// [`refresh`](Self::refresh), merging the models' histograms only if `merge`.
+    pub fn refresh_merging(&mut self, fleet: &Fleet, merge: bool) {
         gpu_signals(fleet, &mut self.gpus);
-        if self.merge_models {
+        if merge {
             self.models = fleet.model_quantiles();
             self.models.sort_by(|a, b| a.model.cmp(&b.model));
         }
