@@ -13,10 +13,10 @@
 //! more when it has run. So a finding is on screen at most half an interval after the scrape
 //! that completes its `for` duration.
 //!
-//! **Replays.** A recording says when the recorded console ran its rules (its cycles). Once a
-//! replay hands over its first cycle ([`App::replayed_cycle`]), the rules run at the recorded
-//! instants only, neither on ticks nor when settling, and the fleet's statuses move with them: a
-//! replay's findings are those of the recorded run, whether it is played, paused or jumped.
+//! **Replays.** A recording says when the recorded console ran its rules (its cycles). A
+//! replay of one ([`App::pace_rules_by_recording`]) runs them at those instants only
+//! ([`App::replayed_cycle`]), neither on ticks nor when settling, and the fleet's statuses move
+//! with them: its findings are those of the recorded run, whether played, paused or jumped.
 //!
 //! **Frozen views.** While the view is frozen the rules keep running over the live fleet (so
 //! `for` durations stay true to time) and the views show the findings as of the freeze.
