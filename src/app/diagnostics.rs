@@ -172,11 +172,7 @@ impl RulesView {
     /// Run the rules at `now`, merging the models' histograms only if `merge` or a rule reads
     /// them; what the views derive from the findings is left to [`RulesView::derive`].
     fn run(&mut self, fleet: &Fleet, logs: &TargetLogs, now: Ts, merge: bool) {
-        let merge = merge
-            || self
-                .engine
-                .rules()
-                .any(kvtop_core::rules::Rule::reads_merged);
+        let merge = merge || self.rules_read_merged();
         self.parts.refresh_merging(fleet, merge);
         let inputs = inputs::engine_inputs(fleet, &self.parts, logs);
         self.engine.evaluate(&inputs, now);
@@ -203,14 +199,18 @@ impl RulesView {
     /// What a replay's cycles left undone for the views (see [`App::replayed_cycle`]): the
     /// models' merged quantiles, the incidents and the table marks, as of `fleet`.
     fn catch_up_views(&mut self, fleet: &Fleet) {
-        if !self
-            .engine
-            .rules()
-            .any(kvtop_core::rules::Rule::reads_merged)
-        {
+        // Merged at the cycle already when a rule reads them.
+        if !self.rules_read_merged() {
             self.parts.refresh_merging(fleet, true);
         }
         self.derive(fleet);
+    }
+
+    /// Whether a rule reads the models' merged histograms (`merged()`).
+    fn rules_read_merged(&self) -> bool {
+        self.engine
+            .rules()
+            .any(kvtop_core::rules::Rule::reads_merged)
     }
 
     /// The rules state at `t` as `timeline` has it, over `fleet` (the fleet as of `t`): what a

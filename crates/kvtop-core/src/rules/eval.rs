@@ -193,7 +193,7 @@ pub struct RuleEngine {
     scratch: Vec<u32>,
     /// False until the first cycle has sized the per-subject state.
     synced: bool,
-    /// Text-match memory per engine (input order) and the buffer text is searched in.
+    /// Text-match memory per engine (input order).
     texts: Vec<EngineText>,
 }
 

@@ -63,9 +63,9 @@ enum Ctx<'s, 'a> {
 }
 
 /// Text-match memory of one engine, kept across cycles: per source, the lines last seen (as
-/// they came, and lower-cased) and, for each text a rule looked for, the last of them containing it. Recent
-/// lines are a window that slides: old lines leave at the front and new ones arrive at the
-/// back. So a cycle compares the lines with the copy (the overlap found from the first line),
+/// they came, and lower-cased) and, for each text a rule looked for, the last of them holding
+/// it. Recent lines are a window that slides: old lines leave at the front and new ones arrive
+/// at the back. So a cycle compares the lines with the copy (the overlap found from the first line),
 /// forgets the lines that left, and searches only the lines that arrived, once each for every
 /// text; a text is still there if its last line is. Anything else (a window that did not
 /// slide) is searched afresh. Before, every change searched the whole window again for every
