@@ -159,8 +159,16 @@ impl GpuState {
             value(finite(self.sample.temp_c)),
             value(finite(self.sample.power_w)),
         ];
-        while self.history.len() >= capacity.max(1) {
+        let capacity = capacity.max(1);
+        while self.history.len() >= capacity {
             self.history.pop_front();
+        }
+        // Grown by doubling, but never past the points kept: 600 points in a ring doubled to
+        // 1,024 slots would hold 10 KB a GPU it never uses.
+        if self.history.len() == self.history.capacity() {
+            let room = self.history.len().saturating_mul(2).max(16).min(capacity);
+            self.history
+                .reserve_exact(room.saturating_sub(self.history.len()));
         }
         self.history.push_back((at, row));
     }
@@ -613,6 +621,29 @@ mod tests {
             Some(TargetId(2))
         );
         assert_eq!(index.join(&gpu("node-4", "0", None, 0.0)), None);
+    }
+
+    #[test]
+    fn a_gpu_s_history_never_takes_more_room_than_the_points_it_keeps() {
+        let index = PlacementIndex::new([]);
+        let origin = GpuOrigin::Target(TargetId(9));
+        let mut store = GpuStore::new(600);
+        for t in 0..700 {
+            store.replace(
+                &origin,
+                f64::from(t),
+                vec![gpu("n", "0", None, 50.0)],
+                &index,
+            );
+        }
+        let held = store.gpus.values().map(|g| g.history.len()).sum::<usize>();
+        let room = store
+            .gpus
+            .values()
+            .map(|g| g.history.capacity())
+            .sum::<usize>();
+        // Doubling alone would have reached 1,024 slots.
+        assert_eq!((held, room), (600, 600));
     }
 
     #[test]
