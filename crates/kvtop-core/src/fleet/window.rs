@@ -24,7 +24,6 @@ use std::collections::VecDeque;
 use super::Ts;
 use crate::engine::{EngineSample, Histogram};
 use crate::metrics::{Bucket, counter_delta};
-use crate::recording::wire::{Dec, Enc};
 use crate::signals::{Derivation, FAILED_REASONS, MetricId, Signal, signal};
 
 /// Span behind the newest snapshot in which every snapshot is kept, seconds.
@@ -218,15 +217,22 @@ impl Snapshot {
 /// Sections of a [`Packed`] snapshot: the counters, then one per histogram.
 const SECTIONS: usize = 1 + HistogramKind::COUNT;
 
-/// The numbers of a snapshot in one buffer, section by section. A whole number (a count, and
-/// most counters) is written as the zigzag varint of its difference from the number before it
-/// in a histogram's section (a cumulative count rarely grows by much from one bucket to the
-/// next) or from zero among the counters, with the low bit clear; `NaN` (not exported) as 1;
-/// anything else (a fraction, `-0`, beyond 2^53) as 3 and its eight bytes. Decoding gives back
-/// every value bit for bit except `NaN`'s payload. The 151 bucket counts of a vLLM engine take
-/// 1,208 bytes as `f64`s in seven vectors; packed, one to three bytes each (a fresh engine's
-/// counts are small; one that served a million requests, about three), and the 19 counters
-/// about 40 bytes instead of 152.
+/// The numbers of a snapshot in one buffer, section by section.
+///
+/// - The counters: each a varint. A whole number (most counters) is the zigzag of its value
+///   shifted left by one (low bit clear); `NaN` (not exported) is 1; anything else (a fraction,
+///   `-0`, beyond 2^53) is 3 and its eight bytes.
+/// - A histogram's bucket counts: a cumulative count rarely grows by much from one bucket to the
+///   next, so the section is one byte `w` (1 to 8) and then the zigzag difference of each count
+///   from the one before in `w` bytes, `w` being what the largest needs; if a count is not a
+///   whole number, 0 and then every count's eight bytes. Fixed widths read and write several
+///   times faster than varints, which matters since every scrape writes one and every window
+///   reads one.
+///
+/// Decoding gives back every number bit for bit except `NaN`'s payload. The 151 bucket counts
+/// of a vLLM engine take 1,208 bytes as `f64`s in seven vectors; packed, one to three bytes
+/// each (a fresh engine's counts are small; one that served a million requests, about three),
+/// and the 19 counters about 40 bytes instead of 152.
 #[derive(Debug, Clone, Default)]
 struct Packed {
     bytes: Vec<u8>,
@@ -237,14 +243,39 @@ struct Packed {
 /// Whole numbers this far from zero are exact in an `f64` and written as differences.
 const EXACT_WHOLE: f64 = 9_007_199_254_740_992.0;
 
-/// The word of a `NaN`, and the word before eight bytes of any other number not whole.
+/// The word of a `NaN` counter, and the word before the eight bytes of any other counter that
+/// is not a whole number.
 const WORD_NAN: u64 = 1;
 const WORD_RAW: u64 = 3;
 
+/// The width byte of a histogram section whose counts are written as their eight bytes.
+const WIDTH_RAW: u8 = 0;
+
+/// Zero bytes after a ring snapshot's numbers, so that its last count too can be read as eight
+/// bytes.
+const PADDING: usize = 7;
+
 /// `v` as a whole number, when it is one that survives the trip exactly (not `-0`).
 fn whole(v: f64) -> Option<i64> {
-    (v.fract() == 0.0 && v.abs() < EXACT_WHOLE && !(v == 0.0 && v.is_sign_negative()))
-        .then_some(v as i64)
+    let n = v as i64;
+    (n as f64 == v && v.abs() < EXACT_WHOLE && !(n == 0 && v.is_sign_negative())).then_some(n)
+}
+
+fn zigzag(n: i64) -> u64 {
+    ((n << 1) ^ (n >> 63)) as u64
+}
+
+fn unzigzag(z: u64) -> i64 {
+    ((z >> 1) as i64) ^ -((z & 1) as i64)
+}
+
+/// Append `v` as a LEB128 varint.
+fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push(v as u8 | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
 }
 
 impl Packed {
@@ -255,54 +286,86 @@ impl Packed {
 
     /// Append the counters (section 0; before any histogram).
     fn push_counters(&mut self, counters: &[f64]) {
-        self.push(0, counters, false);
+        for &value in counters {
+            match whole(value) {
+                Some(n) => put_varint(&mut self.bytes, zigzag(n) << 1),
+                None if value.is_nan() => put_varint(&mut self.bytes, WORD_NAN),
+                None => {
+                    put_varint(&mut self.bytes, WORD_RAW);
+                    self.bytes.extend_from_slice(&value.to_le_bytes());
+                }
+            }
+        }
+        self.end_section(0);
     }
 
     /// Append the counts of histogram `kind` (the histograms are packed in order).
     fn push_counts(&mut self, kind: HistogramKind, counts: &[f64]) {
-        self.push(1 + kind as usize, counts, true);
-    }
-
-    /// Append `values` as section `section`; `chained`: each as a difference from the one
-    /// before.
-    fn push(&mut self, section: usize, values: &[f64], chained: bool) {
-        let mut enc = Enc::new(&mut self.bytes);
-        let mut before = 0i64;
-        for &value in values {
-            match whole(value) {
-                Some(n) => {
-                    let delta = n - before;
-                    enc.varint(((delta << 1) ^ (delta >> 63)) as u64 * 2);
-                    if chained {
+        if !counts.is_empty() {
+            // The widest difference, or `None` when a count is not a whole number.
+            let mut widest = Some(0u64);
+            let mut before = 0i64;
+            for &count in counts {
+                widest = widest.zip(whole(count)).map(|(widest, n)| {
+                    let z = zigzag(n - before);
+                    before = n;
+                    widest.max(z)
+                });
+            }
+            match widest {
+                Some(widest) => {
+                    let width = (8 - widest.leading_zeros() as usize / 8).max(1);
+                    self.bytes.push(width as u8);
+                    let mut before = 0i64;
+                    for &count in counts {
+                        let n = count as i64;
+                        // Eight bytes written and the unused high ones cut: no copy of a
+                        // variable length.
+                        self.bytes
+                            .extend_from_slice(&zigzag(n - before).to_le_bytes());
+                        self.bytes.truncate(self.bytes.len() - (8 - width));
                         before = n;
                     }
                 }
-                None if value.is_nan() => enc.varint(WORD_NAN),
                 None => {
-                    enc.varint(WORD_RAW);
-                    enc.f64(value);
+                    self.bytes.push(WIDTH_RAW);
+                    for &count in counts {
+                        self.bytes.extend_from_slice(&count.to_le_bytes());
+                    }
                 }
             }
         }
+        self.end_section(1 + kind as usize);
+    }
+
+    fn end_section(&mut self, section: usize) {
         let end = u32::try_from(self.bytes.len()).unwrap_or(u32::MAX);
         for slot in &mut self.ends[section..] {
             *slot = end;
         }
     }
 
-    fn section(&self, section: usize, chained: bool) -> Values<'_> {
+    /// Copy `other`'s numbers, taking no more room than they need and the padding that lets
+    /// every count be read as eight bytes.
+    fn copy_from(&mut self, other: &Packed) {
+        self.bytes.clear();
+        self.bytes.reserve_exact(other.bytes.len() + PADDING);
+        self.bytes.extend_from_slice(&other.bytes);
+        self.bytes.extend_from_slice(&[0; PADDING]);
+        self.ends = other.ends;
+    }
+
+    fn section(&self, section: usize) -> &[u8] {
         let start = section.checked_sub(1).map_or(0, |k| self.ends[k]) as usize;
         let end = self.ends[section] as usize;
-        Values {
-            dec: Dec::new(self.bytes.get(start..end).unwrap_or_default()),
-            before: 0,
-            chained,
-        }
+        self.bytes.get(start..end).unwrap_or_default()
     }
 
     /// The counters, in [`Counter::ALL`]'s order.
-    fn counters(&self) -> Values<'_> {
-        self.section(0, false)
+    fn counters(&self) -> Counters<'_> {
+        Counters {
+            bytes: self.section(0),
+        }
     }
 
     /// One counter's value.
@@ -311,8 +374,33 @@ impl Packed {
     }
 
     /// The counts of histogram `kind`, in bucket order.
-    fn counts(&self, kind: HistogramKind) -> Values<'_> {
-        self.section(1 + kind as usize, true)
+    fn counts(&self, kind: HistogramKind) -> Counts<'_> {
+        let i = 1 + kind as usize;
+        let start = self.ends[i - 1] as usize;
+        let len = (self.ends[i] as usize).saturating_sub(start);
+        // What follows the section is read too (and masked off), up to the padding.
+        let bytes = self.bytes.get(start..).unwrap_or_default();
+        let Some((&width, bytes)) = bytes.split_first().filter(|_| len > 0) else {
+            return Counts::EMPTY;
+        };
+        let raw = width == WIDTH_RAW;
+        let width = if raw {
+            8
+        } else {
+            usize::from(width).clamp(1, 8)
+        };
+        Counts {
+            bytes,
+            left: (len - 1) / width,
+            width,
+            mask: if width == 8 {
+                u64::MAX
+            } else {
+                (1u64 << (8 * width)) - 1
+            },
+            raw,
+            before: 0,
+        }
     }
 
     fn heap_bytes(&self) -> usize {
@@ -320,35 +408,87 @@ impl Packed {
     }
 }
 
-/// The numbers of one section of a [`Packed`] snapshot, decoded as they are read.
-struct Values<'a> {
-    dec: Dec<'a>,
-    before: i64,
-    chained: bool,
+/// The counters of a [`Packed`] snapshot, decoded as they are read.
+struct Counters<'a> {
+    bytes: &'a [u8],
 }
 
-impl Iterator for Values<'_> {
+impl Counters<'_> {
+    fn varint(&mut self) -> Option<u64> {
+        let mut value = 0u64;
+        for (i, byte) in self.bytes.iter().enumerate().take(10) {
+            value |= u64::from(byte & 0x7f) << (7 * i);
+            if byte & 0x80 == 0 {
+                self.bytes = self.bytes.get(i + 1..).unwrap_or_default();
+                return Some(value);
+            }
+        }
+        None
+    }
+}
+
+impl Iterator for Counters<'_> {
     type Item = f64;
 
     fn next(&mut self) -> Option<f64> {
-        if self.dec.is_done() {
-            return None;
-        }
-        match self.dec.varint().ok()? {
+        match self.varint()? {
             WORD_NAN => Some(f64::NAN),
-            WORD_RAW => self.dec.f64().ok(),
-            word if word & 1 == 0 => {
-                let zigzag = word >> 1;
-                let n = self
-                    .before
-                    .wrapping_add(((zigzag >> 1) as i64) ^ -((zigzag & 1) as i64));
-                if self.chained {
-                    self.before = n;
-                }
-                Some(n as f64)
+            WORD_RAW => {
+                let (raw, rest) = self.bytes.split_first_chunk::<8>()?;
+                self.bytes = rest;
+                Some(f64::from_le_bytes(*raw))
             }
+            word if word & 1 == 0 => Some(unzigzag(word >> 1) as f64),
             _ => None,
         }
+    }
+}
+
+/// The bucket counts of one histogram of a [`Packed`] snapshot, decoded as they are read.
+struct Counts<'a> {
+    /// From the next count to the end of the snapshot.
+    bytes: &'a [u8],
+    left: usize,
+    width: usize,
+    mask: u64,
+    raw: bool,
+    before: i64,
+}
+
+impl Counts<'_> {
+    const EMPTY: Counts<'static> = Counts {
+        bytes: &[],
+        left: 0,
+        width: 1,
+        mask: 0xff,
+        raw: false,
+        before: 0,
+    };
+}
+
+impl Iterator for Counts<'_> {
+    type Item = f64;
+
+    fn next(&mut self) -> Option<f64> {
+        self.left = self.left.checked_sub(1)?;
+        // Eight bytes at once where they are there (the ring's snapshots are padded), else the
+        // bytes left.
+        let word = match self.bytes.first_chunk::<8>() {
+            Some(eight) => u64::from_le_bytes(*eight) & self.mask,
+            None => {
+                let mut word = [0u8; 8];
+                for (to, from) in word.iter_mut().zip(self.bytes.iter().take(self.width)) {
+                    *to = *from;
+                }
+                u64::from_le_bytes(word)
+            }
+        };
+        self.bytes = self.bytes.get(self.width..).unwrap_or_default();
+        if self.raw {
+            return Some(f64::from_bits(word));
+        }
+        self.before = self.before.wrapping_add(unzigzag(word));
+        Some(self.before as f64)
     }
 }
 
@@ -357,6 +497,8 @@ impl Iterator for Values<'_> {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct WindowStart {
     anchor: usize,
+    /// The anchor's counters, unpacked once for every rate and ratio over the window.
+    counters: [f64; Counter::COUNT],
 }
 
 /// The snapshot ring of one engine (see module docs).
@@ -381,6 +523,12 @@ pub(crate) struct SnapshotWindow {
     histogram_since: [Ts; HistogramKind::COUNT],
     /// Storage of dropped snapshots, reused to avoid reallocating their buffers.
     spare: Vec<Snapshot>,
+}
+
+thread_local! {
+    /// Where a snapshot is packed before it is copied into the ring at its exact size: one
+    /// buffer a thread (it has room for the longest numbers), not one an engine.
+    static SCRATCH: std::cell::RefCell<Packed> = std::cell::RefCell::new(Packed::default());
 }
 
 /// Dropped snapshots kept for reuse.
@@ -430,69 +578,72 @@ impl SnapshotWindow {
         }
         let mut snap = self.spare.pop().unwrap_or_else(Snapshot::empty);
         snap.ts = at;
-        snap.packed.clear();
-        let prev = self.snaps.back();
-        let mut reset = false;
+        let reset = SCRATCH.with_borrow_mut(|packed| {
+            packed.clear();
+            let prev = self.snaps.back();
+            let mut reset = false;
 
-        for counter in Counter::ALL {
-            let i = counter as usize;
-            let raw = counter.read(sample).unwrap_or(f64::NAN);
-            // `newest_counters` holds the previous snapshot's until replaced here.
-            let prev_adjusted = if prev.is_some() {
-                self.newest_counters[i]
-            } else {
-                f64::NAN
-            };
-            self.newest_counters[i] = if raw.is_nan() {
-                f64::NAN
-            } else if prev_adjusted.is_nan() {
-                self.counter_since[i] = at;
-                raw
-            } else {
-                let delta = counter_delta(self.last_raw[i], raw);
-                reset |= delta.reset;
-                prev_adjusted + delta.increase
-            };
-            self.last_raw[i] = raw;
-        }
-        snap.packed.push_counters(&self.newest_counters);
-
-        for kind in HistogramKind::ALL {
-            let i = kind as usize;
-            let newest = &mut self.newest[i];
-            let Some(histogram) = kind.read(sample).filter(|h| !h.buckets.is_empty()) else {
-                newest.clear();
-                continue;
-            };
-            let bounds = &mut self.bounds[i];
-            let same_layout = bounds.len() == histogram.buckets.len()
-                && bounds
-                    .iter()
-                    .zip(&histogram.buckets)
-                    .all(|(le, b)| same_bound(*le, b.le));
-            if !same_layout {
-                bounds.clear();
-                bounds.extend(histogram.buckets.iter().map(|b| b.le));
+            for counter in Counter::ALL {
+                let i = counter as usize;
+                let raw = counter.read(sample).unwrap_or(f64::NAN);
+                // `newest_counters` holds the previous snapshot's until replaced here.
+                let prev_adjusted = if prev.is_some() {
+                    self.newest_counters[i]
+                } else {
+                    f64::NAN
+                };
+                self.newest_counters[i] = if raw.is_nan() {
+                    f64::NAN
+                } else if prev_adjusted.is_nan() {
+                    self.counter_since[i] = at;
+                    raw
+                } else {
+                    let delta = counter_delta(self.last_raw[i], raw);
+                    reset |= delta.reset;
+                    prev_adjusted + delta.increase
+                };
+                self.last_raw[i] = raw;
             }
-            // `newest` holds the previous snapshot's counts until replaced here.
-            if prev.is_some() && same_layout && newest.len() == histogram.buckets.len() {
-                if histogram
-                    .buckets
-                    .iter()
-                    .zip(newest.iter())
-                    .any(|(b, old)| b.count < *old)
-                {
-                    reset = true;
+            packed.push_counters(&self.newest_counters);
+
+            for kind in HistogramKind::ALL {
+                let i = kind as usize;
+                let newest = &mut self.newest[i];
+                let Some(histogram) = kind.read(sample).filter(|h| !h.buckets.is_empty()) else {
+                    newest.clear();
+                    continue;
+                };
+                let bounds = &mut self.bounds[i];
+                let same_layout = bounds.len() == histogram.buckets.len()
+                    && bounds
+                        .iter()
+                        .zip(&histogram.buckets)
+                        .all(|(le, b)| same_bound(*le, b.le));
+                if !same_layout {
+                    bounds.clear();
+                    bounds.extend(histogram.buckets.iter().map(|b| b.le));
+                }
+                // `newest` holds the previous snapshot's counts until replaced here.
+                if prev.is_some() && same_layout && newest.len() == histogram.buckets.len() {
+                    if histogram
+                        .buckets
+                        .iter()
+                        .zip(newest.iter())
+                        .any(|(b, old)| b.count < *old)
+                    {
+                        reset = true;
+                        self.histogram_since[i] = at;
+                    }
+                } else {
                     self.histogram_since[i] = at;
                 }
-            } else {
-                self.histogram_since[i] = at;
+                newest.clear();
+                newest.extend(histogram.buckets.iter().map(|b| b.count));
+                packed.push_counts(kind, newest);
             }
-            newest.clear();
-            newest.extend(histogram.buckets.iter().map(|b| b.count));
-            snap.packed.push_counts(kind, newest);
-        }
-
+            snap.packed.copy_from(packed);
+            reset
+        });
         self.snaps.push_back(snap);
         self.prune(at);
         reset
@@ -538,12 +689,17 @@ impl SnapshotWindow {
     /// for every rate, ratio and quantile derived over it.
     pub(crate) fn start_of(&self, window: f64) -> Option<WindowStart> {
         let start = self.snaps.back()?.ts - window;
-        Some(WindowStart {
-            anchor: self
-                .snaps
-                .partition_point(|s| s.ts <= start)
-                .saturating_sub(1),
-        })
+        let anchor = self
+            .snaps
+            .partition_point(|s| s.ts <= start)
+            .saturating_sub(1);
+        let mut counters = [f64::NAN; Counter::COUNT];
+        if let Some(snap) = self.snaps.get(anchor) {
+            for (slot, value) in counters.iter_mut().zip(snap.packed.counters()) {
+                *slot = value;
+            }
+        }
+        Some(WindowStart { anchor, counters })
     }
 
     /// Increase of a counter over the window starting at `start`, and the seconds it spans.
@@ -616,16 +772,16 @@ impl SnapshotWindow {
             return false;
         }
         let mut old = base.packed.counts(kind);
-        out.extend(
-            bounds
-                .iter()
-                .zip(new)
-                .zip(old.by_ref())
-                .map(|((le, n), o)| Bucket {
-                    le: *le,
-                    count: n - o,
-                }),
-        );
+        out.reserve(new.len());
+        for (le, n) in bounds.iter().zip(new) {
+            let Some(o) = old.next() else {
+                break;
+            };
+            out.push(Bucket {
+                le: *le,
+                count: n - o,
+            });
+        }
         // The base had another number of buckets.
         if out.len() != new.len() || old.next().is_some() {
             out.clear();
@@ -641,7 +797,7 @@ impl SnapshotWindow {
             .iter()
             .chain(&self.spare)
             .map(|s| s.packed.heap_bytes())
-            .sum();
+            .sum::<usize>();
         let bounds_heap: usize = self
             .bounds
             .iter()
@@ -661,15 +817,19 @@ impl SnapshotWindow {
         start: WindowStart,
         since: Ts,
     ) -> Option<([f64; N], f64)> {
-        let base = self.snaps.get(self.base_index(start, since)?)?;
+        let index = self.base_index(start, since)?;
+        let base = self.snaps.get(index)?;
         let newest = self.snaps.back()?;
         let secs = newest.ts - base.ts;
         if secs.is_nan() || secs <= 0.0 {
             return None;
         }
-        let mut then = [f64::NAN; Counter::COUNT];
-        for (slot, value) in then.iter_mut().zip(base.packed.counters()) {
-            *slot = value;
+        let mut then = start.counters;
+        if index != start.anchor {
+            // A counter that appeared after the window's start: from its first snapshot.
+            for (slot, value) in then.iter_mut().zip(base.packed.counters()) {
+                *slot = value;
+            }
         }
         let mut out = [0.0; N];
         for (slot, counter) in out.iter_mut().zip(counters) {
@@ -1005,12 +1165,16 @@ mod tests {
             }
             // NaN comes back as the NaN Rust makes (its payload is not kept).
             let bits = |v: f64| if v.is_nan() { f64::NAN.to_bits() } else { v.to_bits() };
-            let sections = std::iter::once(packed.counters())
-                .chain(HistogramKind::ALL.into_iter().map(|kind| packed.counts(kind)));
-            for (values, list) in sections.zip(&lists) {
-                let back: Vec<u64> = values.map(bits).collect();
-                let sent: Vec<u64> = list.iter().map(|v| bits(*v)).collect();
-                prop_assert_eq!(back, sent);
+            let sent = |list: &[f64]| list.iter().map(|v| bits(*v)).collect::<Vec<u64>>();
+            // As packed, and as the ring holds it (padded: counts read eight bytes at a time).
+            let mut held = Packed::default();
+            held.copy_from(&packed);
+            for packed in [&packed, &held] {
+                prop_assert_eq!(packed.counters().map(bits).collect::<Vec<_>>(), sent(counters));
+                for (kind, list) in HistogramKind::ALL.into_iter().zip(histograms) {
+                    let back = packed.counts(kind).map(bits).collect::<Vec<_>>();
+                    prop_assert_eq!(back, sent(list));
+                }
             }
         }
     }
