@@ -24,6 +24,7 @@ use std::collections::VecDeque;
 use super::Ts;
 use crate::engine::{EngineSample, Histogram};
 use crate::metrics::{Bucket, counter_delta};
+use crate::recording::values::as_int;
 use crate::signals::{Derivation, FAILED_REASONS, MetricId, Signal, signal};
 
 /// Span behind the newest snapshot in which every snapshot is kept, seconds.
@@ -240,9 +241,6 @@ struct Packed {
     ends: [u32; SECTIONS],
 }
 
-/// Whole numbers this far from zero are exact in an `f64` and written as differences.
-const EXACT_WHOLE: f64 = 9_007_199_254_740_992.0;
-
 /// The word of a `NaN` counter, and the word before the eight bytes of any other counter that
 /// is not a whole number.
 const WORD_NAN: u64 = 1;
@@ -255,10 +253,10 @@ const WIDTH_RAW: u8 = 0;
 /// bytes.
 const PADDING: usize = 7;
 
-/// `v` as a whole number, when it is one that survives the trip exactly (not `-0`).
+/// `v` as a whole number written as a difference: one exact in an `f64`, and not `-0` (whose
+/// sign would be lost).
 fn whole(v: f64) -> Option<i64> {
-    let n = v as i64;
-    (n as f64 == v && v.abs() < EXACT_WHOLE && !(n == 0 && v.is_sign_negative())).then_some(n)
+    as_int(v).filter(|_| !(v == 0.0 && v.is_sign_negative()))
 }
 
 fn zigzag(n: i64) -> u64 {

@@ -15,8 +15,10 @@ const RAW: u8 = 3;
 /// Largest magnitude at which every integer is an exact `f64`.
 const EXACT_INT: f64 = 9_007_199_254_740_992.0;
 
-fn as_int(v: f64) -> Option<i64> {
-    (v.fract() == 0.0 && v.abs() < EXACT_INT).then_some(v as i64)
+/// `v` as an integer, when it is one that is exact in an `f64` (`-0.0` gives 0).
+pub(crate) fn as_int(v: f64) -> Option<i64> {
+    let n = v as i64;
+    (n as f64 == v && v.abs() < EXACT_INT).then_some(n)
 }
 
 /// How `value` is coded after `before`.
