@@ -26,7 +26,7 @@ pub mod action;
 pub mod block;
 pub mod kube;
 mod sample;
-pub(crate) mod values;
+mod values;
 pub mod wire;
 
 use crate::fleet::{ScrapeReport, TargetId, TargetSpec, Ts};

@@ -23,8 +23,8 @@ use std::collections::VecDeque;
 
 use super::Ts;
 use crate::engine::{EngineSample, Histogram};
+use crate::metrics::number::as_int;
 use crate::metrics::{Bucket, counter_delta};
-use crate::recording::values::as_int;
 use crate::signals::{Derivation, FAILED_REASONS, MetricId, Signal, signal};
 
 /// Span behind the newest snapshot in which every snapshot is kept, seconds.

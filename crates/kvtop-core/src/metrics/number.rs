@@ -150,6 +150,13 @@ pub(crate) fn parse_timestamp_ms(text: &str) -> Option<i64> {
     text.parse::<i64>().ok()
 }
 
+/// `v` as an integer, when it is one that is exact in an `f64`, below 2^53 either way
+/// (`-0.0` gives 0).
+pub(crate) fn as_int(v: f64) -> Option<i64> {
+    let n = v as i64;
+    (n as f64 == v && v.abs() < MAX_EXACT_MANTISSA as f64).then_some(n)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,20 +6,12 @@
 
 use super::DecodeError;
 use super::wire::{Dec, Enc};
+use crate::metrics::number::as_int;
 
 const SAME: u8 = 0;
 const UNKNOWN: u8 = 1;
 const INTEGER_STEP: u8 = 2;
 const RAW: u8 = 3;
-
-/// Largest magnitude at which every integer is an exact `f64`.
-const EXACT_INT: f64 = 9_007_199_254_740_992.0;
-
-/// `v` as an integer, when it is one that is exact in an `f64` (`-0.0` gives 0).
-pub(crate) fn as_int(v: f64) -> Option<i64> {
-    let n = v as i64;
-    (n as f64 == v && v.abs() < EXACT_INT).then_some(n)
-}
 
 /// How `value` is coded after `before`.
 fn tag(value: Option<f64>, before: Option<f64>) -> (u8, Option<i64>) {
