@@ -7,8 +7,9 @@ use std::io::{self, BufWriter, Stdout, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crossterm::{cursor, event, execute, terminal};
-use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
+use ratatui::layout::Rect;
+use ratatui::{Terminal, TerminalOptions, Viewport};
 
 /// The terminal the console draws on. Output is buffered so a frame leaves in one write.
 pub(crate) type ConsoleTerminal = Terminal<CrosstermBackend<BufWriter<Stdout>>>;
@@ -47,13 +48,25 @@ pub(crate) fn enter() -> io::Result<ConsoleTerminal> {
         return Err(err);
     }
     let backend = CrosstermBackend::new(BufWriter::with_capacity(64 * 1024, io::stdout()));
-    match Terminal::new(backend) {
+    // The screen's size is asked once here and then follows the resize events (`fit`):
+    // crossterm opens, queries and closes /dev/tty each time it is asked, which ratatui's
+    // full-screen viewport would do before every frame.
+    let opened = terminal::size().and_then(|(width, height)| {
+        let viewport = Viewport::Fixed(Rect::new(0, 0, width, height));
+        Terminal::with_options(backend, TerminalOptions { viewport })
+    });
+    match opened {
         Ok(t) => Ok(t),
         Err(err) => {
             restore();
             Err(err)
         }
     }
+}
+
+/// Follow the terminal to its new size (a resize event): the next frame is drawn whole.
+pub(crate) fn fit(terminal: &mut ConsoleTerminal, width: u16, height: u16) -> io::Result<()> {
+    terminal.resize(Rect::new(0, 0, width, height))
 }
 
 /// Whether a terminal I/O error means the terminal itself is gone (a closed pty, a dropped SSH

@@ -114,6 +114,9 @@ pub async fn run_with(
             _ = sighup.recv() => Some(ExitReason::HangUp),
             term = input.next() => {
                 key_pressed = matches!(term, Some(Ok(TermEvent::Key(_))));
+                if let Some(Ok(TermEvent::Resize(width, height))) = term {
+                    crate::terminal::fit(terminal, width, height)?;
+                }
                 pending.more_than_samples = true;
                 on_input(app, term, &mut unsettled, workers)
             }

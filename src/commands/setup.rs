@@ -82,15 +82,27 @@ pub(crate) fn start_logging(config: &Config, problems: &mut Vec<String>) {
     }
 }
 
-/// The runtime every command uses: two worker threads are plenty for scraping and drawing.
-/// Payload decoding and name resolution run on the blocking pool; a few threads keep up with
-/// 2,000 targets, where tokio's default (512) would let a burst of slow bodies spawn hundreds
-/// of threads, each with its own stack.
+/// The runtime of every command but the simulator: one thread runs the event loop, every
+/// scrape and every watch, so none of them wakes another thread to hand over what it got (on
+/// two worker threads that hand-over was about a tenth of the console's CPU at 8 engines).
+/// What takes long goes to the blocking pool (large payloads and Prometheus answers, name
+/// resolution): a few threads keep up with 2,000 targets, where tokio's default (512) would
+/// let a burst of slow bodies spawn hundreds of threads, each with its own stack.
 pub fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_current_thread()
+        .max_blocking_threads(8)
+        .thread_name("kvtop")
+        .enable_all()
+        .build()
+}
+
+/// The simulator's runtime: it renders every simulated engine's payload, so two worker
+/// threads share that work on a large fleet.
+pub fn server_runtime() -> std::io::Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .max_blocking_threads(8)
-        .thread_name("kvtop")
+        .thread_name("kvtop-sim")
         .enable_all()
         .build()
 }

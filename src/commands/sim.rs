@@ -33,7 +33,7 @@ pub fn run(args: SimArgs, global: &GlobalArgs) -> ExitCode {
         return ExitCode::from(2);
     }
     let _ = crate::logging::init(crate::logging::LogSink::Stderr, "warn");
-    let runtime = match super::setup::runtime() {
+    let runtime = match super::setup::server_runtime() {
         Ok(rt) => rt,
         Err(err) => {
             super::err(&format!("kvtop: cannot start the runtime: {err}"));

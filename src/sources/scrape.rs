@@ -73,44 +73,55 @@ pub async fn scrape_once(
     target: &ScrapeTarget,
     settings: &ScrapeSettings,
 ) -> Result<ScrapePayload, ScrapeError> {
-    let timed_out = ScrapeError::Timeout {
-        after_ms: settings.timeout.as_millis() as u64,
-    };
-    let fetch = fetch_body(client, target, settings.body_limit);
-    let body = match tokio::time::timeout(settings.timeout, fetch).await {
-        // The connect timeout inside the client is the same bound: report it the same way.
-        Ok(Err(ScrapeError::Timeout { .. })) | Err(_) => return Err(timed_out),
-        Ok(result) => result?,
-    };
-    decode_off_runtime(body, settings.limits).await
-}
-
-/// Bodies up to this size are decoded on the runtime worker that fetched them: the parser is
-/// linear (about 0.1 ms for a 111 KB payload), so such a body delays no other target, and the
-/// hand-off to the blocking pool and back (two thread wake-ups per scrape) is saved. A vLLM
-/// engine's payload is 50-120 KB; anything larger still goes to the blocking pool.
-const INLINE_DECODE_MAX: usize = 128 * 1024;
-
-/// Parse and map a body; a large one on the blocking pool: an 8 MB payload takes tens of
-/// milliseconds to decode (more when hostile), and on a runtime worker that time would delay
-/// every other target's scrape and the console's events.
-pub(crate) async fn decode_off_runtime(
-    body: impl AsRef<[u8]> + Send + 'static,
-    limits: PayloadLimits,
-) -> Result<ScrapePayload, ScrapeError> {
-    if body.as_ref().len() <= INLINE_DECODE_MAX {
-        return decode_payload_within(body.as_ref(), limits);
-    }
-    tokio::task::spawn_blocking(move || decode_payload_within(body.as_ref(), limits))
+    PreparedScrape::new(client, target)
+        .scrape(client, settings)
         .await
-        .unwrap_or_else(|e| Err(ScrapeError::Other(format!("decoding stopped: {e}"))))
 }
 
-async fn fetch_body(
+/// A target's scrape request, built once (its URL parsed, its headers set) and copied for
+/// each scrape: parsing the URL again every second costs more than the copy.
+pub(crate) struct PreparedScrape {
+    request: Result<reqwest::Request, ScrapeError>,
+}
+
+impl PreparedScrape {
+    pub(crate) fn new(client: &reqwest::Client, target: &ScrapeTarget) -> Self {
+        PreparedScrape {
+            request: scrape_request(client, target),
+        }
+    }
+
+    /// Scrape once, within the timeout and the body cap.
+    pub(crate) async fn scrape(
+        &self,
+        client: &reqwest::Client,
+        settings: &ScrapeSettings,
+    ) -> Result<ScrapePayload, ScrapeError> {
+        let request = match &self.request {
+            // A GET has no body, so it always copies.
+            Ok(request) => request.try_clone().ok_or_else(|| {
+                ScrapeError::Other("the scrape request cannot be repeated".into())
+            })?,
+            Err(error) => return Err(error.clone()),
+        };
+        let timed_out = ScrapeError::Timeout {
+            after_ms: settings.timeout.as_millis() as u64,
+        };
+        let fetch = fetch_body(client, request, settings.body_limit);
+        let body = match tokio::time::timeout(settings.timeout, fetch).await {
+            // The connect timeout inside the client is the same bound: report it the same way.
+            Ok(Err(ScrapeError::Timeout { .. })) | Err(_) => return Err(timed_out),
+            Ok(result) => result?,
+        };
+        decode_off_runtime(body, settings.limits).await
+    }
+}
+
+/// The GET of `target`'s payload, with its bearer token if it has one.
+fn scrape_request(
     client: &reqwest::Client,
     target: &ScrapeTarget,
-    limit: usize,
-) -> Result<Vec<u8>, ScrapeError> {
+) -> Result<reqwest::Request, ScrapeError> {
     let mut request = client
         .get(&target.url)
         .header(ACCEPT, HeaderValue::from_static(ACCEPT_TEXT));
@@ -119,7 +130,49 @@ async fn fetch_body(
             .map_err(|_| ScrapeError::Other("bearer token is not a valid header value".into()))?;
         request = request.header(AUTHORIZATION, value);
     }
-    let mut response = request.send().await.map_err(classify)?;
+    request.build().map_err(classify)
+}
+
+/// Bodies up to this size are decoded on the runtime thread that fetched them: the parser is
+/// linear (about 0.1 ms for a 111 KB payload), so such a body delays no other target, and the
+/// hand-off to the blocking pool and back (two thread wake-ups per scrape) is saved. A vLLM
+/// engine's payload is 50-120 KB; anything larger still goes to the blocking pool.
+const INLINE_DECODE_MAX: usize = 128 * 1024;
+
+/// Parse and map a body; a large one on the blocking pool (see [`off_runtime`]).
+pub(crate) async fn decode_off_runtime(
+    body: impl AsRef<[u8]> + Send + 'static,
+    limits: PayloadLimits,
+) -> Result<ScrapePayload, ScrapeError> {
+    let bytes = body.as_ref().len();
+    off_runtime(bytes, move || decode_payload_within(body.as_ref(), limits))
+        .await
+        .and_then(|decoded| decoded)
+}
+
+/// Run `decode` over `bytes` of fetched data where it delays nothing else: on the runtime
+/// when they are few ([`INLINE_DECODE_MAX`]), else on the blocking pool. The console's
+/// runtime has one thread for its event loop and every scrape: an 8 MB payload takes tens of
+/// milliseconds to decode (more when hostile), and there that time would delay every other
+/// target's scrape and the console's keys and frames.
+pub(crate) async fn off_runtime<T: Send + 'static>(
+    bytes: usize,
+    decode: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, ScrapeError> {
+    if bytes <= INLINE_DECODE_MAX {
+        return Ok(decode());
+    }
+    tokio::task::spawn_blocking(decode)
+        .await
+        .map_err(|e| ScrapeError::Other(format!("decoding stopped: {e}")))
+}
+
+async fn fetch_body(
+    client: &reqwest::Client,
+    request: reqwest::Request,
+    limit: usize,
+) -> Result<Vec<u8>, ScrapeError> {
+    let mut response = client.execute(request).await.map_err(classify)?;
     let status = response.status();
     if !status.is_success() {
         return Err(ScrapeError::Http {
@@ -310,12 +363,13 @@ impl Scrapers {
         let settings = self.settings.clone();
         let events = self.events.clone();
         let handle = tokio::spawn(async move {
+            let prepared = PreparedScrape::new(&client, &target);
             let mut ticker = tokio::time::interval_at(Instant::now() + offset, settings.interval);
             ticker.set_missed_tick_behavior(MissedTickBehavior::Delay);
             loop {
                 ticker.tick().await;
                 let started = Instant::now();
-                let outcome = scrape_once(&client, &target, &settings).await;
+                let outcome = prepared.scrape(&client, &settings).await;
                 let report = ScrapeReport {
                     target: target.id,
                     at: unix_now(),
@@ -353,6 +407,28 @@ mod tests {
         }
         slots.sort();
         slots
+    }
+
+    /// The console's runtime has one thread: a large decode must leave it, a small one need
+    /// not pay for the hand-over.
+    #[test]
+    fn large_decodes_leave_the_runtime_thread_and_small_ones_stay() {
+        // As the console's runtime (`commands::setup::runtime`) is built.
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .max_blocking_threads(8)
+            .enable_all()
+            .build()
+            .expect("runtime");
+        runtime.block_on(async {
+            let here = std::thread::current().id();
+            let small = off_runtime(INLINE_DECODE_MAX, || std::thread::current().id()).await;
+            assert_eq!(small.expect("small decode"), here);
+            let large = off_runtime(INLINE_DECODE_MAX + 1, || std::thread::current().id()).await;
+            assert_ne!(large.expect("large decode"), here);
+            // A decode that panics is an error of that scrape, not of the console.
+            let failed = off_runtime(INLINE_DECODE_MAX + 1, || -> u8 { panic!("hostile") }).await;
+            assert!(matches!(failed, Err(ScrapeError::Other(_))), "{failed:?}");
+        });
     }
 
     #[test]

@@ -14,8 +14,8 @@ use tokio::time::{Instant, MissedTickBehavior};
 use super::error::{KubeErrorKind, Unreachable, classify};
 use super::update::{KubeUpdate, PodScrape};
 use crate::sources::scrape::ACCEPT_TEXT;
-use crate::sources::scrape::{decode_off_runtime, next_in_slot, slot_offset};
-use crate::sources::{ScrapeSettings, ScrapeTarget, scrape_once};
+use crate::sources::scrape::{PreparedScrape, decode_off_runtime, next_in_slot, slot_offset};
+use crate::sources::{ScrapeSettings, ScrapeTarget};
 use kvtop_core::clock::unix_now;
 use kvtop_core::fleet::{ScrapeError, ScrapePayload, ScrapeReport, TargetId};
 use kvtop_core::kube_model::{ScrapeRoute, ScrapeVia};
@@ -196,10 +196,13 @@ struct Worker {
 impl Worker {
     async fn run(self) {
         let id = self.scrape.target;
-        let direct = self.scrape.endpoint.direct_url().map(|url| ScrapeTarget {
-            id,
-            url,
-            bearer_token: None,
+        let direct = self.scrape.endpoint.direct_url().map(|url| {
+            let target = ScrapeTarget {
+                id,
+                url,
+                bearer_token: None,
+            };
+            PreparedScrape::new(&self.http, &target)
         });
         let proxy_path = self
             .scrape
@@ -218,8 +221,8 @@ impl Worker {
             ticker.tick().await;
             let started = Instant::now();
             let mut outcome = match (&direct, route) {
-                (Some(target), ScrapeRoute::Direct) => {
-                    scrape_once(&self.http, target, &self.settings).await
+                (Some(direct), ScrapeRoute::Direct) => {
+                    direct.scrape(&self.http, &self.settings).await
                 }
                 _ => self.via_proxy(&proxy_path).await,
             };

@@ -8,13 +8,14 @@ use futures_util::future::join_all;
 use tokio::sync::watch;
 
 use crate::sources::Outbox;
+use crate::sources::scrape::off_runtime;
 use tokio::task::JoinHandle;
 use tokio::time::{Instant, MissedTickBehavior};
 
 use super::client::{PromClient, RawAnswer};
 use super::decode::decode_answer;
 use super::merge::{CycleMerge, RangeMerge};
-use super::query::{QueryPlan, QuerySpec};
+use super::query::{LabelMap, QueryPlan, QuerySpec};
 use super::targets::{
     ActiveTarget, decode_targets, engine_targets, longest_interval, no_targets_api,
     targets_from_up, up_query,
@@ -133,32 +134,32 @@ pub async fn poll_once(
         }
     };
 
-    let mut results: Vec<(QuerySpec, Result<RawAnswer, ScrapeError>)> =
+    let results: Vec<(QuerySpec, Result<RawAnswer, ScrapeError>)> =
         queries.into_iter().zip(answers).collect();
-    if slow_due {
-        let fresh: Vec<(QuerySpec, RawAnswer)> = results
-            .iter()
-            .skip(results.len().saturating_sub(fresh_count))
-            .filter_map(|(q, r)| match r {
-                Ok(raw) if decode_answer(raw.status, &raw.body).is_ok() => {
-                    Some((q.clone(), raw.clone()))
-                }
-                _ => None,
-            })
-            .collect();
-        if fresh.len() == fresh_count {
-            slow.answers = fresh;
-            slow.cycles_since = Some(0);
-        } else {
-            // Keep using the last good answers until a fresh one comes.
-            results.extend(slow.answers.iter().map(|(q, a)| (q.clone(), Ok(a.clone()))));
-        }
-    } else {
-        slow.cycles_since = slow.cycles_since.map(|n| n.saturating_add(1));
-        results.extend(slow.answers.iter().map(|(q, a)| (q.clone(), Ok(a.clone()))));
-    }
     let sent = plan.every_cycle().len() + fresh_count;
-    let mut payload = merge_cycle(plan, results, sent, &mut slow.engine_jobs)?;
+    let bytes = results
+        .iter()
+        .filter_map(|(_, result)| result.as_ref().ok())
+        .chain(slow.answers.iter().map(|(_, raw)| raw))
+        .map(|raw| raw.body.len())
+        .sum();
+    let mut kept = Kept {
+        answers: std::mem::take(&mut slow.answers),
+        cycles_since: slow.cycles_since,
+        engine_jobs: slow.engine_jobs.clone(),
+    };
+    // Should the merge fail outright, the next cycle asks the slow queries again.
+    slow.cycles_since = None;
+    let cycle_plan = plan.clone();
+    let (merged, kept) = off_runtime(bytes, move || {
+        let merged = merge_answers(&cycle_plan, results, slow_due, fresh_count, sent, &mut kept);
+        (merged, kept)
+    })
+    .await?;
+    slow.answers = kept.answers;
+    slow.cycles_since = kept.cycles_since;
+    slow.engine_jobs = kept.engine_jobs;
+    let mut payload = merged?;
     let (targets, from_up) = targets;
     slow.targets_from_up |= from_up;
     payload.targets = match targets {
@@ -191,19 +192,27 @@ pub(crate) async fn read_targets(
 ) -> (Result<Vec<ActiveTarget>, ScrapeError>, bool) {
     let mut missing = from_up;
     if !from_up {
-        let listed = client
-            .targets()
+        let listed = match client.targets().await {
+            Ok(raw) => off_runtime(raw.body.len(), move || {
+                decode_targets(raw.status, &raw.body)
+            })
             .await
-            .and_then(|raw| decode_targets(raw.status, &raw.body));
+            .and_then(|decoded| decoded),
+            Err(error) => Err(error),
+        };
         match listed {
             Ok(targets) => return (Ok(targets), false),
             Err(error) => missing = no_targets_api(&error),
         }
     }
-    let up = client
-        .query(&up_query(plan.labels(), jobs), time)
+    let up = match client.query(&up_query(plan.labels(), jobs), time).await {
+        Ok(raw) => off_runtime(raw.body.len(), move || {
+            decode_answer(raw.status, &raw.body).map(|answer| targets_from_up(&answer))
+        })
         .await
-        .and_then(|raw| decode_answer(raw.status, &raw.body).map(|a| targets_from_up(&a)));
+        .and_then(|decoded| decoded),
+        Err(error) => Err(error),
+    };
     (up, missing)
 }
 
@@ -232,6 +241,48 @@ pub(crate) fn learn_interval(
     if interval.is_some() {
         slow.scrape_interval = interval;
     }
+}
+
+/// What a cycle carries over to the next, handed to the merge and back.
+struct Kept {
+    answers: Vec<(QuerySpec, RawAnswer)>,
+    cycles_since: Option<u32>,
+    engine_jobs: BTreeSet<String>,
+}
+
+/// Merge a cycle's answers, with the slow ones: this cycle's when all of them answered (they
+/// are then kept), else the last good ones kept.
+fn merge_answers(
+    plan: &QueryPlan,
+    mut results: Vec<(QuerySpec, Result<RawAnswer, ScrapeError>)>,
+    slow_due: bool,
+    fresh_count: usize,
+    sent: usize,
+    kept: &mut Kept,
+) -> Result<DerivedPayload, ScrapeError> {
+    if slow_due {
+        let fresh: Vec<(QuerySpec, RawAnswer)> = results
+            .iter()
+            .skip(results.len().saturating_sub(fresh_count))
+            .filter_map(|(q, r)| match r {
+                Ok(raw) if decode_answer(raw.status, &raw.body).is_ok() => {
+                    Some((q.clone(), raw.clone()))
+                }
+                _ => None,
+            })
+            .collect();
+        if fresh.len() == fresh_count {
+            kept.answers = fresh;
+            kept.cycles_since = Some(0);
+        } else {
+            // Keep using the last good answers until a fresh one comes.
+            results.extend(kept.answers.iter().map(|(q, a)| (q.clone(), Ok(a.clone()))));
+        }
+    } else {
+        kept.cycles_since = kept.cycles_since.map(|n| n.saturating_add(1));
+        results.extend(kept.answers.iter().map(|(q, a)| (q.clone(), Ok(a.clone()))));
+    }
+    merge_cycle(plan, results, sent, &mut kept.engine_jobs)
 }
 
 fn merge_cycle(
@@ -297,11 +348,31 @@ pub async fn backfill_once(
             .map(|q| client.query_range(&q.promql, start, end, step)),
     )
     .await;
-    let mut merge = RangeMerge::new(plan.labels());
+    let bytes = answers
+        .iter()
+        .filter_map(|answer| answer.as_ref().ok())
+        .map(|raw| raw.body.len())
+        .sum();
+    let labels = plan.labels().clone();
+    let source = client.url().to_owned();
+    off_runtime(bytes, move || {
+        merge_range(&labels, &queries, &answers, source)
+    })
+    .await?
+}
+
+/// Merge the answers of the backfill's range queries into the history it reports.
+fn merge_range(
+    labels: &LabelMap,
+    queries: &[QuerySpec],
+    answers: &[Result<RawAnswer, ScrapeError>],
+    source: String,
+) -> Result<BackfillReport, ScrapeError> {
+    let mut merge = RangeMerge::new(labels);
     let mut first_error = None;
     let mut failed = Vec::new();
     let mut answered = 0;
-    for (spec, result) in queries.iter().zip(&answers) {
+    for (spec, result) in queries.iter().zip(answers) {
         let decoded = result
             .as_ref()
             .map_err(Clone::clone)
@@ -324,7 +395,7 @@ pub async fn backfill_once(
     let failure =
         first_error.map(|error| format!("history of {} not read: {error}", failed.join(", ")));
     Ok(BackfillReport {
-        source: client.url().to_owned(),
+        source,
         series: merge.finish(),
         failure,
     })

@@ -26,6 +26,7 @@ use super::decode::{Answer, Item, decode_answer};
 use super::merge::CycleMerge;
 use super::poller::{SlowAnswers, backfill_once, backfill_step, learn_interval, read_targets};
 use super::query::{QueryPlan, QuerySpec, Shape};
+use crate::sources::scrape::off_runtime;
 use kvtop_core::fleet::{
     BackfillReport, DerivedPayload, DerivedReport, QueryFailure, ScrapeError, Ts,
 };
@@ -228,7 +229,18 @@ impl WindowReader {
         };
         self.next = last + 1;
         let times: Vec<Ts> = (first..=last).map(|i| self.window.time(i)).collect();
-        let outcomes = split_cycles(&self.plan, &queries, &answers, &times);
+        let bytes = answers
+            .iter()
+            .filter_map(|a| a.as_ref().ok())
+            .map(|a| a.body.len())
+            .sum();
+        let plan = self.plan.clone();
+        let split_times = times.clone();
+        let outcomes = off_runtime(bytes, move || {
+            split_cycles(&plan, &queries, &answers, &split_times)
+        })
+        .await
+        .unwrap_or_else(|error| times.iter().map(|_| Err(error.clone())).collect());
         Some(
             times
                 .into_iter()
