@@ -4,13 +4,13 @@
 //! interpolated, as the dashboards' `histogram_quantile(q, sum by (le) (rate(…)))`), never
 //! from their own quantiles, which do not average.
 
-use std::collections::HashMap;
+use std::sync::OnceLock;
 
 use super::Signals;
 use super::state::{EngineState, EngineStatus, Fleet, ModelSignals};
 use super::window::HistogramKind;
 use crate::metrics::{Bucket, histogram_quantiles, merge_into};
-use crate::signals::{Derivation, MetricId, SIGNALS, quantile_stand_in};
+use crate::signals::{Derivation, MetricId, SIGNALS, SignalDef, quantile_stand_in};
 
 /// A model's engines summed up. `None` where no engine of it knows the value.
 #[derive(Debug, Clone, PartialEq)]
@@ -56,43 +56,92 @@ fn sum(values: impl Iterator<Item = Option<f64>>) -> Option<f64> {
 /// A quantile whose histogram no engine has takes its stand-in's (TPOT: the inter-token
 /// latency), over the stand-in's buckets only, so bucket layouts are never mixed.
 pub fn merged_quantiles(engines: &[&EngineState], window_secs: f64) -> Signals {
-    // Each histogram is merged once for all of its quantiles: the engines' bucket increases
-    // summed in the engines' order, as `merged_quantile` sums its parts.
-    let mut merged: HashMap<MetricId, Option<Vec<Bucket>>> = HashMap::new();
+    // Where each engine's window starts is looked up once for all of its histograms.
+    let starts: Vec<_> = engines
+        .iter()
+        .map(|engine| engine.window.start_of(window_secs))
+        .collect();
+    // Each histogram is merged once (the engines' bucket increases summed in the engines'
+    // order, as `merged_quantile` sums its parts) and prepared once for all of its quantiles.
+    let mut merged: Vec<(MetricId, Option<Vec<Bucket>>)> = Vec::new();
     let mut deltas = Vec::new();
-    let mut merged_of = |metric: MetricId| -> Option<Vec<Bucket>> {
-        merged
-            .entry(metric)
-            .or_insert_with(|| {
-                let kind = HistogramKind::of(metric)?;
-                let mut sum: Option<Vec<Bucket>> = None;
-                for engine in engines {
-                    if engine.window.bucket_deltas(kind, window_secs, &mut deltas) {
-                        merge_into(sum.get_or_insert_with(Vec::new), &deltas);
-                    }
+    let mut merge = |metric: MetricId, merged: &mut Vec<(MetricId, Option<Vec<Bucket>>)>| {
+        if merged.iter().any(|(m, _)| *m == metric) {
+            return;
+        }
+        let mut sum: Option<Vec<Bucket>> = None;
+        if let Some(kind) = HistogramKind::of(metric) {
+            for (engine, start) in engines.iter().zip(&starts) {
+                let Some(start) = *start else {
+                    continue;
+                };
+                if engine.window.bucket_deltas_from(start, kind, &mut deltas) {
+                    merge_into(sum.get_or_insert_with(Vec::new), &deltas);
                 }
-                sum
-            })
-            .clone()
+            }
+        }
+        merged.push((metric, sum));
     };
     let mut prepared = Vec::new();
     let mut out = Signals::default();
-    for def in &SIGNALS {
-        let Derivation::Quantile(histogram, q) = def.derivation else {
-            continue;
-        };
-        let Ok(q) = q.parse::<f64>() else {
-            continue;
+    for (histogram, members) in quantile_groups() {
+        merge(*histogram, &mut merged);
+        let stand_in = quantile_stand_in(*histogram);
+        if let Some(stand_in) = stand_in {
+            merge(stand_in, &mut merged);
+        }
+        let of = |metric: MetricId| {
+            merged
+                .iter()
+                .find(|(m, _)| *m == metric)
+                .and_then(|(_, buckets)| buckets.as_deref())
         };
         // No engine with the histogram: its stand-in's, if it has one.
-        let own =
-            merged_of(histogram).or_else(|| quantile_stand_in(histogram).and_then(&mut merged_of));
-        let [value] = histogram_quantiles([q], own.as_deref().unwrap_or_default(), &mut prepared);
-        if let Some(value) = value {
-            def.set(&mut out, value);
+        let buckets = of(*histogram)
+            .or_else(|| stand_in.and_then(of))
+            .unwrap_or_default();
+        for chunk in members.chunks(GROUP) {
+            let mut qs = [f64::NAN; GROUP];
+            for (slot, (q, _)) in qs.iter_mut().zip(chunk) {
+                *slot = *q;
+            }
+            let values = histogram_quantiles(qs, buckets, &mut prepared);
+            for ((_, def), value) in chunk.iter().zip(values) {
+                if let Some(value) = value {
+                    def.set(&mut out, value);
+                }
+            }
         }
     }
     out
+}
+
+/// Quantiles taken from one preparation of a histogram's buckets.
+const GROUP: usize = 4;
+
+/// A histogram and its quantile signals, each with its `q`.
+type QuantileGroup = (MetricId, Vec<(f64, &'static SignalDef)>);
+
+/// The catalog's quantile signals grouped by histogram, in the catalog's order: each
+/// histogram's quantiles are taken together.
+fn quantile_groups() -> &'static [QuantileGroup] {
+    static GROUPS: OnceLock<Vec<QuantileGroup>> = OnceLock::new();
+    GROUPS.get_or_init(|| {
+        let mut groups: Vec<QuantileGroup> = Vec::new();
+        for def in &SIGNALS {
+            let Derivation::Quantile(histogram, q) = def.derivation else {
+                continue;
+            };
+            let Ok(q) = q.parse::<f64>() else {
+                continue;
+            };
+            match groups.iter_mut().find(|(h, _)| *h == histogram) {
+                Some((_, members)) => members.push((q, def)),
+                None => groups.push((histogram, vec![(q, def)])),
+            }
+        }
+        groups
+    })
 }
 
 /// Summarise `engines` (those of one model) over a quantile window of `window_secs`.

@@ -11,6 +11,7 @@ use crate::engine::EngineFlavor;
 use crate::engine::{CacheConfig, EngineId, EngineSample, GpuSample, Histogram};
 use crate::fleet::{ScrapeError, ScrapePayload, ScrapeReport, TargetId};
 use crate::metrics::Bucket;
+use crate::metrics::number::as_int;
 
 /// The plain numbers of a sample, in the order they are written.
 const SCALARS: usize = 15;
@@ -119,9 +120,7 @@ fn histogram_numbers(h: &Histogram, per_bucket: bool) -> Vec<Option<f64>> {
 /// Whether a histogram's counts can be written per bucket and read back exactly: every count
 /// an integer a float holds exactly.
 fn per_bucket_exact(h: &Histogram) -> bool {
-    h.buckets
-        .iter()
-        .all(|b| b.count.fract() == 0.0 && b.count.abs() < 9_007_199_254_740_992.0)
+    h.buckets.iter().all(|b| as_int(b.count).is_some())
 }
 
 /// GPU numbers, in the order they are written.

@@ -735,6 +735,45 @@ fn a_models_quantiles_come_from_its_merged_histograms_not_its_engines_quantiles(
     assert_eq!(model.quantiles.kv_usage, None);
 }
 
+/// Every quantile signal of the model, each histogram's taken together, is what one quantile
+/// over the engines' bucket increases gives on its own (the stand-in's where the histogram is
+/// missing, nothing where neither is exported).
+#[test]
+fn each_of_a_models_quantiles_is_the_quantile_of_its_engines_buckets() {
+    use crate::signals::{Derivation, MetricId, SIGNALS, quantile_stand_in};
+    let fleet = two_engines_of_one_model();
+    let rows: Vec<&EngineState> = fleet.engines().iter().collect();
+    let model = crate::fleet::merged_quantiles(&rows, 60.0);
+    let deltas = |metric: MetricId| -> Vec<Vec<crate::metrics::Bucket>> {
+        let kind = crate::fleet::window::HistogramKind::of(metric).expect("a histogram");
+        rows.iter()
+            .filter_map(|row| {
+                let mut out = Vec::new();
+                row.window
+                    .bucket_deltas(kind, 60.0, &mut out)
+                    .then_some(out)
+            })
+            .collect()
+    };
+    let mut checked = 0;
+    for def in &SIGNALS {
+        let Derivation::Quantile(histogram, q) = def.derivation else {
+            continue;
+        };
+        let q: f64 = q.parse().expect("a number");
+        let mut parts = deltas(histogram);
+        if parts.is_empty() {
+            parts = quantile_stand_in(histogram).map(deltas).unwrap_or_default();
+        }
+        let parts: Vec<&[crate::metrics::Bucket]> = parts.iter().map(Vec::as_slice).collect();
+        let expected = crate::metrics::merged_quantile(q, &parts);
+        assert_eq!((def.get)(&model), expected, "{}", def.name);
+        checked += usize::from(expected.is_some());
+    }
+    // TTFT, ITL and TPOT (ITL's) at 0.5, 0.95 and 0.99.
+    assert_eq!(checked, 9);
+}
+
 #[test]
 fn a_sources_model_quantiles_fill_what_the_engines_buckets_do_not_give() {
     let fleet = two_engines_of_one_model();
