@@ -47,7 +47,13 @@ pub(super) fn on_key(app: &mut App, key: &KeyEvent, now: Ts) -> Vec<Command> {
     match app.modes.top() {
         None => browse_key(app, action, key, now),
         Some(Mode::Help) => {
-            app.dirty |= action == Action::CloseHelp && app.modes.close(Mode::Help);
+            match action {
+                Action::CloseHelp => app.set_help_visible(false),
+                Action::HelpNextPage => app.help_page = app.help_page.wrapping_add(1),
+                Action::HelpPreviousPage => app.help_page = app.help_page.wrapping_sub(1),
+                _ => return Vec::new(),
+            }
+            app.dirty = true;
             Vec::new()
         }
         Some(Mode::Filter) => {

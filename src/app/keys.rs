@@ -34,13 +34,13 @@ pub enum Context {
 }
 
 impl Context {
-    /// Contexts in the order the help overlay lists them from the views.
-    pub(crate) const HELP_ORDER: [Context; 6] = [
+    /// Contexts in the order the help overlay lists them from the views. The help's own keys
+    /// (close, turn the page) are on its bottom line rather than in a section of their own.
+    pub(crate) const HELP_ORDER: [Context; 5] = [
         Context::Fleet,
         Context::Pod,
         Context::Views,
         Context::Filter,
-        Context::Help,
         Context::Anywhere,
     ];
     /// Contexts the help overlay lists when opened over an action's menu, plan or progress.
@@ -66,6 +66,9 @@ pub enum Action {
     Quit,
     ToggleHelp,
     CloseHelp,
+    /// The help's next (or previous) page, where its columns do not all fit.
+    HelpNextPage,
+    HelpPreviousPage,
     SelectDown,
     SelectUp,
     SelectFirst,
@@ -695,6 +698,18 @@ pub const KEYMAP: &[Binding] = &[
         Context::Help,
         Action::CloseHelp,
         "close the help",
+    ),
+    bind(
+        &[Key::Plain(KeyCode::Right)],
+        Context::Help,
+        Action::HelpNextPage,
+        "next / previous page of keys",
+    ),
+    bind(
+        &[Key::Plain(KeyCode::Left)],
+        Context::Help,
+        Action::HelpPreviousPage,
+        "",
     ),
 ];
 

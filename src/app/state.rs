@@ -181,6 +181,9 @@ pub struct App {
     pub source: String,
     /// A line the help overlay ends with (the demo's: how to reach its cluster with kubectl).
     pub help_note: Option<String>,
+    /// Which page of the help is shown when its columns do not all fit (taken modulo the
+    /// pages when drawn); back to the first when the help closes.
+    pub help_page: usize,
     /// Scrape interval, for the header.
     pub interval: Duration,
     pub view: View,
@@ -254,6 +257,7 @@ impl App {
             theme,
             source,
             help_note: None,
+            help_page: 0,
             interval,
             view: View::Fleet,
             selected: None,
@@ -403,6 +407,7 @@ impl App {
             self.modes.open(Mode::Help);
         } else {
             self.modes.close(Mode::Help);
+            self.help_page = 0;
         }
     }
 

@@ -469,6 +469,22 @@ mod tests {
     }
 
     #[test]
+    fn the_help_turns_its_pages_and_opens_again_at_the_first() {
+        let (mut app, _) = app_with(&[("a", 0.1)]);
+        ch(&mut app, '?');
+        key(&mut app, KeyCode::Right);
+        key(&mut app, KeyCode::Right);
+        assert_eq!(app.help_page, 2);
+        key(&mut app, KeyCode::Left);
+        assert_eq!(app.help_page, 1);
+        // Arrows turn pages only while the help is open.
+        assert!(app.help_visible());
+        ch(&mut app, 'q');
+        assert!(!app.help_visible() && !app.should_quit);
+        assert_eq!(app.help_page, 0);
+    }
+
+    #[test]
     fn ticks_redraw_once_per_second_and_not_in_between() {
         let (mut app, _) = app_with(&[("a", 0.1)]);
         update(&mut app, Event::Tick, T0 + 0.1);

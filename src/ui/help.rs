@@ -98,14 +98,39 @@ fn columns(
     out
 }
 
-/// The keys that close the help, from the key map.
-fn close_hint() -> String {
-    let keys = KEYMAP
+/// The keys of `action` in the help, from the key map.
+fn keys_of(action: Action) -> String {
+    KEYMAP
         .iter()
-        .find(|b| b.context == Context::Help && b.action == Action::CloseHelp)
+        .find(|b| b.context == Context::Help && b.action == action)
         .map(binding_label)
-        .unwrap_or_default();
-    text::help_close_hint(&keys)
+        .unwrap_or_default()
+}
+
+/// The overlay's bottom line: the keys that close it, and the page shown when there are more.
+fn close_hint(page: usize, pages: usize) -> String {
+    let close = keys_of(Action::CloseHelp);
+    let next = keys_of(Action::HelpNextPage);
+    let page = (pages > 1).then_some((page + 1, pages, next.as_str()));
+    text::help_close_hint(&close, page)
+}
+
+/// Consecutive columns grouped into pages that fit `width` side by side (a column wider than
+/// `width` alone on its page, cut when drawn).
+fn pages(widths: &[u16], width: u16) -> Vec<std::ops::Range<usize>> {
+    let mut pages = Vec::new();
+    let mut start = 0;
+    for end in 1..=widths.len() {
+        let fits = padded_width(&widths[start..end]) + 2 <= width;
+        if !fits && end - 1 > start {
+            pages.push(start..end - 1);
+            start = end - 1;
+        }
+    }
+    if start < widths.len() {
+        pages.push(start..widths.len());
+    }
+    pages
 }
 
 /// Columns of `widths` side by side, with their gaps and a blank column at either side: the
@@ -122,13 +147,16 @@ fn width_of(lines: &[Line<'_>]) -> u16 {
 }
 
 /// Draw the overlay centred in `area`, listing the keys of `contexts` (see
-/// [`crate::app::App::help_contexts`]), and `note` last under its own heading.
+/// [`crate::app::App::help_contexts`]), and `note` last under its own heading. Where its
+/// columns do not all fit side by side they are shown a page at a time: page `page` (modulo
+/// their number), the bottom line saying which and how to turn it.
 pub fn render(
     buf: &mut Buffer,
     area: Rect,
     theme: &Theme,
     contexts: &[Context],
     note: Option<&str>,
+    page: usize,
 ) {
     if area.width < 4 || area.height < 3 {
         return;
@@ -153,7 +181,15 @@ pub fn render(
         layout(sections, max_inner_height)
     };
     let widths: Vec<u16> = cols.iter().map(|c| width_of(c)).collect();
-    let inner_width = padded_width(&widths);
+    let pages = pages(&widths, area.width);
+    let page = page % pages.len().max(1);
+    let shown = pages.get(page).cloned().unwrap_or(0..cols.len());
+    // Every page in a box of the same size, so that turning pages does not move it.
+    let inner_width = pages
+        .iter()
+        .map(|range| padded_width(&widths[range.clone()]))
+        .max()
+        .unwrap_or(0);
     let inner_height = cols.iter().map(Vec::len).max().unwrap_or(0);
     let height = u16::try_from(inner_height + 2).unwrap_or(u16::MAX);
     let inner = super::overlay::overlay(
@@ -162,10 +198,11 @@ pub fn render(
         (inner_width + 2, height),
         theme,
         Line::styled(text::HELP_TITLE, theme.title),
-        Line::styled(close_hint(), theme.dim),
+        Line::styled(close_hint(page, pages.len()), theme.dim),
     );
     let mut x = inner.x + 1;
-    for (lines, w) in cols.into_iter().zip(widths) {
+    let page_widths = widths[shown.clone()].to_vec();
+    for (lines, w) in cols.into_iter().skip(shown.start).zip(page_widths) {
         if x >= inner.right() {
             break;
         }
@@ -231,6 +268,52 @@ mod tests {
         }
     }
 
+    fn screen_text(buf: &Buffer) -> String {
+        let area = buf.area;
+        (area.top()..area.bottom())
+            .map(|y| {
+                (area.left()..area.right())
+                    .map(|x| buf[(x, y)].symbol())
+                    .collect::<String>()
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// With the demo's note the keys take three columns at 80×24: the third is a page of its
+    /// own, which the bottom line offers, rather than being cut off the right edge.
+    #[test]
+    fn what_does_not_fit_80x24_is_on_a_next_page_never_cut() {
+        let theme = Theme::fallback_mono();
+        let area = Rect::new(0, 0, 80, 24);
+        let note = "kubectl --kubeconfig /tmp/demo.kubeconfig.yaml get pods -n llm";
+        let page = |n: usize| {
+            let mut buf = Buffer::empty(area);
+            render(&mut buf, area, &theme, &Context::HELP_ORDER, Some(note), n);
+            screen_text(&buf)
+        };
+        let (first, second) = (page(0), page(1));
+        assert!(first.contains("1/2 → more"), "{first}");
+        assert!(second.contains("2/2 → more"), "{second}");
+        // Turning past the last page comes back to the first.
+        assert_eq!(page(2), first);
+        let both = format!("{first}\n{second}");
+        for ctx in Context::HELP_ORDER {
+            let heading = text::context_heading(ctx);
+            assert!(both.contains(heading), "{heading} on no page:\n{both}");
+        }
+        assert!(
+            both.contains(text::HELP_NOTE_HEADING) && both.contains(note),
+            "{both}"
+        );
+        // A screen wide enough for every column has one page and no page hint.
+        let wide = Rect::new(0, 0, 200, 24);
+        let mut buf = Buffer::empty(wide);
+        render(&mut buf, wide, &theme, &Context::HELP_ORDER, Some(note), 0);
+        let all = screen_text(&buf);
+        assert!(all.contains(note) && !all.contains("1/"), "{all}");
+    }
+
     #[test]
     fn the_help_fits_an_80_column_screen_unclipped() {
         let theme = Theme::fallback_mono();
@@ -261,11 +344,11 @@ mod tests {
         // Fleet: its heading and 23 help lines (pairs of opposite keys share a line; `p`
         // pauses a replay) take 24 rows, the 22 of an 80×24 screen and two in a second column,
         // where the pod's actions (4), the other views (7: Enter, t, A, z, y, Tab and the
-        // heading), Filter (5), Help (2) and Anywhere (2) follow, set close (a blank line
-        // between sections would take a third): 2 + 20 = 22.
+        // heading), Filter (5) and Anywhere (2) follow, set close (a blank line between
+        // sections would take a third): 2 + 18 = 20.
         let screen = layout(sections(&theme, &Context::HELP_ORDER), 22);
         let heights: Vec<usize> = screen.iter().map(Vec::len).collect();
-        assert_eq!(heights, [22, 22]);
+        assert_eq!(heights, [22, 20]);
         assert!(screen.iter().flatten().all(|l| l.width() > 0), "close");
         let tall = columns(sections(&theme, &Context::HELP_ORDER), usize::MAX, true);
         assert_eq!(tall.len(), 1);

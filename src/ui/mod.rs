@@ -209,6 +209,7 @@ pub fn draw_into(buf: &mut Buffer, area: Rect, app: &App, now: Ts) {
             &app.theme,
             &app.help_contexts(),
             app.help_note.as_deref(),
+            app.help_page,
         );
     }
 }

@@ -305,9 +305,13 @@ pub(crate) const HELP_TITLE: &str = " keys ";
 /// Heading of the help overlay's note (the demo's kubectl line).
 pub(crate) const HELP_NOTE_HEADING: &str = "This demo's cluster, from another shell";
 
-/// The hint at the bottom of the help overlay: " ? Esc q close ".
-pub(crate) fn help_close_hint(keys: &str) -> String {
-    format!(" {keys} close ")
+/// The hint at the bottom of the help overlay: " ? Esc q close ", after the page and the
+/// keys that turn it when the help takes more than one (" 1/2 → more · ? Esc q close ").
+pub(crate) fn help_close_hint(keys: &str, page: Option<(usize, usize, &str)>) -> String {
+    match page {
+        Some((page, pages, next)) => format!(" {page}/{pages} {next} more · {keys} close "),
+        None => format!(" {keys} close "),
+    }
 }
 
 /// Heading of a key-map context in the help overlay.
