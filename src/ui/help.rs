@@ -163,22 +163,31 @@ pub fn render(
     }
     let max_inner_height = usize::from(area.height - 2);
     let mut sections = sections(theme, contexts);
-    if let Some(note) = note {
-        sections.push(vec![
+    let note = note.map(|note| {
+        vec![
             Line::styled(text::HELP_NOTE_HEADING, theme.title),
             // Cut to the screen (a wide terminal shows the whole command).
             Line::styled(
                 kvtop_core::format::truncate(note, usize::from(area.width).saturating_sub(6)),
                 theme.base,
             ),
-        ]);
-    }
-    let one_column_height: usize =
-        sections.iter().map(Vec::len).sum::<usize>() + sections.len().saturating_sub(1);
+        ]
+    });
+    let one_column_height: usize = sections
+        .iter()
+        .chain(&note)
+        .map(|section| section.len() + 1)
+        .sum::<usize>()
+        .saturating_sub(1);
     let cols = if one_column_height <= max_inner_height {
+        sections.extend(note);
         columns(sections, usize::MAX, true)
     } else {
-        layout(sections, max_inner_height)
+        // The note (a long command) in a column of its own: under the keys it would widen
+        // their last column past the screen's half, and so need a page more.
+        let mut cols = layout(sections, max_inner_height);
+        cols.extend(note);
+        cols
     };
     let widths: Vec<u16> = cols.iter().map(|c| width_of(c)).collect();
     let pages = pages(&widths, area.width);
@@ -280,8 +289,8 @@ mod tests {
             .join("\n")
     }
 
-    /// With the demo's note the keys take three columns at 80×24: the third is a page of its
-    /// own, which the bottom line offers, rather than being cut off the right edge.
+    /// With the demo's note the help takes three columns at 80×24: the third (the note) is a
+    /// page of its own, which the bottom line offers, rather than being cut off the right edge.
     #[test]
     fn what_does_not_fit_80x24_is_on_a_next_page_never_cut() {
         let theme = Theme::fallback_mono();
@@ -295,6 +304,15 @@ mod tests {
         let (first, second) = (page(0), page(1));
         assert!(first.contains("1/2 → more"), "{first}");
         assert!(second.contains("2/2 → more"), "{second}");
+        // The keys side by side on the first page, the command on a page of its own.
+        assert!(
+            first.contains("Fleet") && first.contains("Anywhere"),
+            "{first}"
+        );
+        assert!(
+            second.contains(note) && !second.contains("Anywhere"),
+            "{second}"
+        );
         // Turning past the last page comes back to the first.
         assert_eq!(page(2), first);
         let both = format!("{first}\n{second}");
