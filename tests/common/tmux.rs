@@ -144,8 +144,9 @@ impl Tmux {
     /// After kvtop exited: the tty is in cooked mode with echo, the pane left the alternate
     /// screen and shows the cursor.
     pub fn assert_terminal_restored(&self) {
+        // Both lines (canonical mode, echo): the pane may show the first before the second.
         let screen = self.wait_for("the tty modes", Duration::from_secs(5), |s| {
-            s.contains(TTY_PREFIX)
+            s.matches(TTY_PREFIX).count() >= 2
         });
         let modes: Vec<&str> = screen
             .lines()
