@@ -92,7 +92,10 @@ fn leave(tag: &str, exit: Exit, expected_status: &str) {
     let pid = tmux.kvtop_pid();
     let tree = process_tree(pid);
     // The runtime's thread and the terminal input's (and those of the blocking pool).
-    assert!(threads_of(pid).len() > 1, "the terminal input has a thread of its own");
+    assert!(
+        threads_of(pid).len() > 1,
+        "the terminal input has a thread of its own"
+    );
 
     match exit {
         Exit::Key(key) => tmux.send(key),
