@@ -108,14 +108,7 @@ fn screen_text(app: &App, width: u16, height: u16) -> String {
     let area = ratatui::layout::Rect::new(0, 0, width, height);
     let mut buf = ratatui::buffer::Buffer::empty(area);
     super::draw_into(&mut buf, area, app, T0);
-    (0..height)
-        .map(|y| {
-            (0..width)
-                .map(|x| buf.cell((x, y)).map_or(" ", |c| c.symbol()))
-                .collect::<String>()
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
+    super::buffer_text(&buf)
 }
 
 #[test]

@@ -13,14 +13,7 @@ fn screen_text(app: &App, now: Ts) -> String {
     let area = ratatui::layout::Rect::new(0, 0, 120, 24);
     let mut buf = ratatui::buffer::Buffer::empty(area);
     super::draw_into(&mut buf, area, app, now);
-    (0..area.height)
-        .map(|y| {
-            (0..area.width)
-                .map(|x| buf.cell((x, y)).map_or(" ", |c| c.symbol()))
-                .collect::<String>()
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
+    super::buffer_text(&buf)
 }
 
 #[test]

@@ -210,8 +210,8 @@ pub fn render(
         Line::styled(close_hint(page, pages.len()), theme.dim),
     );
     let mut x = inner.x + 1;
-    let page_widths = widths[shown.clone()].to_vec();
-    for (lines, w) in cols.into_iter().skip(shown.start).zip(page_widths) {
+    let page_widths = widths.get(shown.clone()).unwrap_or_default();
+    for (lines, &w) in cols.into_iter().skip(shown.start).zip(page_widths) {
         if x >= inner.right() {
             break;
         }
@@ -277,18 +277,6 @@ mod tests {
         }
     }
 
-    fn screen_text(buf: &Buffer) -> String {
-        let area = buf.area;
-        (area.top()..area.bottom())
-            .map(|y| {
-                (area.left()..area.right())
-                    .map(|x| buf[(x, y)].symbol())
-                    .collect::<String>()
-            })
-            .collect::<Vec<_>>()
-            .join("\n")
-    }
-
     /// With the demo's note the help takes three columns at 80×24: the third (the note) is a
     /// page of its own, which the bottom line offers, rather than being cut off the right edge.
     #[test]
@@ -299,7 +287,7 @@ mod tests {
         let page = |n: usize| {
             let mut buf = Buffer::empty(area);
             render(&mut buf, area, &theme, &Context::HELP_ORDER, Some(note), n);
-            screen_text(&buf)
+            super::super::buffer_text(&buf)
         };
         let (first, second) = (page(0), page(1));
         assert!(first.contains("1/2 → more"), "{first}");
@@ -328,7 +316,7 @@ mod tests {
         let wide = Rect::new(0, 0, 200, 24);
         let mut buf = Buffer::empty(wide);
         render(&mut buf, wide, &theme, &Context::HELP_ORDER, Some(note), 0);
-        let all = screen_text(&buf);
+        let all = super::super::buffer_text(&buf);
         assert!(all.contains(note) && !all.contains("1/"), "{all}");
     }
 

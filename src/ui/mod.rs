@@ -296,6 +296,20 @@ mod tests {
     }
 }
 
+/// The text of every row of `buf`, rows joined by newlines (for tests that read a screen).
+#[cfg(test)]
+pub(crate) fn buffer_text(buf: &Buffer) -> String {
+    let area = buf.area;
+    (area.top()..area.bottom())
+        .map(|y| {
+            (area.left()..area.right())
+                .map(|x| buf.cell((x, y)).map_or(" ", |c| c.symbol()))
+                .collect::<String>()
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 #[cfg(test)]
 mod action_screen_tests;
 #[cfg(test)]
