@@ -350,6 +350,34 @@ pub struct Diagnostics {
 }
 
 impl Diagnostics {
+    /// Take `other`'s rules state (findings, timeline, logs), keeping this one's view of it:
+    /// the selected finding, the silences and the scroll offsets.
+    pub(crate) fn restore(&mut self, other: Diagnostics) {
+        let Diagnostics {
+            live,
+            frozen: _,
+            stale,
+            news,
+            recorded_cycles,
+            views_behind,
+            logs,
+            timeline,
+            selected: _,
+            silences: _,
+            routing_offset: _,
+            list_height: _,
+            routing_extent: _,
+        } = other;
+        self.live = live;
+        self.frozen = None;
+        self.stale = stale;
+        self.news = news;
+        self.recorded_cycles = recorded_cycles;
+        self.views_behind = views_behind;
+        self.logs = logs;
+        self.timeline = timeline;
+    }
+
     /// Rules state over `rules`, nothing evaluated yet.
     pub fn new(rules: &RuleSet) -> Diagnostics {
         Diagnostics {

@@ -84,6 +84,9 @@ pub enum Event {
     ReplayAction(kvtop_core::recording::ActionNote),
     /// A replay reached the end of its recording (with what stopped it early, if anything).
     ReplayEnded(Option<String>),
+    /// A replay jumping forward starts from what the records built up to a later point (the
+    /// records after it follow).
+    ReplayRestore(Box<replay_control::ReplayState>),
 }
 
 impl From<ScrapeReport> for Event {

@@ -85,6 +85,10 @@ pub fn step(app: &mut App, event: Event, now: Ts) -> Vec<Command> {
             super::action_update::replayed(app, &note, now);
             Vec::new()
         }
+        Event::ReplayRestore(state) => {
+            app.restore(*state);
+            Vec::new()
+        }
         Event::ReplayEnded(problem) => {
             match problem {
                 Some(problem) => app.warn(problem, now),

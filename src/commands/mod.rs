@@ -12,6 +12,7 @@ pub mod doctor;
 pub mod file_limit;
 pub mod past_window;
 pub mod replay;
+mod replay_ahead;
 pub mod replay_prometheus;
 pub mod rules_cmd;
 pub mod setup;

@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc;
 
+use super::replay_ahead::{self, Checkpoint, Checkpoints};
 use super::setup::{Session, load_config};
 use crate::app::run::{Executor, ExitReason, run_with};
 use crate::app::state::App;
@@ -251,20 +252,59 @@ pub fn run(args: ReplayArgs, global: &GlobalArgs) -> ExitCode {
         app.warn(problem, now);
     }
     app.load_user_rules(config.user_rules_path().as_deref(), now);
-    runtime.block_on(async move {
+    let ahead = Ahead {
+        path: args.file.clone(),
+        checkpoints: Arc::new(Checkpoints::default()),
+    };
+    // Without a second reading (it opened a moment ago) jumps take every record, as before.
+    if let Ok(reading) = crate::record::open(&args.file) {
+        let _ = replay_ahead::start(
+            reading,
+            app.replay_state(),
+            settings,
+            interval,
+            Arc::clone(&ahead.checkpoints),
+        );
+    }
+    let checkpoints = Arc::clone(&ahead.checkpoints);
+    let code = runtime.block_on(async move {
         let (tx, rx) = mpsc::channel(QUEUE);
         let feeder = {
             let clock = Arc::clone(&clock);
             std::thread::Builder::new()
                 .name("kvtop-replay".into())
-                .spawn(move || feed(first, recording, &clock, &tx))
+                .spawn(move || feed(first, recording, &clock, &tx, &ahead))
         };
         if let Err(err) = feeder {
             super::err(&format!("kvtop replay: cannot start reading: {err}"));
             return ExitCode::from(1);
         }
         console(&mut app, rx, clock, config.max_fps).await
-    })
+    });
+    checkpoints.close();
+    code
+}
+
+/// Where a jump forward can start from instead of the records before it.
+struct Ahead {
+    /// The recording, to read on from a checkpoint.
+    path: std::path::PathBuf,
+    checkpoints: Arc<Checkpoints>,
+}
+
+impl Ahead {
+    /// For a feeder holding record number `records` while the clock jumps forward: the last
+    /// checkpoint before the jump's target that lies ahead, and the recording read on from it.
+    fn jump(&self, clock: &ReplayClock, records: u64) -> Option<(Recording, Checkpoint)> {
+        use crate::app::replay_control::ReplayControl;
+        let Some(to) = clock.skipping_to() else {
+            self.checkpoints.passed(records);
+            return None;
+        };
+        let checkpoint = self.checkpoints.take_for(records, to)?;
+        let recording = crate::record::resume(&self.path, &checkpoint.resume).ok()?;
+        Some((recording, checkpoint))
+    }
 }
 
 /// The console on a replay's clock until the user leaves: the exit code.
@@ -311,10 +351,33 @@ pub(crate) async fn console(
 
 /// Hand the recording's records to the console as the clock reaches them; stop the clock at
 /// the last one.
-fn feed(first: Record, mut recording: Recording, clock: &ReplayClock, tx: &mpsc::Sender<Event>) {
+fn feed(
+    first: Record,
+    mut recording: Recording,
+    clock: &ReplayClock,
+    tx: &mpsc::Sender<Event>,
+    ahead: &Ahead,
+) {
     let mut last = first.at();
     let mut next = Some(first);
+    let mut records = 0;
     while let Some(record) = next.take().or_else(|| recording.next()) {
+        records += 1;
+        // A jump over a checkpoint: on from there (this record is among those it holds).
+        if let Some((resumed, checkpoint)) = ahead.jump(clock, records) {
+            recording = resumed;
+            records = checkpoint.records;
+            last = checkpoint.at;
+            // The clock reads the data's time while the jump catches up.
+            clock.due(checkpoint.at);
+            if tx
+                .blocking_send(Event::ReplayRestore(checkpoint.state))
+                .is_err()
+            {
+                return;
+            }
+            continue;
+        }
         last = record.at();
         wait_until(clock, record.at());
         let Some(event) = event_of(record) else {
@@ -331,7 +394,7 @@ fn feed(first: Record, mut recording: Recording, clock: &ReplayClock, tx: &mpsc:
 
 /// What the console is handed for a record (nothing for a gap, which only the headless
 /// report counts).
-fn event_of(record: Record) -> Option<Event> {
+pub(super) fn event_of(record: Record) -> Option<Event> {
     Some(match record {
         Record::Targets { targets, .. } => Event::ReplayTargets(targets),
         Record::Scrape(report) => Event::Scrape(report),
@@ -420,10 +483,12 @@ mod tests {
         Played { tick: f64 },
         /// All at once (a jump), settled only at the end, no tick.
         Jumped,
+        /// A jump from the middle checkpoint of those read ahead `every` seconds apart, then
+        /// the records after it.
+        FromCheckpoint { every: f64 },
     }
 
-    fn replayed_console(handing: Handing) -> App {
-        let mut recording = crate::record::open(&fixture()).expect("the fixture opens");
+    fn new_console(recording: &Recording) -> App {
         let settings = fleet_settings(recording.header());
         let mut app = App::new(
             Fleet::new(settings),
@@ -433,6 +498,23 @@ mod tests {
             Duration::from_secs(300),
         );
         app.pace_rules_by_recording();
+        app
+    }
+
+    fn replayed_console(handing: Handing) -> App {
+        let mut recording = crate::record::open(&fixture()).expect("the fixture opens");
+        let mut app = new_console(&recording);
+        if let Handing::FromCheckpoint { every } = handing {
+            // Read ahead as the replay does: from the console's state before any record.
+            let mut ahead = new_console(&recording);
+            ahead.restore(app.replay_state());
+            let reading = crate::record::open(&fixture()).expect("the fixture opens");
+            let mut checkpoints = replay_ahead::checkpoints_of(&mut ahead, reading, every);
+            assert!(checkpoints.len() >= 3, "{} checkpoints", checkpoints.len());
+            let checkpoint = checkpoints.swap_remove(checkpoints.len() / 2);
+            app.restore(*checkpoint.state);
+            recording = crate::record::resume(&fixture(), &checkpoint.resume).expect("resumes");
+        }
         let mut clock = None::<Ts>;
         let mut last = 0.0;
         for record in recording.by_ref() {
@@ -451,7 +533,7 @@ mod tests {
                     clock = Some(next);
                     update(&mut app, event, at);
                 }
-                Handing::Jumped => {
+                Handing::Jumped | Handing::FromCheckpoint { .. } => {
                     step(&mut app, event, at);
                 }
             }
@@ -483,6 +565,7 @@ mod tests {
             Handing::Played { tick: 0.37 },
             Handing::Played { tick: 2.9 },
             Handing::Jumped,
+            Handing::FromCheckpoint { every: 20.0 },
         ] {
             let app = replayed_console(handing);
             // What the views derive from the findings (incidents) is there once settled,

@@ -33,7 +33,7 @@ use kvtop_core::recording::block::{BlockWriter, count_records};
 use kvtop_core::recording::{Encoder, Header, KubeChange, Record, encode_header};
 
 pub use kube::change_of;
-pub use reader::{ReadProblem, Recording, RecordingError, open};
+pub use reader::{ReadProblem, Recording, RecordingError, ResumePoint, open, resume};
 
 /// The header of a recording of `fleet`, watched as `source`, starting at `now`.
 pub fn header_for(fleet: &Fleet, source: &str, now: Ts) -> Header {
@@ -577,6 +577,65 @@ mod tests {
             assert_eq!(problem, None, "{}", file.display());
             assert!(records > 1, "{}: {records} records", file.display());
         }
+    }
+
+    /// Read `path` to its end, and at every point where it can be resumed, resume a second
+    /// reading there: it must read on to the same records. How many points were tried.
+    fn resumed_readings_read_on_alike(path: &Path) -> usize {
+        let mut recording = open(path).unwrap_or_else(|e| panic!("{e}"));
+        recording.keep_resume_points();
+        let all: Vec<Record> = open(path).unwrap_or_else(|e| panic!("{e}")).collect();
+        let mut read = 0;
+        let mut tried = 0;
+        loop {
+            if let Some(point) = recording.resume_point() {
+                assert_eq!(point.records(), read as u64);
+                let rest: Vec<Record> = resume(path, &point)
+                    .unwrap_or_else(|e| panic!("{e}"))
+                    .collect();
+                assert!(rest == all[read..], "resumed after {read} records");
+                tried += 1;
+            }
+            if recording.next().is_none() {
+                break;
+            }
+            read += 1;
+        }
+        assert_eq!(read, all.len());
+        tried
+    }
+
+    #[test]
+    fn a_recording_resumed_where_a_reading_stood_reads_on_to_the_same_records() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let path = dir.path().join("rec.kvr");
+        let rotation = Rotation {
+            max_bytes: u64::MAX,
+            max_age_secs: 1e9,
+            keep: 1,
+        };
+        let start = 1_800_000_000.0;
+        let mut recorder =
+            Recorder::start(&path, header(start), rotation).unwrap_or_else(|e| panic!("{e}"));
+        for i in 0..400 {
+            let at = start + f64::from(i);
+            recorder.record_scrape(&scrape(at));
+            recorder.record_scrape(&ScrapeReport {
+                target: TargetId(1),
+                ..scrape(at + 0.5)
+            });
+            // A block now and then, as the console's cycles hand them over.
+            if i % 3 == 0 {
+                recorder.flush();
+            }
+        }
+        recorder.finish();
+        let tried = resumed_readings_read_on_alike(&path);
+        assert!(tried > 10, "{tried} points");
+        // Format 1 (no blocks): any record is a point.
+        let v1 =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/recording-v1-kv-thrash.kvr");
+        assert!(resumed_readings_read_on_alike(&v1) > 100);
     }
 
     /// The Kubernetes records of a file.

@@ -4,7 +4,7 @@
 
 use std::collections::VecDeque;
 use std::fs::File;
-use std::io::{BufReader, Read};
+use std::io::{BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 use kvtop_core::recording::block::{BlockReader, records};
@@ -43,6 +43,24 @@ impl std::fmt::Display for ReadProblem {
             "{}: {} at byte {}; the {} record(s) before it are replayed",
             self.path, self.reason, self.offset, self.records
         )
+    }
+}
+
+/// Where a recording can be read on from without reading what comes before: the frame after
+/// a whole block, with what reading on needs of the records before it (the decoder's memory
+/// of each engine's previous numbers and, in format 2, deflate's window).
+#[derive(Debug, Clone)]
+pub struct ResumePoint {
+    offset: u64,
+    records: u64,
+    decoder: Decoder,
+    window: Option<Vec<u8>>,
+}
+
+impl ResumePoint {
+    /// How many records come before it.
+    pub fn records(&self) -> u64 {
+        self.records
     }
 }
 
@@ -107,9 +125,57 @@ pub fn open(path: &Path) -> Result<Recording, RecordingError> {
     })
 }
 
+/// Open the recording at `path` again and read on from `point` (taken from a reading of the
+/// same file).
+pub fn resume(path: &Path, point: &ResumePoint) -> Result<Recording, RecordingError> {
+    let mut recording = open(path)?;
+    let io = |source| RecordingError::Io {
+        path: display(path),
+        source,
+    };
+    recording
+        .input
+        .seek(SeekFrom::Start(point.offset))
+        .map_err(io)?;
+    if let (Some(blocks), Some(window)) = (recording.blocks.as_mut(), point.window.as_deref()) {
+        *blocks = BlockReader::resumed(window)
+            .map_err(|e| io(std::io::Error::new(std::io::ErrorKind::InvalidData, e)))?;
+    }
+    recording.decoder = point.decoder.clone();
+    recording.offset = point.offset;
+    recording.records = point.records;
+    Ok(recording)
+}
+
 impl Recording {
     pub fn header(&self) -> &Header {
         &self.header
+    }
+
+    /// Keep what [`resume_point`](Self::resume_point) needs as the reading goes (format 2:
+    /// the last 32 KiB of the blocks).
+    pub fn keep_resume_points(&mut self) {
+        if let Some(blocks) = self.blocks.as_mut() {
+            blocks.keep_window();
+        }
+    }
+
+    /// Where the reading stands, to read on from there later through [`resume`]: `None` within
+    /// a block, once a problem stopped the reading, or when resume points were not kept.
+    pub fn resume_point(&self) -> Option<ResumePoint> {
+        if !self.pending.is_empty() || self.problem.is_some() {
+            return None;
+        }
+        let window = match &self.blocks {
+            Some(blocks) => Some(blocks.window()?.to_vec()),
+            None => None,
+        };
+        Some(ResumePoint {
+            offset: self.offset,
+            records: self.records,
+            decoder: self.decoder.clone(),
+            window,
+        })
     }
 
     /// Why reading stopped early, once it has.

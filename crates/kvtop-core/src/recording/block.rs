@@ -74,9 +74,15 @@ impl BlockWriter {
     }
 }
 
+/// How far back deflate refers: the bytes a reader resumed mid-file must be given again.
+pub const WINDOW: usize = 32 * 1024;
+
 /// Decompresses the blocks of one file, in order.
 pub struct BlockReader {
     stream: Decompress,
+    /// The last [`WINDOW`] bytes the blocks held, when kept (see
+    /// [`keep_window`](Self::keep_window)).
+    window: Option<Vec<u8>>,
 }
 
 impl std::fmt::Debug for BlockReader {
@@ -97,7 +103,36 @@ impl BlockReader {
     pub fn new() -> Self {
         BlockReader {
             stream: Decompress::new(false),
+            window: None,
         }
+    }
+
+    /// A reader that goes on at a block's start, given the last [`WINDOW`] bytes of the
+    /// blocks before it (as [`window`](Self::window) gave them): the blocks are one deflate
+    /// stream, whose next block may refer back that far. It keeps the window too.
+    pub fn resumed(window: &[u8]) -> Result<Self, DecodeError> {
+        let mut stream = Decompress::new(false);
+        if !window.is_empty() {
+            stream
+                .set_dictionary(window)
+                .map_err(|_| DecodeError::Malformed("a resume window deflate refuses"))?;
+        }
+        let kept = window.get(window.len().saturating_sub(WINDOW)..);
+        Ok(BlockReader {
+            stream,
+            window: Some(kept.unwrap_or_default().to_vec()),
+        })
+    }
+
+    /// Keep the last [`WINDOW`] bytes of the blocks read, so the file can be read on from a
+    /// later block by [`resumed`](Self::resumed).
+    pub fn keep_window(&mut self) {
+        self.window.get_or_insert_with(Vec::new);
+    }
+
+    /// The last [`WINDOW`] bytes of the blocks read so far (`None` unless kept).
+    pub fn window(&self) -> Option<&[u8]> {
+        self.window.as_deref()
     }
 
     /// The records' bytes of a block frame's payload (see [`next_frame`](super::next_frame)),
@@ -143,6 +178,14 @@ impl BlockReader {
         }
         if raw.len() != len {
             return Err(DecodeError::Malformed("a block shorter than it says"));
+        }
+        if let Some(window) = self.window.as_mut() {
+            window.extend_from_slice(
+                raw.get(raw.len().saturating_sub(WINDOW)..)
+                    .unwrap_or_default(),
+            );
+            let excess = window.len().saturating_sub(WINDOW);
+            window.drain(..excess);
         }
         Ok(())
     }

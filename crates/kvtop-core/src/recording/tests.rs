@@ -255,8 +255,15 @@ fn blocks(records: &[Record], per_block: usize) -> (Vec<u8>, Vec<usize>) {
 
 /// The records of format-2 blocks, and why reading stopped early.
 fn read_blocks(bytes: &[u8]) -> (Vec<Record>, Option<String>) {
-    let mut decoder = Decoder::new();
-    let mut reader = block::BlockReader::new();
+    read_blocks_with(bytes, &mut block::BlockReader::new(), &mut Decoder::new())
+}
+
+/// The records of format-2 blocks read on by `reader` and `decoder`.
+fn read_blocks_with(
+    bytes: &[u8],
+    reader: &mut block::BlockReader,
+    decoder: &mut Decoder,
+) -> (Vec<Record>, Option<String>) {
     let mut raw = Vec::new();
     let mut out = Vec::new();
     let mut rest = bytes;
@@ -290,6 +297,54 @@ fn blocks_give_back_the_records_written_in_them() {
         assert_eq!(problem, None, "{per_block} a block");
         assert_eq!(back, records, "{per_block} a block");
     }
+}
+
+#[test]
+fn a_reader_resumed_at_any_block_with_the_window_and_decoder_reads_on_the_same_records() {
+    // Far more than deflate's window of record bytes, so references reach back past it.
+    let seconds: Vec<Record> = (0..300)
+        .map(|i| Record::Scrape(scrape(100.0 + f64::from(i), f64::from(i % 7))))
+        .collect();
+    let (bytes, ends) = blocks(&seconds, 3);
+    let mut reader = block::BlockReader::new();
+    reader.keep_window();
+    let mut decoder = Decoder::new();
+    let mut read = 0;
+    let mut start = 0;
+    let mut without_window_failed = 0;
+    let mut tried = 0;
+    for (k, end) in ends.iter().enumerate() {
+        let (got, problem) = read_blocks_with(
+            bytes.get(start..*end).unwrap_or_default(),
+            &mut reader,
+            &mut decoder,
+        );
+        assert_eq!(problem, None);
+        read += got.len();
+        start = *end;
+        let window = reader.window().unwrap_or_default();
+        assert!(window.len() <= block::WINDOW);
+        // Resuming reads the rest again: every ninth block and the last ones are enough.
+        if k % 9 != 0 && k + 3 < ends.len() {
+            continue;
+        }
+        let rest = bytes.get(start..).unwrap_or_default();
+        let mut resumed = block::BlockReader::resumed(window).unwrap_or_else(|e| panic!("{e}"));
+        let (after, problem) = read_blocks_with(rest, &mut resumed, &mut decoder.clone());
+        assert_eq!(problem, None, "resumed after block {k}");
+        assert!(after == seconds[read..], "resumed after block {k}");
+        // Without the bytes before, the stream cannot be read on (once there are any).
+        if k + 1 < ends.len() {
+            tried += 1;
+            let mut blank = block::BlockReader::new();
+            let (after, _) = read_blocks_with(rest, &mut blank, &mut decoder.clone());
+            without_window_failed += usize::from(after != seconds[read..]);
+        }
+    }
+    assert_eq!(read, seconds.len());
+    assert_eq!(without_window_failed, tried);
+    // The records outgrew the window: resuming late relied on its last bytes only.
+    assert_eq!(reader.window().map(<[u8]>::len), Some(block::WINDOW));
 }
 
 #[test]
