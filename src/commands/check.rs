@@ -72,7 +72,9 @@ pub fn run(args: CheckArgs, global: &GlobalArgs) -> ExitCode {
         }
         if simulated.is_none() && config.targets.is_empty() {
             if let Some(prom) = &config.prometheus {
-                return check_prometheus(&config, prom, &rules, duration, args.output).await;
+                let record = global.record.clone();
+                return check_prometheus(&config, prom, &rules, duration, args.output, record)
+                    .await;
             }
         }
         let (targets, clock, sim) = match simulated {
@@ -253,6 +255,7 @@ async fn check_prometheus(
     rules: &RuleSet,
     duration: Option<f64>,
     output: CheckOutput,
+    record: Option<PathBuf>,
 ) -> ExitCode {
     use crate::sources::prometheus::{ClientSettings, PollSettings, PromClient, QueryPlan};
     let client = match PromClient::new(
@@ -281,14 +284,15 @@ async fn check_prometheus(
         fleet: config.fleet_settings(),
         duration,
         auto_cap: AUTO_CAP_SECS,
-        record: None,
+        record,
     };
     let mut progress = Announce {
         subject: format!("the fleet through Prometheus at {}", prom.url),
     };
-    let obs =
-        observe::observe_prometheus(client, plan, poll, rules, &settings, &mut progress).await;
-    print_report(&obs, output)
+    match observe::observe_prometheus(client, plan, poll, rules, &settings, &mut progress).await {
+        Ok(obs) => print_report(&obs, output),
+        Err(err) => fail(&err.to_string()),
+    }
 }
 
 /// The built-in rules merged with the user's rules file (`--rules`, else `rules.toml` beside

@@ -67,11 +67,6 @@ pub async fn run_console(
     run_console_with(config, theme, sources, source, notices).await
 }
 
-/// Said at start when a console on Prometheus records: its answers are not in the file.
-/// (Short enough for the footer of an 80-column screen.)
-const PROMETHEUS_NOT_RECORDED: &str =
-    "--record does not keep what Prometheus answers: replay it with --from TIME";
-
 /// The workers the event loop commands: static targets' scrapers, and with Kubernetes the
 /// pod scrapers, the discovery (for log following) and the action executor.
 struct Workers {
@@ -97,6 +92,10 @@ impl Executor for Workers {
         };
         match event {
             Event::Scrape(report) => recorder.record_scrape(report),
+            Event::Source(report) => recorder.record(&Record::Source {
+                at: now,
+                report: report.clone(),
+            }),
             Event::Logs(lines) => recorder.record(&Record::Logs {
                 at: now,
                 lines: lines.clone(),
@@ -278,9 +277,6 @@ pub async fn run_console_with(
         match Recorder::start(path, header, rotation) {
             Ok(recorder) => {
                 app.recording = Some(recorder.stats());
-                if config.prometheus.is_some() {
-                    app.warn(PROMETHEUS_NOT_RECORDED.to_owned(), now);
-                }
                 Some(recorder)
             }
             Err(err) => {

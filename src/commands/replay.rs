@@ -398,6 +398,7 @@ pub(super) fn event_of(record: Record) -> Option<Event> {
     Some(match record {
         Record::Targets { targets, .. } => Event::ReplayTargets(targets),
         Record::Scrape(report) => Event::Scrape(report),
+        Record::Source { report, .. } => Event::Source(report),
         Record::Logs { lines, .. } => Event::Logs(lines),
         Record::Kube { change, .. } => Event::ReplayKube(change),
         Record::Action { note, .. } => Event::ReplayAction(note),

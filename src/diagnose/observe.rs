@@ -327,12 +327,21 @@ pub async fn observe_prometheus(
     rules: &RuleSet,
     settings: &ObserveSettings,
     progress: &mut dyn Progress,
-) -> Observation {
+) -> Result<Observation, ObserveError> {
     let mut fleet = Fleet::new(FleetSettings {
         interval: settings.scrape.interval.as_secs_f64(),
         ..settings.fleet
     });
     fleet.add_source(client.url(), client.url());
+    let recorder = match &settings.record {
+        Some(path) => Some(start_recording(
+            path,
+            &fleet,
+            &Clock::Wall,
+            &format!("check --prometheus {}", client.url()),
+        )?),
+        None => None,
+    };
     let (scrape_tx, scrapes) = mpsc::channel::<ScrapeReport>(1);
     drop(scrape_tx);
     let (tx, rx) = mpsc::channel::<SourceReport>(SCRAPE_QUEUE);
@@ -344,11 +353,11 @@ pub async fn observe_prometheus(
         sim_streams: Vec::new(),
         hold_secs: 0.0,
         derived: Some(rx),
-        recorder: None,
+        recorder,
     };
     let observation = run(fleet, sources, rules, settings, Clock::Wall, progress).await;
     drop(poller);
-    observation
+    Ok(observation)
 }
 
 /// The next Kubernetes update; never, without Kubernetes.
@@ -412,6 +421,9 @@ async fn run(
                 continue;
             }
             Some(report) = next_derived(&mut derived) => {
+                if let Some(recorder) = recorder.as_mut() {
+                    recorder.record(&Record::Source { at: clock.now(), report: report.clone() });
+                }
                 fleet.ingest_source(report);
                 continue;
             }

@@ -123,6 +123,7 @@ fn observe_records(
         match record {
             Record::Targets { targets, .. } => fleet.set_targets(&targets),
             Record::Scrape(report) => fleet.ingest(report),
+            Record::Source { report, .. } => fleet.ingest_source(report),
             Record::Logs { lines, .. } => {
                 for (target, lines) in lines {
                     logs.extend(target, lines);

@@ -306,20 +306,23 @@ impl Recorder {
         }
     }
 
-    /// Record the fleet's targets if they changed.
+    /// Record the fleet's scraped targets if they changed (a Prometheus source's own targets
+    /// come back with its recorded answers).
     fn observe_targets(&mut self, fleet: &Fleet, now: Ts) {
-        let same = self.targets.len() == fleet.targets().len()
+        let scraped = || {
+            fleet
+                .targets()
+                .iter()
+                .filter(|t| fleet.source_of(t.id).is_none())
+        };
+        let same = self.targets.len() == scraped().count()
             && self
                 .targets
                 .iter()
-                .zip(fleet.targets())
+                .zip(scraped())
                 .all(|((id, spec), t)| *id == t.id && *spec == t.spec);
         if !same {
-            self.targets = fleet
-                .targets()
-                .iter()
-                .map(|t| (t.id, t.spec.clone()))
-                .collect();
+            self.targets = scraped().map(|t| (t.id, t.spec.clone())).collect();
             self.record(&Record::Targets {
                 at: now,
                 targets: self.targets.clone(),

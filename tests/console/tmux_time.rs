@@ -167,15 +167,15 @@ fn a_replay_tells_the_recorded_actions_where_they_happened() {
     assert_eq!(tmux.wait_exit(Duration::from_secs(10)), "0");
 }
 
-/// A console on Prometheus that records says at start that Prometheus' answers are not in
-/// the file (a replay of it would show no engine data), and how to replay them instead.
+/// A console on Prometheus that records keeps what Prometheus answered (here: that it cannot
+/// be reached), and `check --replay` of the file finds it as the console showed it.
 #[test]
-fn recording_a_console_on_prometheus_says_what_is_not_kept() {
+fn a_console_on_prometheus_records_its_answers() {
     if !common::have_program("tmux") {
         return;
     }
     let home = tempfile::tempdir().expect("temp home");
-    // A port nobody listens on: the source is down, which changes nothing here.
+    // A port nobody listens on: every cycle of the source fails.
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .expect("a free port")
@@ -193,9 +193,29 @@ fn recording_a_console_on_prometheus_says_what_is_not_kept() {
         home.path(),
         &[],
     );
-    tmux.wait_for("the warning", Duration::from_secs(20), |s| {
-        s.contains("--record does not keep what Prometheus answers: replay it with --from TIME")
+    tmux.wait_for("the source down", Duration::from_secs(20), |s| {
+        s.contains("DOWN") && s.contains("REC")
     });
+    std::thread::sleep(Duration::from_secs(3));
     tmux.send("q");
     assert_eq!(tmux.wait_exit(Duration::from_secs(10)), "0");
+
+    let mut replay = Command::new(bin);
+    replay
+        .args(["check", "--replay"])
+        .arg(&file)
+        .args(["-o", "json"]);
+    common::isolate_home(&mut replay, home.path());
+    let out = replay.output().expect("kvtop runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let doc: serde_json::Value = serde_json::from_str(&stdout)
+        .unwrap_or_else(|e| panic!("{e}: {stdout}\n{}", String::from_utf8_lossy(&out.stderr)));
+    let rows = doc["engines"].as_array().expect("an engines array");
+    let source = format!("http://127.0.0.1:{port}");
+    assert!(
+        rows.iter().any(|row| row["name"] == source.as_str()
+            && row["status"]["word"] == "DOWN"
+            && row["status"]["reason"] == "connection refused"),
+        "{doc:#}"
+    );
 }

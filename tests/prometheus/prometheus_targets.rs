@@ -473,30 +473,54 @@ async fn check_lists_every_engine(start: impl FnOnce(&str) -> Box<dyn Backend>) 
     )
     .await;
     let url = backend.url().to_owned();
-    let output = tokio::task::spawn_blocking(move || {
-        let home = tempfile::tempdir().expect("temp home");
-        std::process::Command::new(env!("CARGO_BIN_EXE_kvtop"))
-            .args([
-                "check",
-                "--prometheus",
-                &url,
-                "--duration",
-                "3s",
-                "-o",
-                "json",
-            ])
-            .env("HOME", home.path())
-            .env("XDG_CONFIG_HOME", home.path().join("config"))
-            .env("XDG_STATE_HOME", home.path().join("state"))
-            .env_remove("KVTOP_CONFIG")
-            .output()
-            .expect("kvtop runs")
-    })
-    .await
-    .expect("check");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let doc: serde_json::Value = serde_json::from_str(&stdout)
-        .unwrap_or_else(|e| panic!("{e}: {stdout}\n{}", String::from_utf8_lossy(&output.stderr)));
+    let home = tempfile::tempdir().expect("temp home");
+    let recording = home.path().join("prom.kvr");
+    let kvtop = {
+        let home = home.path().to_owned();
+        move |args: Vec<String>| {
+            std::process::Command::new(env!("CARGO_BIN_EXE_kvtop"))
+                .args(args)
+                .env("HOME", &home)
+                .env("XDG_CONFIG_HOME", home.join("config"))
+                .env("XDG_STATE_HOME", home.join("state"))
+                .env_remove("KVTOP_CONFIG")
+                .output()
+                .expect("kvtop runs")
+        }
+    };
+    let args = |list: &[&str]| {
+        list.iter()
+            .map(|a| (*a).to_owned())
+            .collect::<Vec<String>>()
+    };
+    let record = recording.to_str().expect("utf-8 path");
+    let live = args(&[
+        "check",
+        "--prometheus",
+        &url,
+        "--duration",
+        "3s",
+        "-o",
+        "json",
+        "--record",
+        record,
+    ]);
+    let replay = args(&["check", "--replay", record, "-o", "json"]);
+    let (output, replayed) = tokio::task::spawn_blocking(move || (kvtop(live), kvtop(replay)))
+        .await
+        .expect("check");
+    let parse = |output: &std::process::Output| -> serde_json::Value {
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        serde_json::from_str(&stdout).unwrap_or_else(|e| {
+            panic!("{e}: {stdout}\n{}", String::from_utf8_lossy(&output.stderr))
+        })
+    };
+    let doc = parse(&output);
+    // What Prometheus answered was recorded: its replay finds what the live run found, with
+    // the same engines and signals.
+    let again = parse(&replayed);
+    assert_eq!(again["results"], doc["results"], "{again:#}");
+    assert_eq!(again["engines"], doc["engines"], "{again:#}");
     let listed = doc["engines"].as_array().expect("an engines array");
     assert_eq!(listed.len(), engines + 1, "{doc:#}");
     let dead_row = listed

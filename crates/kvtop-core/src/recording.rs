@@ -16,7 +16,8 @@
 //!   or end, as JSON) came after the first version-2 files without a new version: nothing
 //!   else changed, so a file without them is read by every version-2 reader, and an earlier
 //!   reader meeting one cannot misread it: it stops there, saying at which byte and replaying
-//!   what came before (as for a damaged record).
+//!   what came before (as for a damaged record). [`Record::Source`] (a Prometheus source's
+//!   answer) came later the same way.
 //! - Scrape reports are written against the previous report of the same engine or GPU (its
 //!   identity once, then a number; numbers as changes, see `values`), so a record depends on the
 //!   ones before it in the same file. A [`Record::Gap`] says records were dropped (a slow disk):
@@ -26,10 +27,11 @@ pub mod action;
 pub mod block;
 pub mod kube;
 mod sample;
+mod source;
 mod values;
 pub mod wire;
 
-use crate::fleet::{ScrapeReport, TargetId, TargetSpec, Ts};
+use crate::fleet::{ScrapeReport, SourceReport, TargetId, TargetSpec, Ts};
 pub use action::{ActionNote, ActionPhase};
 pub use kube::KubeChange;
 use wire::{Dec, Enc};
@@ -92,6 +94,8 @@ pub enum Record {
     Kube { at: Ts, change: KubeChange },
     /// An action run from the console started or ended at `at`.
     Action { at: Ts, note: ActionNote },
+    /// What a Prometheus source answered, folded in at `at`.
+    Source { at: Ts, report: SourceReport },
 }
 
 impl Record {
@@ -103,7 +107,8 @@ impl Record {
             | Record::Cycle { at }
             | Record::Gap { at, .. }
             | Record::Kube { at, .. }
-            | Record::Action { at, .. } => *at,
+            | Record::Action { at, .. }
+            | Record::Source { at, .. } => *at,
             Record::Scrape(report) => report.at,
         }
     }
@@ -211,6 +216,7 @@ const CYCLE: u8 = 4;
 const GAP: u8 = 5;
 const KUBE: u8 = 6;
 const ACTION: u8 = 7;
+const SOURCE: u8 = 8;
 
 /// Turns records into bytes, each scrape written against the one before of its engine: as a
 /// block's records (format 2, see [`block`]) or, for tests of what older files hold, as
@@ -290,6 +296,11 @@ impl Encoder {
                 enc.u8(ACTION);
                 enc.f64(*at);
                 json_document(&mut enc, note);
+            }
+            Record::Source { at, report } => {
+                enc.u8(SOURCE);
+                enc.f64(*at);
+                source::encode(&mut enc, report, &mut self.memory);
             }
         }
         self.frame(out);
@@ -384,6 +395,11 @@ impl Decoder {
                 let at = dec.f64()?;
                 let note = read_json_document(&mut dec, "an action record that is not valid")?;
                 Record::Action { at, note }
+            }
+            SOURCE => {
+                let at = dec.f64()?;
+                let report = source::decode(&mut dec, &mut self.memory)?;
+                Record::Source { at, report }
             }
             _ => {
                 return Err(DecodeError::Malformed(

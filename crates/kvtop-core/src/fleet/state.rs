@@ -216,14 +216,17 @@ impl Fleet {
         id
     }
 
-    /// Make the targets exactly `targets`, with their ids (a replay re-creates the targets a
-    /// recording names): missing ones are added, others removed, renamed ones updated.
+    /// Make the scraped targets exactly `targets`, with their ids (a replay re-creates the
+    /// targets a recording names): missing ones are added, others removed, renamed ones
+    /// updated. The targets of a Prometheus source are its own (its answers add and remove
+    /// them) and stay.
     pub fn set_targets(&mut self, targets: &[(TargetId, TargetSpec)]) {
         let gone: Vec<TargetId> = self
             .targets
             .iter()
             .map(|t| t.id)
             .filter(|id| !targets.iter().any(|(wanted, _)| wanted == id))
+            .filter(|id| self.source_of(*id).is_none())
             .collect();
         for id in gone {
             self.remove_target(id);

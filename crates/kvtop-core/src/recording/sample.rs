@@ -206,7 +206,12 @@ pub(crate) fn encode(enc: &mut Enc<'_>, report: &ScrapeReport, memory: &mut Memo
     }
 }
 
-fn encode_engine(enc: &mut Enc<'_>, target: TargetId, sample: &EngineSample, memory: &mut Memory) {
+pub(super) fn encode_engine(
+    enc: &mut Enc<'_>,
+    target: TargetId,
+    sample: &EngineSample,
+    memory: &mut Memory,
+) {
     let key = (target, sample.id.clone());
     let index = match memory.engines.get(&key) {
         Some(index) => {
@@ -332,7 +337,12 @@ fn encode_config(enc: &mut Enc<'_>, c: &CacheConfig) {
     }
 }
 
-fn encode_gpu(enc: &mut Enc<'_>, target: TargetId, gpu: &GpuSample, memory: &mut Memory) {
+pub(super) fn encode_gpu(
+    enc: &mut Enc<'_>,
+    target: TargetId,
+    gpu: &GpuSample,
+    memory: &mut Memory,
+) {
     let labels = gpu_labels(gpu).map(|l| l.map(str::to_owned));
     let key = (target, labels);
     let index = match memory.gpus.get(&key) {
@@ -357,7 +367,7 @@ fn encode_gpu(enc: &mut Enc<'_>, target: TargetId, gpu: &GpuSample, memory: &mut
     memory.gpu_samples.insert(index, numbers);
 }
 
-fn encode_error(enc: &mut Enc<'_>, error: &ScrapeError) {
+pub(super) fn encode_error(enc: &mut Enc<'_>, error: &ScrapeError) {
     match error {
         ScrapeError::Timeout { after_ms } => {
             enc.u8(0);
@@ -440,7 +450,7 @@ pub(crate) fn decode(dec: &mut Dec<'_>, memory: &mut Memory) -> Result<ScrapeRep
     })
 }
 
-fn decode_engine(
+pub(super) fn decode_engine(
     dec: &mut Dec<'_>,
     target: TargetId,
     memory: &mut Memory,
@@ -684,7 +694,7 @@ fn decode_config(dec: &mut Dec<'_>) -> Result<CacheConfig, DecodeError> {
     })
 }
 
-fn decode_gpu(
+pub(super) fn decode_gpu(
     dec: &mut Dec<'_>,
     target: TargetId,
     memory: &mut Memory,
@@ -735,7 +745,7 @@ fn decode_gpu(
     Ok(gpu)
 }
 
-fn decode_error(dec: &mut Dec<'_>) -> Result<ScrapeError, DecodeError> {
+pub(super) fn decode_error(dec: &mut Dec<'_>) -> Result<ScrapeError, DecodeError> {
     Ok(match dec.u8()? {
         0 => ScrapeError::Timeout {
             after_ms: dec.varint()?,

@@ -1,6 +1,7 @@
 use super::*;
+use crate::engine::EngineSample;
 use crate::engine::{extract_engines, extract_gpus};
-use crate::fleet::{ScrapeError, ScrapePayload};
+use crate::fleet::{ScrapeError, ScrapePayload, Signals};
 use crate::metrics::parse;
 
 fn fixture(name: &str) -> String {
@@ -118,6 +119,151 @@ fn read_all(bytes: &[u8]) -> (Vec<Record>, Option<String>) {
     }
 }
 
+/// A set of signals with every field set, each to its own number.
+fn every_signal(base: f64) -> Signals {
+    let mut signals = Signals::default();
+    for (i, def) in crate::signals::SIGNALS.iter().enumerate() {
+        def.set(&mut signals, base + i as f64 * 0.137);
+    }
+    signals.gpu_util = Some(base + 91.0);
+    signals.gpu_mem = Some(base + 0.5);
+    signals.gpu_temp = Some(71.0);
+    signals.gpu_power = Some(f64::INFINITY);
+    signals.xid = Some(-0.0);
+    signals
+}
+
+/// What a Prometheus source answers: cycles with every part filled, a failed cycle, and the
+/// history read at start-up.
+fn source_records() -> Vec<Record> {
+    use crate::fleet::{
+        BackfillReport, DerivedEngine, DerivedPayload, DerivedReport, DerivedSeries, InstanceKey,
+        ModelSignals, QueryFailure, SourceReport, SourceTarget, TargetHealth,
+    };
+    let text = fixture("synthetic-v1-3models-prometheus_client.txt");
+    let samples = extract_engines(&parse(&text));
+    let gpus = extract_gpus(&parse(&fixture("datadog-dcgm-exporter-metrics.txt")));
+    let source = "http://prometheus:9090".to_owned();
+    let cycle = |at: f64, step: f64| {
+        let engines = samples
+            .iter()
+            .enumerate()
+            .map(|(i, sample)| DerivedEngine {
+                instance: InstanceKey::new("prod", &format!("vllm-{i}"), ""),
+                node: (i % 2 == 0).then(|| format!("gpu-node-{i}")),
+                sampled_at: Some(at - 0.7),
+                sample: EngineSample {
+                    kv_usage: sample.kv_usage.map(|k| k + step / 100.0),
+                    ..sample.clone()
+                },
+                signals: Signals {
+                    ttft_p95: Some(f64::NAN),
+                    running: None,
+                    ..every_signal(step + i as f64)
+                },
+                counter_resets: (i == 1).then_some(step),
+            })
+            .collect();
+        Record::Source {
+            at,
+            report: SourceReport::Cycle(DerivedReport {
+                source: source.clone(),
+                at,
+                took: 0.31,
+                outcome: Ok(DerivedPayload {
+                    engines,
+                    gpus: (step > 0.0).then(|| gpus.clone()),
+                    queries: 27,
+                    failures: vec![QueryFailure {
+                        signal: "ttft".into(),
+                        error: ScrapeError::Timeout { after_ms: 2000 },
+                    }],
+                    bytes: 48_213,
+                    targets: Some(vec![
+                        SourceTarget {
+                            instance: InstanceKey::new("prod", "vllm-0", ""),
+                            node: Some("gpu-node-0".into()),
+                            health: TargetHealth::Up,
+                            last_error: None,
+                            scrape_interval: Some(15.0),
+                        },
+                        SourceTarget {
+                            instance: InstanceKey::new("", "", "10.0.0.9:8000"),
+                            node: None,
+                            health: TargetHealth::Down,
+                            last_error: Some("connection refused".into()),
+                            scrape_interval: None,
+                        },
+                        SourceTarget {
+                            instance: InstanceKey::new("prod", "vllm-7", ""),
+                            node: None,
+                            health: TargetHealth::Unknown,
+                            last_error: None,
+                            scrape_interval: Some(1.0),
+                        },
+                    ]),
+                    window_secs: Some(60.0),
+                    models: vec![ModelSignals {
+                        model: "Qwen/Qwen2.5-7B".into(),
+                        signals: every_signal(step * 3.0),
+                    }],
+                }),
+            }),
+        }
+    };
+    vec![
+        Record::Source {
+            at: 200.0,
+            report: SourceReport::Backfill(BackfillReport {
+                source: source.clone(),
+                series: vec![DerivedSeries {
+                    instance: InstanceKey::new("prod", "vllm-0", ""),
+                    node: Some("gpu-node-0".into()),
+                    id: samples[0].id.clone(),
+                    points: (0..5)
+                        .map(|k| (140.0 + f64::from(k) * 15.0, every_signal(f64::from(k))))
+                        .collect(),
+                }],
+                failure: Some("1 of 9 queries failed: 503".into()),
+            }),
+        },
+        cycle(201.0, 0.0),
+        cycle(202.0, 1.0),
+        Record::Source {
+            at: 203.0,
+            report: SourceReport::Cycle(DerivedReport {
+                source: source.clone(),
+                at: 203.0,
+                took: 10.0,
+                outcome: Err(ScrapeError::Http {
+                    status: 503,
+                    reason: Some("Service Unavailable".into()),
+                }),
+            }),
+        },
+        cycle(204.0, 2.0),
+    ]
+}
+
+#[test]
+fn a_prometheus_sources_answers_come_back_as_they_were_written() {
+    let records = source_records();
+    // NaN is not equal to itself: compared as printed.
+    let shown = |records: &[Record]| format!("{records:?}");
+    let (bytes, _) = encoded(&records);
+    let (back, problem) = read_all(&bytes);
+    assert_eq!(problem, None);
+    assert_eq!(shown(&back), shown(&records));
+    assert!(shown(&records).contains("NaN"));
+    // In blocks, among scrapes of the same engines (each remembered apart).
+    let mut mixed = records.clone();
+    mixed.splice(2..2, self::records());
+    let (bytes, _) = blocks(&mixed, 3);
+    let (back, problem) = read_blocks(&bytes);
+    assert_eq!(problem, None);
+    assert_eq!(shown(&back), shown(&mixed));
+}
+
 #[test]
 fn records_come_back_as_they_were_written() {
     let records = records();
@@ -193,7 +339,7 @@ fn garbage_frames_never_panic_the_decoder() {
             })
             .collect();
         let _ = decoder.decode(&bytes);
-        for kind in [TARGETS, SCRAPE, LOGS, CYCLE, GAP] {
+        for kind in [TARGETS, SCRAPE, LOGS, CYCLE, GAP, SOURCE] {
             let mut framed = vec![kind];
             framed.extend_from_slice(&bytes);
             let _ = decoder.decode(&framed);
