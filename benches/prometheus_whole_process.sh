@@ -7,6 +7,9 @@
 #
 #   benches/prometheus_whole_process.sh [ENGINES] [SECONDS] [INTERVAL] [SCRAPE]
 #
+# With RECORD=1 the console also records (--record) and the recording's growth over the window
+# is printed as MB per hour.
+#
 # Needs tmux, prometheus (PATH or /opt/kvtop-ci/prometheus/usr/bin) and an open-file limit
 # above ENGINES × 1.2 (raised here with ulimit -n). Uses the release binary (built if missing).
 set -euo pipefail
@@ -85,7 +88,10 @@ interval = "$interval"
 url = "$url"
 timeout = "5s"
 EOT
-tmux -L "$sock" new-session -d -s bench -x 160 -y 45 "exec $bin --config $work/kvtop.toml"
+record=()
+[ "${RECORD:-0}" = 1 ] && record=(--record "$work/rec.kvr")
+tmux -L "$sock" new-session -d -s bench -x 160 -y 45 "exec $bin --config $work/kvtop.toml ${record[*]}"
+size() { stat -c %s "$work/rec.kvr" 2>/dev/null || echo 0; }
 sleep 1
 pid=$(tmux -L "$sock" list-panes -t bench -F '#{pane_pid}')
 queries() {
@@ -95,7 +101,9 @@ sleep 10 # backfill and the first cycles
 read -r u0 s0 < <(awk '{print $14, $15}' "/proc/$pid/stat")
 read -r pu0 ps0 < <(awk '{print $14, $15}' "/proc/$prom_pid/stat")
 q0=$(queries)
+b0=$(size)
 sleep "$seconds"
+b1=$(size)
 read -r u1 s1 < <(awk '{print $14, $15}' "/proc/$pid/stat")
 read -r pu1 ps1 < <(awk '{print $14, $15}' "/proc/$prom_pid/stat")
 q1=$(queries)
@@ -109,3 +117,8 @@ awk -v u="$((u1 - u0))" -v s="$((s1 - s0))" -v pu="$((pu1 - pu0))" -v ps="$((ps1
     n, iv, sc, secs, (u + s) / t * 60 / secs, hwm / 1024, (pu + ps) / t * 60 / secs, (q1 - q0) / secs
 }'
 echo "header: $rows"
+if [ "${RECORD:-0}" = 1 ]; then
+  awk -v b="$((b1 - b0))" -v secs="$seconds" -v n="$engines" 'BEGIN {
+    printf "recording: %.1f MB per hour (%.1f B per engine-second)\n", b * 3600 / secs / 1e6, b / secs / n
+  }'
+fi

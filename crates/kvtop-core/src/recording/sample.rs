@@ -9,7 +9,7 @@ use super::values;
 use super::wire::{Dec, Enc};
 use crate::engine::EngineFlavor;
 use crate::engine::{CacheConfig, EngineId, EngineSample, GpuSample, Histogram};
-use crate::fleet::{ScrapeError, ScrapePayload, ScrapeReport, TargetId};
+use crate::fleet::{InstanceKey, ScrapeError, ScrapePayload, ScrapeReport, TargetId};
 use crate::metrics::Bucket;
 use crate::metrics::number::as_int;
 
@@ -175,6 +175,12 @@ pub(crate) struct Memory {
     gpu_samples: HashMap<u32, [Option<f64>; 9]>,
     /// The decoder's storage for the next engine sample (see `decode_engine`).
     spare: EngineSample,
+    /// A Prometheus source's engines by number, what was last written (or read) of each, the
+    /// signals of each model it summed and the targets it listed (see `source`).
+    pub(super) source_engines: HashMap<(InstanceKey, EngineId), u32>,
+    pub(super) source_engine_state: Vec<super::source::EngineMemory>,
+    pub(super) model_signals: HashMap<String, Vec<Option<f64>>>,
+    pub(super) source_targets: Option<Vec<crate::fleet::SourceTarget>>,
 }
 
 const OK: u8 = 0;

@@ -2,8 +2,9 @@
 //! cycle's derived engines, GPUs, targets, failures and model quantiles, or the history read
 //! at start-up. Each engine's sample and each GPU is written as a scrape's are, against the
 //! previous one of the same identity (see `sample`), under a target number no scrape target
-//! has; the derived signals are written whole (they are rates and quantiles that move every
-//! cycle), a backfilled series' points each against the point before.
+//! has; the derived signals of each engine (and of each model) against the ones it had in the
+//! answer before, so what Prometheus has not scraped again since costs two bits a number; a
+//! backfilled series' points each against the point before.
 
 use super::DecodeError;
 use super::sample::{self, Memory};
@@ -113,6 +114,113 @@ pub(crate) fn decode(dec: &mut Dec<'_>, memory: &mut Memory) -> Result<SourceRep
     }
 }
 
+/// What was last written (or read) of one engine of a source.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct EngineMemory {
+    key: (InstanceKey, crate::engine::EngineId),
+    node: Option<String>,
+    /// When its sample was scraped, its counter resets, then its signals.
+    numbers: Vec<Option<f64>>,
+}
+
+/// The numbers of an engine, in the order they are written.
+fn engine_numbers(engine: &DerivedEngine) -> Vec<Option<f64>> {
+    let mut numbers = vec![engine.sampled_at, engine.counter_resets];
+    numbers.extend(signal_values(&engine.signals));
+    numbers
+}
+
+/// The target number an engine's sample is remembered under: its own (samples are written
+/// against the previous one of the same target and engine identity, and a source's engines
+/// often share an identity, e.g. every replica of a model).
+fn sample_target(index: u32) -> TargetId {
+    TargetId(SOURCE_TARGET.0 - 1 - index.min(SOURCE_TARGET.0 / 2))
+}
+
+/// An engine: its number (its identity in full the first time), its node when it changed,
+/// its numbers against the ones before, and its sample as a scrape's.
+fn encode_engine(enc: &mut Enc<'_>, engine: &DerivedEngine, memory: &mut Memory) {
+    let key = (engine.instance.clone(), engine.sample.id.clone());
+    let index = match memory.source_engines.get(&key) {
+        Some(index) => {
+            enc.varint(u64::from(*index) + 1);
+            *index
+        }
+        None => {
+            enc.varint(0);
+            encode_instance(enc, &engine.instance);
+            enc.str(&engine.sample.id.model);
+            enc.str(&engine.sample.id.engine);
+            let index = u32::try_from(memory.source_engine_state.len()).unwrap_or(u32::MAX);
+            memory.source_engines.insert(key.clone(), index);
+            memory.source_engine_state.push(EngineMemory {
+                key,
+                ..EngineMemory::default()
+            });
+            index
+        }
+    };
+    let Some(state) = memory.source_engine_state.get_mut(index as usize) else {
+        return;
+    };
+    if state.node == engine.node {
+        enc.u8(0);
+    } else {
+        enc.u8(1);
+        enc.opt_str(engine.node.as_deref());
+        state.node.clone_from(&engine.node);
+    }
+    let numbers = engine_numbers(engine);
+    values::encode(enc, &numbers, &state.numbers);
+    state.numbers = numbers;
+    sample::encode_engine(enc, sample_target(index), &engine.sample, memory);
+}
+
+fn decode_engine(dec: &mut Dec<'_>, memory: &mut Memory) -> Result<DerivedEngine, DecodeError> {
+    let index = match dec.varint()? {
+        0 => {
+            let instance = decode_instance(dec)?;
+            let id = crate::engine::EngineId {
+                model: dec.str()?,
+                engine: dec.str()?,
+            };
+            let key = (instance, id);
+            let index = u32::try_from(memory.source_engine_state.len()).unwrap_or(u32::MAX);
+            memory.source_engines.insert(key.clone(), index);
+            memory.source_engine_state.push(EngineMemory {
+                key,
+                ..EngineMemory::default()
+            });
+            index
+        }
+        n => u32::try_from(n - 1).map_err(|_| DecodeError::Malformed("a source engine number"))?,
+    };
+    let state = memory
+        .source_engine_state
+        .get_mut(index as usize)
+        .ok_or(DecodeError::Malformed("a source engine number"))?;
+    if dec.u8()? != 0 {
+        state.node = dec.opt_str()?;
+    }
+    let numbers = values::decode(dec, 2 + signal_count(), &state.numbers)?;
+    let mut signals = Signals::default();
+    set_signal_values(&mut signals, numbers.get(2..).unwrap_or_default());
+    let sampled_at = numbers.first().copied().flatten();
+    let counter_resets = numbers.get(1).copied().flatten();
+    state.numbers = numbers;
+    let instance = state.key.0.clone();
+    let node = state.node.clone();
+    let sample = sample::decode_engine(dec, sample_target(index), memory)?;
+    Ok(DerivedEngine {
+        instance,
+        node,
+        sampled_at,
+        sample,
+        signals,
+        counter_resets,
+    })
+}
+
 fn encode_cycle(enc: &mut Enc<'_>, cycle: &DerivedReport, memory: &mut Memory) {
     enc.str(&cycle.source);
     enc.f64(cycle.at);
@@ -128,12 +236,7 @@ fn encode_cycle(enc: &mut Enc<'_>, cycle: &DerivedReport, memory: &mut Memory) {
     enc.u8(OK);
     enc.varint(payload.engines.len() as u64);
     for engine in &payload.engines {
-        encode_instance(enc, &engine.instance);
-        enc.opt_str(engine.node.as_deref());
-        encode_number(enc, engine.sampled_at);
-        encode_number(enc, engine.counter_resets);
-        sample::encode_engine(enc, SOURCE_TARGET, &engine.sample, memory);
-        encode_signals(enc, &engine.signals, &[]);
+        encode_engine(enc, engine, memory);
     }
     match &payload.gpus {
         None => enc.u8(0),
@@ -154,6 +257,8 @@ fn encode_cycle(enc: &mut Enc<'_>, cycle: &DerivedReport, memory: &mut Memory) {
     enc.varint(payload.bytes as u64);
     match &payload.targets {
         None => enc.u8(0),
+        // Listed as in the answer before: said in a byte.
+        Some(targets) if memory.source_targets.as_ref() == Some(targets) => enc.u8(2),
         Some(targets) => {
             enc.u8(1);
             enc.varint(targets.len() as u64);
@@ -168,13 +273,19 @@ fn encode_cycle(enc: &mut Enc<'_>, cycle: &DerivedReport, memory: &mut Memory) {
                 enc.opt_str(target.last_error.as_deref());
                 encode_number(enc, target.scrape_interval);
             }
+            memory.source_targets = Some(targets.clone());
         }
     }
     encode_number(enc, payload.window_secs);
     enc.varint(payload.models.len() as u64);
     for model in &payload.models {
         enc.str(&model.model);
-        encode_signals(enc, &model.signals, &[]);
+        let before = memory
+            .model_signals
+            .get(&model.model)
+            .map_or(&[][..], Vec::as_slice);
+        let values = encode_signals(enc, &model.signals, before);
+        memory.model_signals.insert(model.model.clone(), values);
     }
 }
 
@@ -193,20 +304,7 @@ fn decode_cycle(dec: &mut Dec<'_>, memory: &mut Memory) -> Result<DerivedReport,
     let count = dec.count()?;
     let mut engines = Vec::with_capacity(count);
     for _ in 0..count {
-        let instance = decode_instance(dec)?;
-        let node = dec.opt_str()?;
-        let sampled_at = decode_number(dec)?;
-        let counter_resets = decode_number(dec)?;
-        let sample = sample::decode_engine(dec, SOURCE_TARGET, memory)?;
-        let (signals, _) = decode_signals(dec, &[])?;
-        engines.push(DerivedEngine {
-            instance,
-            node,
-            sampled_at,
-            sample,
-            signals,
-            counter_resets,
-        });
+        engines.push(decode_engine(dec, memory)?);
     }
     let gpus = match dec.u8()? {
         0 => None,
@@ -231,6 +329,9 @@ fn decode_cycle(dec: &mut Dec<'_>, memory: &mut Memory) -> Result<DerivedReport,
     let bytes = usize::try_from(dec.varint()?).unwrap_or(usize::MAX);
     let targets = match dec.u8()? {
         0 => None,
+        2 => Some(memory.source_targets.clone().ok_or(DecodeError::Malformed(
+            "targets as before, with none before",
+        ))?),
         _ => {
             let count = dec.count()?;
             let mut targets = Vec::with_capacity(count);
@@ -248,6 +349,7 @@ fn decode_cycle(dec: &mut Dec<'_>, memory: &mut Memory) -> Result<DerivedReport,
                     scrape_interval: decode_number(dec)?,
                 });
             }
+            memory.source_targets = Some(targets.clone());
             Some(targets)
         }
     };
@@ -256,7 +358,12 @@ fn decode_cycle(dec: &mut Dec<'_>, memory: &mut Memory) -> Result<DerivedReport,
     let mut models = Vec::with_capacity(count);
     for _ in 0..count {
         let model = dec.str()?;
-        let (signals, _) = decode_signals(dec, &[])?;
+        let before = memory
+            .model_signals
+            .get(&model)
+            .map_or(&[][..], Vec::as_slice);
+        let (signals, values) = decode_signals(dec, before)?;
+        memory.model_signals.insert(model.clone(), values);
         models.push(ModelSignals { model, signals });
     }
     Ok(DerivedReport {

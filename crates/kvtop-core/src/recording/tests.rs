@@ -262,6 +262,21 @@ fn a_prometheus_sources_answers_come_back_as_they_were_written() {
     let (back, problem) = read_blocks(&bytes);
     assert_eq!(problem, None);
     assert_eq!(shown(&back), shown(&mixed));
+    // An answer Prometheus had nothing new for (it scrapes less often than it is asked) costs
+    // a fraction of the first: its numbers are written as unchanged.
+    let again = |at: f64| match &records[1] {
+        Record::Source { report, .. } => Record::Source {
+            at,
+            report: report.clone(),
+        },
+        other => other.clone(),
+    };
+    let (bytes, ends) = encoded(&[again(1.0), again(2.0)]);
+    let (first, second) = (ends[0], ends[1] - ends[0]);
+    assert!(second * 4 < first, "{first} then {second} bytes");
+    let (back, problem) = read_all(&bytes);
+    assert_eq!(problem, None);
+    assert_eq!(shown(&back), shown(&[again(1.0), again(2.0)]));
 }
 
 #[test]
