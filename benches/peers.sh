@@ -13,6 +13,15 @@ seconds=${1:-60}
 runs=${2:-3}
 export PROFILE=${PROFILE:-dist}
 
+# The shipped build laid out by benches/symbol-order.txt: built here with the linker's map (the
+# same variable for every build of the run, so none links again), and the order checked against
+# it: an order made for older code no longer packs what the console runs.
+if [ -z "${KVTOP_BIN:-}" ] && [ "$PROFILE" = dist ]; then
+  export KVTOP_LINK_MAP=$PWD/target/dist-kvtop.map
+  cargo build --profile dist --quiet --bin kvtop
+  python3 benches/symbol_order.py --map "$KVTOP_LINK_MAP" --check benches/symbol-order.txt || true
+fi
+
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 printf '%-8s %-18s %-18s %s\n' engines peak_rss_mib cpu_s_per_min runs

@@ -2,6 +2,7 @@
 """Turn the functions a console ran into lld's symbol ordering file (benches/symbol-order.txt).
 
     benches/symbol_order.py --map LINK_MAP --binary KVTOP [--after RUN.callgrind] RUN.callgrind ...
+    benches/symbol_order.py --map LINK_MAP --check benches/symbol-order.txt
 
 LINK_MAP is the linker's map of the build that ran (`KVTOP_LINK_MAP=PATH cargo build --profile
 dist`, see build.rs), KVTOP that binary and each RUN a callgrind profile of it
@@ -110,18 +111,55 @@ def executed_addresses(profile, binary_name):
     return addresses
 
 
+def check(map_path, order_path):
+    """How much of ORDER the build of MAP still has: the order goes stale as the code changes
+    (a name the build no longer has is skipped by the linker, silently)."""
+    sections = text_sections(map_path)
+    if not sections:
+        sys.exit(f"{map_path}: no .text input sections found")
+    sizes = {sym: e - s for s, e, sym in sections}
+    with open(order_path) as f:
+        listed = [line.strip() for line in f if line.strip()]
+    found = [s for s in listed if s in sizes]
+    share = len(found) / len(listed) if listed else 0.0
+    print(
+        f"symbol order: {len(found)} of {len(listed)} listed functions are in this build "
+        f"({share:.0%}, {sum(sizes[s] for s in found) / 1024:.0f} KiB of code)"
+    )
+    if share < STALE_BELOW:
+        print(
+            f"symbol order: stale (below {STALE_BELOW:.0%}): regenerate it with "
+            "benches/symbol_order.sh"
+        )
+        sys.exit(1)
+
+
+# Below this share of its functions still in the build, the order is called stale.
+STALE_BELOW = 0.9
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--map", required=True)
-    parser.add_argument("--binary", required=True)
+    parser.add_argument(
+        "--check",
+        metavar="ORDER",
+        help="only say how much of ORDER (benches/symbol-order.txt) the build of --map has",
+    )
+    parser.add_argument("--binary")
     parser.add_argument(
         "--after",
         action="append",
         default=[],
         help="a profile whose functions go after every function of the others (kvtop demo)",
     )
-    parser.add_argument("profiles", nargs="+")
+    parser.add_argument("profiles", nargs="*")
     args = parser.parse_args()
+    if args.check:
+        check(args.map, args.check)
+        return
+    if not args.binary or not args.profiles:
+        parser.error("--binary and at least one profile are needed to make an order")
 
     sections = text_sections(args.map)
     if not sections:

@@ -137,6 +137,17 @@ fn sample_target(index: u32) -> TargetId {
     TargetId(SOURCE_TARGET.0 - 1 - index.min(SOURCE_TARGET.0 / 2))
 }
 
+/// Give a new engine of a source the next number.
+fn remember(memory: &mut Memory, key: (InstanceKey, crate::engine::EngineId)) -> u32 {
+    let index = u32::try_from(memory.source_engine_state.len()).unwrap_or(u32::MAX);
+    memory.source_engines.insert(key.clone(), index);
+    memory.source_engine_state.push(EngineMemory {
+        key,
+        ..EngineMemory::default()
+    });
+    index
+}
+
 /// An engine: its number (its identity in full the first time), its node when it changed,
 /// its numbers against the ones before, and its sample as a scrape's.
 fn encode_engine(enc: &mut Enc<'_>, engine: &DerivedEngine, memory: &mut Memory) {
@@ -151,13 +162,7 @@ fn encode_engine(enc: &mut Enc<'_>, engine: &DerivedEngine, memory: &mut Memory)
             encode_instance(enc, &engine.instance);
             enc.str(&engine.sample.id.model);
             enc.str(&engine.sample.id.engine);
-            let index = u32::try_from(memory.source_engine_state.len()).unwrap_or(u32::MAX);
-            memory.source_engines.insert(key.clone(), index);
-            memory.source_engine_state.push(EngineMemory {
-                key,
-                ..EngineMemory::default()
-            });
-            index
+            remember(memory, key)
         }
     };
     let Some(state) = memory.source_engine_state.get_mut(index as usize) else {
@@ -184,14 +189,7 @@ fn decode_engine(dec: &mut Dec<'_>, memory: &mut Memory) -> Result<DerivedEngine
                 model: dec.str()?,
                 engine: dec.str()?,
             };
-            let key = (instance, id);
-            let index = u32::try_from(memory.source_engine_state.len()).unwrap_or(u32::MAX);
-            memory.source_engines.insert(key.clone(), index);
-            memory.source_engine_state.push(EngineMemory {
-                key,
-                ..EngineMemory::default()
-            });
-            index
+            remember(memory, (instance, id))
         }
         n => u32::try_from(n - 1).map_err(|_| DecodeError::Malformed("a source engine number"))?,
     };
