@@ -9,8 +9,8 @@
 //! it taken those records (`tests`: the same findings at every cycle either way).
 //!
 //! The copies hold the fleet's histories, so the checkpoints waiting ahead of the replay are
-//! bounded by the fleet's size; the reading pauses while the shelf is full and goes on as the
-//! replay passes them.
+//! bounded by the fleet's size (twelve for eight engines, one for 96, none beyond); the reading
+//! pauses while the shelf is full and goes on as the replay passes them.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -131,9 +131,11 @@ pub(crate) fn start(
         })
 }
 
-/// How many checkpoints may wait ahead for a fleet of `engines`.
+/// How many checkpoints may wait ahead for a fleet of `engines`: none for a fleet larger than
+/// [`ENGINE_CHECKPOINTS`], whose one copy would cost as much as the console (its jumps take
+/// every record, as before).
 fn capacity(engines: usize) -> usize {
-    (ENGINE_CHECKPOINTS / engines.max(1)).clamp(1, MOST)
+    (ENGINE_CHECKPOINTS / engines.max(1)).min(MOST)
 }
 
 /// Take every record of `recording` into `app` as a jump does, shelving a checkpoint at the
@@ -163,6 +165,9 @@ fn read_ahead(
         };
         *since = last_at;
         let capacity = capacity(app.fleet.engines().len());
+        if capacity == 0 {
+            return;
+        }
         let checkpoint = Checkpoint {
             records: resume.records(),
             at: last_at,
@@ -209,6 +214,16 @@ mod tests {
             .iter()
             .map(|c| c.records)
             .collect()
+    }
+
+    #[test]
+    fn the_checkpoints_held_ahead_shrink_with_the_fleet_and_stop_past_its_bound() {
+        assert_eq!(capacity(1), MOST);
+        assert_eq!(capacity(8), 12);
+        assert_eq!(capacity(32), 3);
+        assert_eq!(capacity(96), 1);
+        assert_eq!(capacity(97), 0);
+        assert_eq!(capacity(1000), 0);
     }
 
     #[test]
