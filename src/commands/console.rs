@@ -92,10 +92,7 @@ impl Executor for Workers {
         };
         match event {
             Event::Scrape(report) => recorder.record_scrape(report),
-            Event::Source(report) => recorder.record(&Record::Source {
-                at: now,
-                report: report.clone(),
-            }),
+            Event::Source(report) => recorder.record_source(now, report),
             Event::Logs(lines) => recorder.record(&Record::Logs {
                 at: now,
                 lines: lines.clone(),

@@ -422,7 +422,7 @@ async fn run(
             }
             Some(report) = next_derived(&mut derived) => {
                 if let Some(recorder) = recorder.as_mut() {
-                    recorder.record(&Record::Source { at: clock.now(), report: report.clone() });
+                    recorder.record_source(clock.now(), &report);
                 }
                 fleet.ingest_source(report);
                 continue;

@@ -77,6 +77,10 @@ const QUEUE: usize = 256;
 /// The writer flushes its buffer at least this often while records arrive: a crash loses at
 /// most this much.
 const FLUSH_EVERY: Duration = Duration::from_secs(1);
+/// Points of a source's start-up history a record holds at most: a few MB, far below the
+/// most a reader takes in one record (`MAX_RECORD`, 64 MiB).
+const BACKFILL_POINTS_PER_RECORD: usize = 20_000;
+
 /// Records encoded into one chunk before it is queued.
 const CHUNK_BYTES: usize = 64 << 10;
 
@@ -226,6 +230,16 @@ impl Recorder {
     /// Record one thing.
     pub fn record(&mut self, record: &Record) {
         self.write(record.at(), |encoder, out| encoder.encode(record, out));
+    }
+
+    /// Record what a Prometheus source answered, folded in at `at`: a large start-up history
+    /// as several records of whole engines.
+    pub fn record_source(&mut self, at: Ts, report: &kvtop_core::fleet::SourceReport) {
+        for record in
+            kvtop_core::recording::source_records(at, report.clone(), BACKFILL_POINTS_PER_RECORD)
+        {
+            self.record(&record);
+        }
     }
 
     /// Record a scrape without copying it (the event loop hands it on to the fleet).

@@ -34,6 +34,7 @@ pub mod wire;
 use crate::fleet::{ScrapeReport, SourceReport, TargetId, TargetSpec, Ts};
 pub use action::{ActionNote, ActionPhase};
 pub use kube::KubeChange;
+pub use source::records_of as source_records;
 use wire::{Dec, Enc};
 
 /// The first bytes of every recording.

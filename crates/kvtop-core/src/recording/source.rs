@@ -10,6 +10,7 @@ use super::DecodeError;
 use super::sample::{self, Memory};
 use super::values;
 use super::wire::{Dec, Enc};
+use crate::fleet::Ts;
 use crate::fleet::{
     BackfillReport, DerivedEngine, DerivedPayload, DerivedReport, DerivedSeries, InstanceKey,
     ModelSignals, QueryFailure, Signals, SourceReport, SourceTarget, TargetHealth, TargetId,
@@ -91,6 +92,53 @@ fn encode_number(enc: &mut Enc<'_>, value: Option<f64>) {
 
 fn decode_number(dec: &mut Dec<'_>) -> Result<Option<f64>, DecodeError> {
     Ok(values::decode(dec, 1, &[])?.first().copied().flatten())
+}
+
+/// The records of a source's answer at `at`: one, or for a start-up history of more than
+/// `most_points` points, several, each of whole engines (every series of an instance in one),
+/// in the order the fleet folds them in, so folding in the parts one after the other is
+/// folding in the whole (and no record outgrows what a reader accepts).
+pub fn records_of(at: Ts, report: SourceReport, most_points: usize) -> Vec<super::Record> {
+    let record = |report| super::Record::Source { at, report };
+    let SourceReport::Backfill(backfill) = report else {
+        return vec![record(report)];
+    };
+    let total: usize = backfill.series.iter().map(|s| s.points.len()).sum();
+    if total <= most_points {
+        return vec![record(SourceReport::Backfill(backfill))];
+    }
+    let BackfillReport {
+        source,
+        mut series,
+        failure,
+    } = backfill;
+    series.sort_by(|a, b| a.instance.cmp(&b.instance).then_with(|| a.id.cmp(&b.id)));
+    let mut parts: Vec<Vec<DerivedSeries>> = vec![Vec::new()];
+    let mut points = 0;
+    for one in series {
+        let same_instance = parts
+            .last()
+            .and_then(|part| part.last())
+            .is_some_and(|last| last.instance == one.instance);
+        if points + one.points.len() > most_points && !same_instance && points > 0 {
+            parts.push(Vec::new());
+            points = 0;
+        }
+        points += one.points.len();
+        if let Some(part) = parts.last_mut() {
+            part.push(one);
+        }
+    }
+    parts
+        .into_iter()
+        .map(|series| {
+            record(SourceReport::Backfill(BackfillReport {
+                source: source.clone(),
+                series,
+                failure: failure.clone(),
+            }))
+        })
+        .collect()
 }
 
 pub(crate) fn encode(enc: &mut Enc<'_>, report: &SourceReport, memory: &mut Memory) {

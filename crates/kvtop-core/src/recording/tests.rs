@@ -280,6 +280,89 @@ fn a_prometheus_sources_answers_come_back_as_they_were_written() {
 }
 
 #[test]
+fn a_large_start_up_history_is_recorded_in_parts_that_fold_in_as_the_whole() {
+    use crate::fleet::{
+        BackfillReport, DerivedSeries, Fleet, FleetSettings, InstanceKey, SourceReport,
+    };
+    let id = |engine: &str| crate::engine::EngineId {
+        model: "m".into(),
+        engine: engine.into(),
+    };
+    // Seven instances, two of them with two engines each, twelve points a series; listed out
+    // of order.
+    let series: Vec<DerivedSeries> = [6, 2, 0, 5, 1, 3, 4, 1, 5]
+        .iter()
+        .enumerate()
+        .map(|(k, pod)| DerivedSeries {
+            instance: InstanceKey::new("llm", &format!("vllm-{pod}"), ""),
+            node: Some(format!("node-{pod}")),
+            id: id(if k > 6 { "1" } else { "0" }),
+            points: (0..12)
+                .map(|p| {
+                    (
+                        1000.0 + f64::from(p) * 15.0,
+                        every_signal(f64::from(p) + *pod as f64),
+                    )
+                })
+                .collect(),
+        })
+        .collect();
+    let whole = SourceReport::Backfill(BackfillReport {
+        source: "http://prometheus:9090".into(),
+        series,
+        failure: Some("1 of 9 queries failed".into()),
+    });
+    let parts = super::source_records(1200.0, whole.clone(), 30);
+    assert!(parts.len() >= 3, "{} parts", parts.len());
+    // Whole instances: each is in one part only.
+    let mut seen = std::collections::BTreeMap::new();
+    for (k, part) in parts.iter().enumerate() {
+        let Record::Source {
+            report: SourceReport::Backfill(b),
+            ..
+        } = part
+        else {
+            panic!("{part:?}");
+        };
+        for s in &b.series {
+            assert_eq!(
+                *seen.entry(s.instance.clone()).or_insert(k),
+                k,
+                "{:?}",
+                s.instance
+            );
+        }
+    }
+    assert_eq!(seen.len(), 7);
+    assert_eq!(
+        super::source_records(1200.0, whole.clone(), 10_000).len(),
+        1
+    );
+    // Folded in part after part (as read back), the fleet is what the whole makes of it.
+    let fleet = || Fleet::new(FleetSettings::default());
+    let mut one = fleet();
+    one.ingest_source(whole);
+    let (bytes, _) = encoded(&parts);
+    let (back, problem) = read_all(&bytes);
+    assert_eq!(problem, None);
+    let mut split = fleet();
+    for record in back {
+        if let Record::Source { report, .. } = record {
+            split.ingest_source(report);
+        }
+    }
+    let shown = |f: &Fleet| {
+        format!(
+            "{:?} {:?} {:?}",
+            f.targets(),
+            f.engines(),
+            f.sources().collect::<Vec<_>>()
+        )
+    };
+    assert_eq!(shown(&split), shown(&one));
+}
+
+#[test]
 fn records_come_back_as_they_were_written() {
     let records = records();
     let (bytes, _) = encoded(&records);
