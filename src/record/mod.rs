@@ -235,9 +235,13 @@ impl Recorder {
     /// Record what a Prometheus source answered, folded in at `at`: a large start-up history
     /// as several records of whole engines.
     pub fn record_source(&mut self, at: Ts, report: &kvtop_core::fleet::SourceReport) {
-        for record in
-            kvtop_core::recording::source_records(at, report.clone(), BACKFILL_POINTS_PER_RECORD)
-        {
+        use kvtop_core::recording::{source_needs_split, source_records};
+        if !source_needs_split(report, BACKFILL_POINTS_PER_RECORD) {
+            // A cycle's answer, written without a copy.
+            self.write(at, |encoder, out| encoder.encode_source(at, report, out));
+            return;
+        }
+        for record in source_records(at, report.clone(), BACKFILL_POINTS_PER_RECORD) {
             self.record(&record);
         }
     }

@@ -193,10 +193,11 @@ fn a_console_on_prometheus_records_its_answers() {
         home.path(),
         &[],
     );
-    tmux.wait_for("the source down", Duration::from_secs(20), |s| {
-        s.contains("DOWN") && s.contains("REC")
+    // "refused" once the source's first answer is in (before it, the row says "no data").
+    tmux.wait_for("the source's answer", Duration::from_secs(30), |s| {
+        s.contains("refused") && s.contains("REC")
     });
-    std::thread::sleep(Duration::from_secs(3));
+    std::thread::sleep(Duration::from_secs(2));
     tmux.send("q");
     assert_eq!(tmux.wait_exit(Duration::from_secs(10)), "0");
 

@@ -34,7 +34,7 @@ pub mod wire;
 use crate::fleet::{ScrapeReport, SourceReport, TargetId, TargetSpec, Ts};
 pub use action::{ActionNote, ActionPhase};
 pub use kube::KubeChange;
-pub use source::records_of as source_records;
+pub use source::{needs_split as source_needs_split, records_of as source_records};
 use wire::{Dec, Enc};
 
 /// The first bytes of every recording.
@@ -298,12 +298,19 @@ impl Encoder {
                 enc.f64(*at);
                 json_document(&mut enc, note);
             }
-            Record::Source { at, report } => {
-                enc.u8(SOURCE);
-                enc.f64(*at);
-                source::encode(&mut enc, report, &mut self.memory);
-            }
+            Record::Source { at, report } => return self.encode_source(*at, report, out),
         }
+        self.frame(out);
+    }
+
+    /// Append the frame of a source record for `report` at `at` to `out`: as
+    /// [`encode`](Self::encode) of `Record::Source`, without a copy of the report.
+    pub fn encode_source(&mut self, at: Ts, report: &SourceReport, out: &mut Vec<u8>) {
+        self.payload.clear();
+        let mut enc = Enc::new(&mut self.payload);
+        enc.u8(SOURCE);
+        enc.f64(at);
+        source::encode(&mut enc, report, &mut self.memory);
         self.frame(out);
     }
 

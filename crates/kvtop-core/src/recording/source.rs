@@ -94,19 +94,28 @@ fn decode_number(dec: &mut Dec<'_>) -> Result<Option<f64>, DecodeError> {
     Ok(values::decode(dec, 1, &[])?.first().copied().flatten())
 }
 
+/// Whether [`records_of`] would split `report` (a start-up history of more than `most_points`).
+pub fn needs_split(report: &SourceReport, most_points: usize) -> bool {
+    match report {
+        SourceReport::Backfill(b) => {
+            b.series.iter().map(|s| s.points.len()).sum::<usize>() > most_points
+        }
+        SourceReport::Cycle(_) => false,
+    }
+}
+
 /// The records of a source's answer at `at`: one, or for a start-up history of more than
 /// `most_points` points, several, each of whole engines (every series of an instance in one),
 /// in the order the fleet folds them in, so folding in the parts one after the other is
 /// folding in the whole (and no record outgrows what a reader accepts).
 pub fn records_of(at: Ts, report: SourceReport, most_points: usize) -> Vec<super::Record> {
     let record = |report| super::Record::Source { at, report };
+    if !needs_split(&report, most_points) {
+        return vec![record(report)];
+    }
     let SourceReport::Backfill(backfill) = report else {
         return vec![record(report)];
     };
-    let total: usize = backfill.series.iter().map(|s| s.points.len()).sum();
-    if total <= most_points {
-        return vec![record(SourceReport::Backfill(backfill))];
-    }
     let BackfillReport {
         source,
         mut series,
