@@ -1,23 +1,24 @@
 //! A Prometheus source's answers in a recording (what a console on `--prometheus` ingests): a
 //! cycle's derived engines, GPUs, targets, failures and model quantiles, or the history read
-//! at start-up. Each engine's sample and each GPU is written as a scrape's are, against the
-//! previous one of the same identity (see `sample`), under a target number no scrape target
-//! has; the derived signals of each engine (and of each model) against the ones it had in the
-//! answer before, so what Prometheus has not scraped again since costs two bits a number; a
-//! backfilled series' points each against the point before.
+//! at start-up. Each engine is written by number (its identity once), its sample as a scrape's
+//! is, against its previous one (see `sample`), under a target number of its own that no
+//! scrape target has, and each GPU likewise; the derived signals of each engine (and of each
+//! model) against the ones it had in the answer before, so what Prometheus has not scraped
+//! again since costs two bits a number; a backfilled series' points each against the point
+//! before.
 
 use super::DecodeError;
 use super::sample::{self, Memory};
 use super::values;
 use super::wire::{Dec, Enc};
-use crate::fleet::Ts;
 use crate::fleet::{
     BackfillReport, DerivedEngine, DerivedPayload, DerivedReport, DerivedSeries, InstanceKey,
-    ModelSignals, QueryFailure, Signals, SourceReport, SourceTarget, TargetHealth, TargetId,
+    ModelSignals, QueryFailure, Signals, SourceReport, SourceTarget, TargetHealth, TargetId, Ts,
 };
 use crate::signals::SIGNALS;
 
-/// The target number a source's engines and GPUs are remembered under.
+/// The target number a source's GPUs are remembered under (its engines' samples each have
+/// their own below it, see `sample_target`).
 const SOURCE_TARGET: TargetId = TargetId(u32::MAX);
 
 const CYCLE: u8 = 0;
