@@ -106,7 +106,7 @@ impl Checkpoints {
     }
 }
 
-/// Read `recording` (opened at `path` for this thread) ahead on a thread of its own, leaving
+/// Read `recording` (a reading of the file of its own) ahead on a thread of its own, leaving
 /// checkpoints in `checkpoints`. `base` is the console's state before any record (its rules).
 pub(crate) fn start(
     mut recording: Recording,
