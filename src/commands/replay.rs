@@ -487,6 +487,49 @@ mod tests {
         /// A jump from the middle checkpoint of those read ahead `every` seconds apart, then
         /// the records after it.
         FromCheckpoint { every: f64 },
+        /// The feeder's own handing over (`feed`) of a jump over the whole recording, with
+        /// checkpoints read ahead `every` seconds apart on its shelf.
+        Fed { every: f64 },
+    }
+
+    /// What the feeder hands the console for a jump over the whole recording, with the
+    /// checkpoints read ahead `every` seconds apart; and how many of them there were.
+    fn fed_events(app: &App, every: f64) -> (Vec<Event>, usize) {
+        let mut recording = crate::record::open(&fixture()).expect("the fixture opens");
+        let mut ahead_app = new_console(&recording);
+        ahead_app.restore(app.replay_state());
+        let reading = crate::record::open(&fixture()).expect("the fixture opens");
+        let checkpoints = replay_ahead::checkpoints_of(&mut ahead_app, reading, every);
+        let made = checkpoints.len();
+        let skipped = checkpoints.last().map_or(0, |c| c.records);
+        let total = crate::record::open(&fixture())
+            .expect("the fixture opens")
+            .count();
+        let ahead = Ahead {
+            path: fixture(),
+            checkpoints: Arc::new(Checkpoints::holding(checkpoints)),
+        };
+        let first = recording.next().expect("a first record");
+        let clock = ReplayClock::start(first.at(), 1e-6);
+        clock.skip_to(first.at() + 1e6);
+        let (tx, mut rx) = mpsc::channel(QUEUE);
+        feed(first, recording, &clock, &tx, &ahead);
+        let mut events = Vec::new();
+        while let Ok(event) = rx.try_recv() {
+            events.push(event);
+        }
+        // From the checkpoint on, the records after it only (and the end), none before it.
+        let after = events
+            .iter()
+            .skip_while(|e| !matches!(e, Event::ReplayRestore(_)))
+            .count();
+        let skipped = usize::try_from(skipped).unwrap_or(usize::MAX);
+        assert_eq!(
+            after,
+            1 + (total - skipped) + 1,
+            "{total} records, {skipped} in the checkpoint"
+        );
+        (events, made)
     }
 
     fn new_console(recording: &Recording) -> App {
@@ -505,6 +548,27 @@ mod tests {
     fn replayed_console(handing: Handing) -> App {
         let mut recording = crate::record::open(&fixture()).expect("the fixture opens");
         let mut app = new_console(&recording);
+        if let Handing::Fed { every } = handing {
+            let (events, made) = fed_events(&app, every);
+            assert!(made >= 3, "{made} checkpoints");
+            let restored = events
+                .iter()
+                .filter(|e| matches!(e, Event::ReplayRestore(_)))
+                .count();
+            assert_eq!(restored, 1, "the jump starts from the last checkpoint");
+            // Each event at its own time where it has one, else at the one before.
+            let mut now = 0.0;
+            for event in events {
+                now = match &event {
+                    Event::Scrape(report) => report.at,
+                    Event::ReplayCycle(at) => *at,
+                    _ => now,
+                };
+                step(&mut app, event, now);
+            }
+            settle(&mut app, now);
+            return app;
+        }
         if let Handing::FromCheckpoint { every } = handing {
             // Read ahead as the replay does: from the console's state before any record.
             let mut ahead = new_console(&recording);
@@ -534,7 +598,7 @@ mod tests {
                     clock = Some(next);
                     update(&mut app, event, at);
                 }
-                Handing::Jumped | Handing::FromCheckpoint { .. } => {
+                Handing::Jumped | Handing::FromCheckpoint { .. } | Handing::Fed { .. } => {
                     step(&mut app, event, at);
                 }
             }
@@ -567,6 +631,7 @@ mod tests {
             Handing::Played { tick: 2.9 },
             Handing::Jumped,
             Handing::FromCheckpoint { every: 20.0 },
+            Handing::Fed { every: 20.0 },
         ] {
             let app = replayed_console(handing);
             // What the views derive from the findings (incidents) is there once settled,

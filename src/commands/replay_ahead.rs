@@ -99,6 +99,14 @@ impl Checkpoints {
         taken
     }
 
+    /// A shelf holding `checkpoints`, in order.
+    #[cfg(test)]
+    pub(crate) fn holding(checkpoints: Vec<Checkpoint>) -> Checkpoints {
+        let held = Checkpoints::default();
+        held.shelf().ahead.extend(checkpoints);
+        held
+    }
+
     /// No more checkpoints are wanted (the replay is over): the reading ahead stops.
     pub(crate) fn close(&self) {
         self.shelf().closed = true;
