@@ -5,7 +5,7 @@
 //! instead of naming a commit it cannot know.
 //!
 //! The shipped build (`[profile.dist]`) also has its functions laid out in the order of
-//! `benches/symbol-order.txt` (see `link_in_symbol_order`).
+//! `benches/symbol-order.txt` and its relocations packed (see `link_the_shipped_build`).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -19,19 +19,12 @@ fn main() {
         .or_else(commit_from_git)
         .unwrap_or_else(|| "unknown commit: not built from a git checkout".to_owned());
     println!("cargo:rustc-env=KVTOP_BUILD_COMMIT={commit}");
-    link_in_symbol_order();
+    link_the_shipped_build();
 }
 
-/// The kernel maps a binary's code around each page fault in 64 KB blocks, so functions a
-/// console runs, scattered among ones it never runs, make nearly the whole text resident. The
-/// shipped build asks the linker to place the functions `benches/symbol_order.sh` saw running
-/// first, next to each other. Only for `[profile.dist]` (the one profile optimised for size:
-/// its symbol names are the ones listed), and only when the linker takes
-/// `--symbol-ordering-file` (rust-lld, the default of x86_64-unknown-linux-gnu, and mold do;
-/// GNU ld, which a distribution's rustc may use, does not). A name the build no longer has is
-/// skipped silently. `KVTOP_LINK_MAP=PATH` also writes the linker's map there, which is how
-/// the script finds the names in a stripped binary.
-fn link_in_symbol_order() {
+/// How the shipped build (`[profile.dist]`, the one profile optimised for size) is linked, on
+/// Linux: two ways to map less of the binary, each used only when this build's linker takes it.
+fn link_the_shipped_build() {
     println!("cargo:rerun-if-env-changed=KVTOP_LINK_MAP");
     let var = |name: &str| std::env::var(name).unwrap_or_default();
     if var("OPT_LEVEL") != "s" || !var("TARGET").contains("-linux-") {
@@ -43,28 +36,55 @@ fn link_in_symbol_order() {
     ) else {
         return;
     };
-    let order = PathBuf::from(dir).join("benches").join("symbol-order.txt");
-    println!("cargo:rerun-if-changed={}", order.display());
-    let mut args = Vec::new();
-    if order.is_file() {
-        args.push(format!("-Wl,--symbol-ordering-file={}", order.display()));
-        args.push("-Wl,--no-warn-symbol-ordering".to_owned());
+    let out = PathBuf::from(out);
+    let mut args = symbol_order_args(Path::new(&dir));
+    if !args.is_empty() && !linker_accepts(&args, &out, false) {
+        args.clear();
     }
-    let map = var("KVTOP_LINK_MAP");
-    if !map.is_empty() {
-        args.push(format!("-Wl,-Map={map}"));
-    }
-    if args.is_empty() || !linker_accepts(&args, Path::new(&out)) {
-        return;
+    let relr = [PACKED_RELOCATIONS.to_owned()];
+    if linker_accepts(&relr, &out, true) {
+        args.extend(relr);
     }
     for arg in args {
         println!("cargo:rustc-link-arg-bin=kvtop={arg}");
     }
 }
 
+/// The kernel maps a binary's code around each page fault in 64 KB blocks, so functions a
+/// console runs, scattered among ones it never runs, make nearly the whole text resident. The
+/// linker is asked to place the functions `benches/symbol_order.sh` saw running first, next to
+/// each other (the names are those of this profile). rust-lld, the default of
+/// x86_64-unknown-linux-gnu, and mold take `--symbol-ordering-file`; GNU ld, which a
+/// distribution's rustc may use, does not. A name the build no longer has is skipped silently.
+/// `KVTOP_LINK_MAP=PATH` also writes the linker's map there, which is how the script finds the
+/// names in a stripped binary.
+fn symbol_order_args(dir: &Path) -> Vec<String> {
+    let order = dir.join("benches").join("symbol-order.txt");
+    println!("cargo:rerun-if-changed={}", order.display());
+    let mut args = Vec::new();
+    if order.is_file() {
+        args.push(format!("-Wl,--symbol-ordering-file={}", order.display()));
+        args.push("-Wl,--no-warn-symbol-ordering".to_owned());
+    }
+    let map = std::env::var("KVTOP_LINK_MAP").unwrap_or_default();
+    if !map.is_empty() {
+        args.push(format!("-Wl,-Map={map}"));
+    }
+    args
+}
+
+/// A position-independent executable carries one relocation for each pointer the loader must
+/// adjust (vtables, string tables): 0.5 MB of `.rela.dyn` in kvtop, every page of it read, and
+/// so resident, at start. Packed (`DT_RELR`, glibc 2.36 and later; lld and GNU ld 2.38 write
+/// it), the same relocations take about 10 KB. The binary then needs a loader that reads the
+/// format (the linker adds the `GLIBC_ABI_DT_RELR` version, so an older glibc refuses to start
+/// it with a clear message rather than misrun it); the probe runs what it linked, so the build
+/// packs them only where the glibc it links against reads them.
+const PACKED_RELOCATIONS: &str = "-Wl,-z,pack-relative-relocs";
+
 /// Whether the linker this build uses takes ARGS: links an empty program with them, with the
-/// same rustc, target, linker and flags as the build.
-fn linker_accepts(args: &[String], out: &Path) -> bool {
+/// same rustc, target, linker and flags as the build; with `run`, the program must also run.
+fn linker_accepts(args: &[String], out: &Path, run: bool) -> bool {
     let source = out.join("link_probe.rs");
     if std::fs::write(&source, "fn main() {}\n").is_err() {
         return false;
@@ -88,7 +108,15 @@ fn linker_accepts(args: &[String], out: &Path) -> bool {
     for arg in args {
         command.arg("-C").arg(format!("link-arg={arg}"));
     }
-    command.output().is_ok_and(|output| output.status.success())
+    let linked = command.output().is_ok_and(|output| output.status.success());
+    if !linked || !run {
+        return linked;
+    }
+    // A program built for another machine cannot be tried here.
+    std::env::var("TARGET").ok() == std::env::var("HOST").ok()
+        && Command::new(out.join("link_probe"))
+            .output()
+            .is_ok_and(|output| output.status.success())
 }
 
 /// `COMMIT (DATE)`, with `-dirty` when tracked files differ from the commit; `None` when this

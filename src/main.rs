@@ -63,3 +63,56 @@ fn limit_malloc_arenas() {
         libc::mallopt(libc::M_ARENA_MAX, 2);
     }
 }
+
+/// The C math functions the binary calls (the simulator's random draws and load curves, a
+/// chart's axis steps, tokio's multi-thread scheduler), from the pure-Rust `libm` crate.
+/// Defined here, they leave the linker no reason to load glibc's `libm.so.6`, which cost every
+/// kvtop process about 0.55 MB of resident pages (its symbol tables and the start-up resolution
+/// of these functions' CPU-specific variants) for functions a console never calls.
+/// `libm` gives the correctly rounded result, or one within one unit in the last place, as
+/// glibc does; like every Rust caller, kvtop never reads `errno` after them.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+mod libm_symbols {
+    #[unsafe(no_mangle)]
+    extern "C" fn exp(x: f64) -> f64 {
+        libm::exp(x)
+    }
+
+    #[unsafe(no_mangle)]
+    extern "C" fn log(x: f64) -> f64 {
+        libm::log(x)
+    }
+
+    #[unsafe(no_mangle)]
+    extern "C" fn log10(x: f64) -> f64 {
+        libm::log10(x)
+    }
+
+    #[unsafe(no_mangle)]
+    extern "C" fn pow(x: f64, y: f64) -> f64 {
+        libm::pow(x, y)
+    }
+
+    #[unsafe(no_mangle)]
+    extern "C" fn sin(x: f64) -> f64 {
+        libm::sin(x)
+    }
+
+    #[unsafe(no_mangle)]
+    extern "C" fn cos(x: f64) -> f64 {
+        libm::cos(x)
+    }
+
+    /// # Safety
+    /// `sin` and `cos` point to writable `f64`s, as C's `sincos` requires of its callers.
+    #[unsafe(no_mangle)]
+    unsafe extern "C" fn sincos(x: f64, sin: *mut f64, cos: *mut f64) {
+        let (s, c) = libm::sincos(x);
+        // SAFETY: the caller (code LLVM generated for `sin` and `cos` of one value) passes two
+        // valid pointers to f64 slots.
+        unsafe {
+            sin.write(s);
+            cos.write(c);
+        }
+    }
+}

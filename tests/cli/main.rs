@@ -12,6 +12,8 @@ mod common;
 mod check_cli;
 mod config_files;
 mod doctor_cli;
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+mod footprint;
 mod home_isolation;
 mod hostile_output;
 mod replay_cli;
