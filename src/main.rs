@@ -67,40 +67,29 @@ fn limit_malloc_arenas() {
 /// The C math functions the binary calls (the simulator's random draws and load curves, a
 /// chart's axis steps, tokio's multi-thread scheduler), from the pure-Rust `libm` crate.
 /// Defined here, they leave the linker no reason to load glibc's `libm.so.6`, which cost every
-/// kvtop process about 0.55 MB of resident pages (its symbol tables and the start-up resolution
-/// of these functions' CPU-specific variants) for functions a console never calls.
-/// `libm` gives the correctly rounded result, or one within one unit in the last place, as
-/// glibc does; like every Rust caller, kvtop never reads `errno` after them.
+/// kvtop process about 0.55 MB of resident pages (code and symbol tables the loader touches at
+/// start) for functions a console never calls. `libm` (a port of musl's) is accurate to within
+/// one unit in the last place, as glibc is; like every Rust caller, kvtop never reads `errno`
+/// after them.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 mod libm_symbols {
-    #[unsafe(no_mangle)]
-    extern "C" fn exp(x: f64) -> f64 {
-        libm::exp(x)
+    /// `extern "C" fn NAME(ARGS: f64) -> f64`, each the `libm` crate's function of that name.
+    macro_rules! from_libm {
+        ($($name:ident($($arg:ident),+);)+) => {$(
+            #[unsafe(no_mangle)]
+            extern "C" fn $name($($arg: f64),+) -> f64 {
+                libm::$name($($arg),+)
+            }
+        )+};
     }
 
-    #[unsafe(no_mangle)]
-    extern "C" fn log(x: f64) -> f64 {
-        libm::log(x)
-    }
-
-    #[unsafe(no_mangle)]
-    extern "C" fn log10(x: f64) -> f64 {
-        libm::log10(x)
-    }
-
-    #[unsafe(no_mangle)]
-    extern "C" fn pow(x: f64, y: f64) -> f64 {
-        libm::pow(x, y)
-    }
-
-    #[unsafe(no_mangle)]
-    extern "C" fn sin(x: f64) -> f64 {
-        libm::sin(x)
-    }
-
-    #[unsafe(no_mangle)]
-    extern "C" fn cos(x: f64) -> f64 {
-        libm::cos(x)
+    from_libm! {
+        exp(x);
+        log(x);
+        log10(x);
+        pow(x, y);
+        sin(x);
+        cos(x);
     }
 
     /// # Safety
