@@ -678,7 +678,6 @@ fn mono_has_no_colour_anywhere() {
     for (slot, style) in all_slots(&mono) {
         assert_eq!(style.fg, None, "mono {slot} has a foreground colour");
         assert_eq!(style.bg, None, "mono {slot} has a background colour");
-        assert_eq!(style.underline_color, None, "mono {slot}");
     }
     // Levels stay distinguishable without colour.
     assert_ne!(mono.ok, mono.crit);

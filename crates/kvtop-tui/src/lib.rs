@@ -1,0 +1,34 @@
+//! ratatui's parts kvtop draws with, at the paths the `ratatui` crate gives them, built without
+//! the underline colour (see Cargo.toml): `size_of::<Cell>()` is 40 bytes, not 48.
+
+pub use ratatui_core::terminal::{CompletedFrame, Frame, Terminal, TerminalOptions, Viewport};
+pub use ratatui_core::{buffer, layout, style, symbols, text};
+
+/// Where a terminal draws: the real one through crossterm, or a test's buffer.
+pub mod backend {
+    pub use ratatui_core::backend::{Backend, ClearType, TestBackend, WindowSize};
+    pub use ratatui_crossterm::CrosstermBackend;
+}
+
+/// The widgets kvtop's screens are made of.
+pub mod widgets {
+    pub use ratatui_core::widgets::{StatefulWidget, Widget};
+    pub use ratatui_widgets::block::{Block, Padding, TitlePosition};
+    pub use ratatui_widgets::borders::{BorderType, Borders};
+    pub use ratatui_widgets::chart::{Axis, Chart, Dataset, GraphType, LegendPosition};
+    pub use ratatui_widgets::clear::Clear;
+    pub use ratatui_widgets::paragraph::{Paragraph, Wrap};
+}
+
+#[cfg(test)]
+mod tests {
+    use super::buffer::Cell;
+
+    /// Two cells a screen position (the frame drawn and the one before): 7,200 positions at
+    /// 160x45. With ratatui's default features a cell is 48 bytes; a dependency that turned
+    /// `underline-color` back on would make it so again.
+    #[test]
+    fn a_screen_cell_takes_40_bytes() {
+        assert_eq!(std::mem::size_of::<Cell>(), 40);
+    }
+}
