@@ -42,6 +42,7 @@ pub(crate) const EXIT_STILL_BUSY: u8 = 5;
 pub(crate) const EXIT_AUDIT_FAILED: u8 = 6;
 
 /// Run one action from the command line.
+#[inline(never)] // a command entry: see main.rs
 pub fn run(kind: ActionKind, args: ActionArgs, global: &GlobalArgs) -> ExitCode {
     let rt = match runtime() {
         Ok(rt) => rt,

@@ -25,6 +25,7 @@ use crate::ui::format::{age, span};
 use kvtop_core::fleet::Ts;
 use kvtop_core::rules::RuleSet;
 
+#[inline(never)] // a command entry: see main.rs
 pub fn run(args: CheckArgs, global: &GlobalArgs) -> ExitCode {
     let _ = crate::logging::init(crate::logging::LogSink::Stderr, "warn");
     let Loaded {

@@ -6,6 +6,7 @@ use crate::cli::ConfigAction;
 use crate::config::{self, ConfigError};
 
 /// Run a `config` sub-command, printing to stdout/stderr.
+#[inline(never)] // a command entry: see main.rs
 pub fn run(action: ConfigAction, explicit: Option<&std::path::Path>) -> ExitCode {
     match action {
         ConfigAction::Path => match explicit

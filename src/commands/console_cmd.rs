@@ -10,6 +10,7 @@ use crate::cli::GlobalArgs;
 use crate::config::Config;
 use crate::sources::kube::ClusterClient;
 
+#[inline(never)] // a command entry: see main.rs
 pub fn run(global: &GlobalArgs) -> ExitCode {
     let mut loaded = load_config(global);
     if let Err(err) = loaded.config.kubernetes.apply(&global.kube.overrides()) {
@@ -39,7 +40,9 @@ pub fn run(global: &GlobalArgs) -> ExitCode {
         Err(code) => return code,
     };
     let panic_after = test_panic_delay();
-    runtime.block_on(async move {
+    // Boxed here, where it is made: the console's future is about 20 KB, and passed by value it
+    // took that much of this thread's stack twice, resident for the whole session.
+    runtime.block_on(Box::pin(async move {
         let clusters = if kube {
             match super::stop_signals::connect_kube(&config.kubernetes).await {
                 Ok(clusters) => clusters,
@@ -66,7 +69,7 @@ pub fn run(global: &GlobalArgs) -> ExitCode {
             code = console => code,
             never = panic_later(panic_after) => match never {},
         }
-    })
+    }))
 }
 
 /// Test hook, for checking that a panic gives the terminal back: with

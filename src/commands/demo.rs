@@ -23,6 +23,7 @@ pub(crate) const SIM_CONTEXT: &str = "kvtop-sim";
 /// KUBECONFIG without colliding.
 const DEMO_CONTEXT: &str = "kvtop-demo";
 
+#[inline(never)] // a command entry: see main.rs
 pub fn run(args: DemoArgs, global: &GlobalArgs) -> ExitCode {
     let mut loaded = load_config(global);
     if !global.targets.is_empty() {
@@ -44,7 +45,8 @@ pub fn run(args: DemoArgs, global: &GlobalArgs) -> ExitCode {
         Ok(session) => session,
         Err(code) => return code,
     };
-    runtime.block_on(async move {
+    // Boxed where it is made, as the console's is (console_cmd::run).
+    runtime.block_on(Box::pin(async move {
         let engines = args.engines as usize;
         // The scripted story (sim::schedule::demo_story), unless --scenario replaces it.
         let schedule = if args.scenarios.is_empty() {
@@ -76,7 +78,7 @@ pub fn run(args: DemoArgs, global: &GlobalArgs) -> ExitCode {
         };
         sim.shutdown().await;
         code
-    })
+    }))
 }
 
 /// The console scraping every engine and dcgm-exporter directly; the engines' logs reach the

@@ -196,6 +196,7 @@ impl Executor for ReplayWorkers {
     }
 }
 
+#[inline(never)] // a command entry: see main.rs
 pub fn run(args: ReplayArgs, global: &GlobalArgs) -> ExitCode {
     let mut recording = match crate::record::open(&args.file) {
         Ok(recording) => recording,

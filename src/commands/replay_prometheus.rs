@@ -28,6 +28,7 @@ use kvtop_core::fleet::{Fleet, FleetSettings, SourceReport, Ts};
 /// Cycles queued from the reader to the console.
 const QUEUE: usize = 4096;
 
+#[inline(never)] // a command entry: see main.rs
 pub fn run(args: &PastArgs, global: &GlobalArgs) -> ExitCode {
     let Some(from) = args.from.as_deref() else {
         return super::console_cmd::run(global);

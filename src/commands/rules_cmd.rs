@@ -16,6 +16,7 @@ use crate::ui::format::span;
 use kvtop_core::rules::explain::{self, RuleCoverage};
 use kvtop_core::rules::{Rule, RuleSet};
 
+#[inline(never)] // a command entry: see main.rs
 pub fn run(action: RulesAction, global: &GlobalArgs) -> ExitCode {
     #[cfg(feature = "demo")]
     let RulesAction::List {

@@ -16,6 +16,7 @@ use crate::cli::Cli;
 const BIN_NAME: &str = "kvtop";
 
 /// Print the completion script for `shell`.
+#[inline(never)] // a command entry: see main.rs
 pub fn completions(shell: clap_complete::Shell) -> ExitCode {
     let mut script = Vec::new();
     clap_complete::generate(shell, &mut Cli::command(), BIN_NAME, &mut script);
@@ -24,6 +25,7 @@ pub fn completions(shell: clap_complete::Shell) -> ExitCode {
 
 /// Print the man page of kvtop (its commands listed), or with `out_dir` write one page per
 /// command there (`kvtop.1`, `kvtop-check.1`, …).
+#[inline(never)] // a command entry: see main.rs
 pub fn man(out_dir: Option<&Path>) -> ExitCode {
     let command = Cli::command();
     match out_dir {

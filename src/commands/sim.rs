@@ -25,6 +25,7 @@ impl From<VllmVersion> for SimVersion {
     }
 }
 
+#[inline(never)] // a command entry: see main.rs
 pub fn run(args: SimArgs, global: &GlobalArgs) -> ExitCode {
     let kube = global.kube.kube;
     let context_given = args.context_name != SIM_CONTEXT;

@@ -17,6 +17,7 @@ use crate::config::{self, Config};
 /// Exit code when something kvtop needs is missing.
 pub const EXIT_MISSING: u8 = 1;
 
+#[inline(never)] // a command entry: see main.rs
 pub fn run(args: DoctorArgs, global: &GlobalArgs) -> ExitCode {
     // Every failure the libraries underneath would log is a row of the report already.
     let _ = crate::logging::init(crate::logging::LogSink::Stderr, "off");

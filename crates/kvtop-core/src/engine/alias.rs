@@ -227,12 +227,21 @@ struct EngineParts<'a> {
     engine: &'a str,
     has_engine_label: bool,
     evidence: FlavorEvidence,
-    /// Gauge and counter readings per metric and rank.
-    values: [[SeriesSet<'a>; RANKS]; MetricId::COUNT],
+    /// Gauge and counter readings per metric and rank. The two tables are 21 KB together:
+    /// on the heap, filled in place, so that no stack frame holds a copy of them (one did,
+    /// twice, and the console's thread kept those 44 KB of stack resident for good).
+    values: Box<[[SeriesSet<'a>; RANKS]]>,
     /// Histogram series per metric and rank.
-    hists: [[HistogramParts<'a>; RANKS]; MetricId::COUNT],
+    hists: Box<[[HistogramParts<'a>; RANKS]]>,
     /// `request_success_total` per raw `finished_reason`.
     finished: ByLabel<'a>,
+}
+
+/// One default T per metric, written straight into its heap block.
+fn per_metric<T: Default>() -> Box<[T]> {
+    std::iter::repeat_with(T::default)
+        .take(MetricId::COUNT)
+        .collect()
 }
 
 impl<'a> EngineParts<'a> {
@@ -242,8 +251,8 @@ impl<'a> EngineParts<'a> {
             engine,
             has_engine_label: false,
             evidence: FlavorEvidence::default(),
-            values: Default::default(),
-            hists: Default::default(),
+            values: per_metric(),
+            hists: per_metric(),
             finished: ByLabel::default(),
         }
     }
