@@ -1,23 +1,23 @@
-//! ratatui's parts kvtop draws with, at the paths the `ratatui` crate gives them, built without
+//! The ratatui items kvtop uses (add one here when a screen needs it), at the paths the `ratatui` crate gives them, built without
 //! the underline colour (see Cargo.toml): `size_of::<Cell>()` is 40 bytes, not 48.
 
-pub use ratatui_core::terminal::{CompletedFrame, Frame, Terminal, TerminalOptions, Viewport};
+pub use ratatui_core::terminal::{Frame, Terminal, TerminalOptions, Viewport};
 pub use ratatui_core::{buffer, layout, style, symbols, text};
 
 /// Where a terminal draws: the real one through crossterm, or a test's buffer.
 pub mod backend {
-    pub use ratatui_core::backend::{Backend, ClearType, TestBackend, WindowSize};
+    pub use ratatui_core::backend::TestBackend;
     pub use ratatui_crossterm::CrosstermBackend;
 }
 
 /// The widgets kvtop's screens are made of.
 pub mod widgets {
-    pub use ratatui_core::widgets::{StatefulWidget, Widget};
-    pub use ratatui_widgets::block::{Block, Padding, TitlePosition};
-    pub use ratatui_widgets::borders::{BorderType, Borders};
-    pub use ratatui_widgets::chart::{Axis, Chart, Dataset, GraphType, LegendPosition};
+    pub use ratatui_core::widgets::Widget;
+    pub use ratatui_widgets::block::Block;
+    pub use ratatui_widgets::borders::Borders;
+    pub use ratatui_widgets::chart::{Axis, Chart, Dataset, GraphType};
     pub use ratatui_widgets::clear::Clear;
-    pub use ratatui_widgets::paragraph::{Paragraph, Wrap};
+    pub use ratatui_widgets::paragraph::Paragraph;
 }
 
 #[cfg(test)]
