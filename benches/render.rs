@@ -1,5 +1,6 @@
 //! Drawing the console for a 1,000-engine fleet at 200×60: `ui::draw_into` a buffer (our cost),
-//! and a whole `Terminal::draw` on a test backend (ours plus ratatui's frame diff).
+//! and a whole `Terminal::draw` on a test backend (ours plus ratatui's frame diff); the same
+//! whole draw for 8 engines at 160×45, the console of issue 17's table.
 //!
 //! Every engine has two minutes of history at a 1 s interval, with latency histograms, so the
 //! detail charts of the selected engine have data; the table is sorted by KV usage (the
@@ -44,7 +45,13 @@ fn sample(engine: usize, step: usize) -> EngineSample {
 }
 
 fn app() -> (App, Ts) {
-    let (mut fleet, ids) = common::fleet_of(ENGINES);
+    app_of(ENGINES)
+}
+
+/// The console over `engines` engines with history, sorted by KV usage, the selection in the
+/// middle of the fleet.
+fn app_of(engines: usize) -> (App, Ts) {
+    let (mut fleet, ids) = common::fleet_of(engines);
     for step in 0..STEPS {
         for (i, id) in ids.iter().enumerate() {
             fleet.ingest(ScrapeReport {
@@ -59,11 +66,11 @@ fn app() -> (App, Ts) {
         }
     }
     let now = START + STEPS as f64;
-    let mut app = common::console(fleet, ENGINES);
+    let mut app = common::console(fleet, engines);
     app.sort = SortColumn::Kv;
     app.sort_descending = true;
     update(&mut app, Event::Tick, now);
-    for _ in 0..ENGINES / 2 {
+    for _ in 0..engines / 2 {
         update(
             &mut app,
             Event::Key(crossterm::event::KeyEvent::new(
@@ -112,6 +119,26 @@ fn render(c: &mut Criterion) {
     c.bench_function("terminal.draw 1000 engines 200x60", |b| {
         b.iter(|| {
             // Alternate the clock second so every frame has a change to diff.
+            tick = 1.0 - tick;
+            let result = terminal.draw(|frame| kvtop::ui::draw(frame, black_box(&app), now + tick));
+            if let Err(e) = result {
+                panic!("draw: {e}");
+            }
+        })
+    });
+}
+
+/// The console of issue 17's table: 8 engines on a 160×45 terminal, a whole `Terminal::draw`
+/// (the clock second alternating so each frame has changes to diff).
+fn small_fleet(c: &mut Criterion) {
+    let (app, now) = app_of(8);
+    let mut terminal = match Terminal::new(TestBackend::new(160, 45)) {
+        Ok(t) => t,
+        Err(e) => panic!("test terminal: {e}"),
+    };
+    let mut tick = 0.0;
+    c.bench_function("terminal.draw 8 engines 160x45", |b| {
+        b.iter(|| {
             tick = 1.0 - tick;
             let result = terminal.draw(|frame| kvtop::ui::draw(frame, black_box(&app), now + tick));
             if let Err(e) = result {
@@ -170,5 +197,5 @@ fn thread_cpu_time() -> Duration {
     Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
 }
 
-criterion_group!(benches, render, frame_percentiles);
+criterion_group!(benches, render, small_fleet, frame_percentiles);
 criterion_main!(benches);

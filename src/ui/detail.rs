@@ -609,7 +609,7 @@ pub(crate) fn render_compact(
     }
     let now = app.view_now(now);
     let sparks = spark_line(app, engine, now, usize::from(inner.width));
-    buf.set_line(inner.x, inner.y, &sparks, inner.width);
+    super::cells::put_line(buf, inner.x, inner.y, &sparks, inner.width);
     if inner.height >= 2 {
         // The engine's findings, when it has any, matter more than its facts.
         let line =
@@ -619,7 +619,7 @@ pub(crate) fn render_compact(
                 let pod = fleet.pod_info(engine.target);
                 fact_line(engine, target, pod, &app.theme, now)
             });
-        buf.set_line(inner.x, inner.y + 1, &line, inner.width);
+        super::cells::put_line(buf, inner.x, inner.y + 1, &line, inner.width);
     }
 }
 

@@ -60,7 +60,8 @@ pub fn render(buf: &mut Buffer, area: Rect, app: &App, now: Ts) {
         let c = app.view_fleet().counts();
         let engines = c.up + c.stale + c.down;
         let message = text::no_findings(view.rule_count(), engines, at.as_deref());
-        buf.set_line(
+        super::cells::put_line(
+            buf,
             area.x + 1,
             area.y,
             &Line::styled(message, app.theme.dim),
@@ -101,8 +102,8 @@ fn list(buf: &mut Buffer, area: Rect, app: &App, rows: &[DiagRow], selected: usi
         header.push_str(&format!("  {}", format::left(text::LIST_SOURCE, source_w)));
     }
     let header_area = Rect { height: 1, ..area };
-    buf.set_style(header_area, theme.table_header);
-    buf.set_line(area.x, area.y, &Line::raw(header), area.width);
+    super::cells::fill_style(buf, header_area, theme.table_header);
+    super::cells::put_line(buf, area.x, area.y, &Line::raw(header), area.width);
 
     let height = usize::from(area.height.saturating_sub(1));
     if height == 0 {
@@ -117,7 +118,13 @@ fn list(buf: &mut Buffer, area: Rect, app: &App, rows: &[DiagRow], selected: usi
         let width = marks.chars().count();
         if width + 1 + text::LIST_TITLE.chars().count() < title_w {
             let x = area.x + u16::try_from(title_end - width).unwrap_or(0);
-            buf.set_line(x, area.y, &Line::styled(marks, theme.dim), width as u16);
+            super::cells::put_line(
+                buf,
+                x,
+                area.y,
+                &Line::styled(marks, theme.dim),
+                width as u16,
+            );
         }
     }
     let view = app.diag.view();
@@ -139,7 +146,7 @@ fn list(buf: &mut Buffer, area: Rect, app: &App, rows: &[DiagRow], selected: usi
         let y = area.y + 1 + u16::try_from(line_no).unwrap_or(u16::MAX);
         let rect = Rect::new(area.x, y, area.width, 1);
         if index == selected {
-            buf.set_style(rect, theme.selected);
+            super::cells::fill_style(buf, rect, theme.selected);
         }
         let spans = match row.kind {
             DiagRowKind::Incident { incident } => match view.incidents().get(incident) {
@@ -170,7 +177,7 @@ fn list(buf: &mut Buffer, area: Rect, app: &App, rows: &[DiagRow], selected: usi
             }
             DiagRowKind::Loose => finding_row(theme, finding, &columns, now),
         };
-        buf.set_line(rect.x, rect.y, &Line::from(spans), rect.width);
+        super::cells::put_line(buf, rect.x, rect.y, &Line::from(spans), rect.width);
     }
 }
 

@@ -206,7 +206,7 @@ pub(crate) fn render_strip(buf: &mut Buffer, area: Rect, app: &App, now: Ts) {
         None
     };
     if let Some(line) = quiet {
-        buf.set_line(area.x + 1, area.y, &line, area.width.saturating_sub(1));
+        super::cells::put_line(buf, area.x + 1, area.y, &line, area.width.saturating_sub(1));
         return;
     }
     let rows = usize::from(area.height);
@@ -217,7 +217,7 @@ pub(crate) fn render_strip(buf: &mut Buffer, area: Rect, app: &App, now: Ts) {
             .then(|| text::strip_more(incidents.len() - shown));
         let line = incident_line(theme, incident, width, now, more);
         let y = area.y + u16::try_from(row).unwrap_or(u16::MAX);
-        buf.set_line(area.x + 1, y, &line, area.width.saturating_sub(1));
+        super::cells::put_line(buf, area.x + 1, y, &line, area.width.saturating_sub(1));
     }
 }
 

@@ -378,7 +378,8 @@ pub fn render(
             vec![text::NO_ENGINES.to_string()]
         };
         for (y, message) in (body.y..body.y + body.height).zip(lines) {
-            buf.set_line(
+            super::cells::put_line(
+                buf,
                 body.x,
                 y,
                 &Line::styled(format!(" {message}"), theme.dim),
@@ -432,7 +433,7 @@ pub fn render(
                     ),
                 };
                 let line = group_line(model, &summary, &cols, theme);
-                buf.set_line(rect.x, rect.y, &line, rect.width);
+                super::cells::put_line(buf, rect.x, rect.y, &line, rect.width);
                 continue;
             }
         };
@@ -441,13 +442,13 @@ pub fn render(
         };
         let is_selected = selected == Some(pos);
         if is_selected {
-            buf.set_style(rect, theme.selected);
+            super::cells::fill_style(buf, rect, theme.selected);
         }
         let target = fleet.target(engine.target);
         let pod = fleet.pod_info(engine.target);
         let status = RowStatus::of(engine, view_now, restart_mark);
         let line = row_line(engine, target, pod, status, &cols, theme, rules, view_now);
-        buf.set_line(rect.x, rect.y, &line, rect.width);
+        super::cells::put_line(buf, rect.x, rect.y, &line, rect.width);
     }
 }
 
@@ -553,7 +554,7 @@ fn group_line(
 
 fn header_row(buf: &mut Buffer, area: Rect, app: &App, cols: &[(Column, u16)]) {
     let theme = &app.theme;
-    buf.set_style(area, theme.table_header);
+    super::cells::fill_style(buf, area, theme.table_header);
     let mut spans = Vec::with_capacity(cols.len() * 2);
     for (i, (column, width)) in cols.iter().enumerate() {
         if i > 0 {
@@ -582,7 +583,7 @@ fn header_row(buf: &mut Buffer, area: Rect, app: &App, cols: &[(Column, u16)]) {
         };
         spans.push(Span::raw(cell));
     }
-    buf.set_line(area.x, area.y, &Line::from(spans), area.width);
+    super::cells::put_line(buf, area.x, area.y, &Line::from(spans), area.width);
 }
 
 /// One engine row as a line of padded cells.

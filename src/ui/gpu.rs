@@ -183,7 +183,7 @@ pub(crate) fn render_section(
             theme.dim,
         ),
     ]);
-    buf.set_line(area.x, area.y, &title, area.width);
+    super::cells::put_line(buf, area.x, area.y, &title, area.width);
     let span = (now - app.range.secs(), now);
     let width = usize::from(area.width);
     for (row, gpu) in (1..area.height).zip(fleet.gpus_of(engine.target)) {
@@ -194,7 +194,7 @@ pub(crate) fn render_section(
             gpu.sample.model_name
         );
         let line = gpu_line(gpu, &label, &tail, theme, span, width);
-        buf.set_line(area.x, area.y + row, &line, area.width);
+        super::cells::put_line(buf, area.x, area.y + row, &line, area.width);
     }
 }
 

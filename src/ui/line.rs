@@ -84,7 +84,7 @@ pub fn render(buf: &mut Buffer, area: Rect, segments: Vec<Segment<'_>>) {
         }
         spans.extend(seg.spans);
     }
-    buf.set_line(area.x, area.y, &Line::from(spans), area.width);
+    super::cells::put_line(buf, area.x, area.y, &Line::from(spans), area.width);
 
     let mut spans: Vec<Span<'_>> = Vec::new();
     for (i, seg) in right.into_iter().enumerate() {
@@ -97,7 +97,7 @@ pub fn render(buf: &mut Buffer, area: Rect, segments: Vec<Segment<'_>>) {
         .unwrap_or(u16::MAX)
         .min(area.width);
     let x = area.x + area.width - width;
-    buf.set_line(x, area.y, &Line::from(spans), width);
+    super::cells::put_line(buf, x, area.y, &Line::from(spans), width);
 }
 
 #[cfg(test)]

@@ -10,6 +10,7 @@
 
 pub mod action_progress;
 pub mod actions;
+pub mod cells;
 pub mod deployments;
 pub mod detail;
 pub mod diag_text;
@@ -145,7 +146,7 @@ pub fn draw(frame: &mut Frame, app: &App, now: Ts) {
 /// [`draw`] into a buffer area (used by `draw` and by benchmarks).
 pub fn draw_into(buf: &mut Buffer, area: Rect, app: &App, now: Ts) {
     let area = area.intersection(buf.area);
-    buf.set_style(area, app.theme.base);
+    cells::fill_style(buf, area, app.theme.base);
     if area.width < text::MIN_WIDTH || area.height < text::MIN_HEIGHT {
         too_small(buf, area, app);
         return;

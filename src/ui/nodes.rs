@@ -32,7 +32,8 @@ pub fn render(buf: &mut Buffer, area: Rect, app: &App, now: Ts) {
     let width = usize::from(area.width);
     let lines = lines(fleet, theme, (now - app.range.secs(), now), width, now);
     if lines.is_empty() {
-        buf.set_line(
+        super::cells::put_line(
+            buf,
             area.x,
             area.y,
             &Line::styled(format!(" {NO_GPUS}"), theme.dim),
@@ -43,8 +44,8 @@ pub fn render(buf: &mut Buffer, area: Rect, app: &App, now: Ts) {
     }
     // The column heading stays on top; the rest scrolls.
     let header = column_header(theme, width);
-    buf.set_style(Rect { height: 1, ..area }, theme.table_header);
-    buf.set_line(area.x, area.y, &header, area.width);
+    super::cells::fill_style(buf, Rect { height: 1, ..area }, theme.table_header);
+    super::cells::put_line(buf, area.x, area.y, &header, area.width);
     let height = usize::from(area.height.saturating_sub(1));
     let offset = app.nodes_offset.min(lines.len().saturating_sub(height));
     app.nodes_extent.set(NodesExtent {
@@ -52,7 +53,7 @@ pub fn render(buf: &mut Buffer, area: Rect, app: &App, now: Ts) {
         height,
     });
     for (row, line) in (1..area.height).zip(lines.iter().skip(offset)) {
-        buf.set_line(area.x, area.y + row, line, area.width);
+        super::cells::put_line(buf, area.x, area.y + row, line, area.width);
     }
 }
 

@@ -104,7 +104,7 @@ pub fn render(buf: &mut Buffer, area: Rect, app: &App) {
         };
         if let Some(line) = line {
             let y = area.y + u16::try_from(row).unwrap_or(u16::MAX);
-            buf.set_line(area.x, y, &line, area.width);
+            super::cells::put_line(buf, area.x, y, &line, area.width);
         }
     }
 }
