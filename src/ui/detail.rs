@@ -186,14 +186,26 @@ fn engine_label(flavor: EngineFlavor, engine: &str) -> String {
     }
 }
 
-fn pane_block<'a>(app: &App, engine: Option<&EngineState>) -> Block<'a> {
+/// The pane's top border with the engine's title; returns the area below it. A block sets its
+/// style on every cell it is given, and this one's style is empty: drawn on its one row, it
+/// leaves the same cells for far less work.
+fn pane_block(buf: &mut Buffer, area: Rect, app: &App, engine: Option<&EngineState>) -> Rect {
     let block = Block::new()
         .borders(Borders::TOP)
         .border_style(app.theme.border);
-    match engine {
+    let block = match engine {
         Some(e) => block.title(title(e, app)),
         None => block,
-    }
+    };
+    let inner = block.inner(area);
+    block.render(
+        Rect {
+            height: area.height.min(1),
+            ..area
+        },
+        buf,
+    );
+    inner
 }
 
 fn no_selection(buf: &mut Buffer, area: Rect, theme: &Theme) {
@@ -213,9 +225,7 @@ pub(crate) fn render_full(
     if area.width == 0 || area.height == 0 {
         return;
     }
-    let block = pane_block(app, engine);
-    let inner = block.inner(area);
-    block.render(area, buf);
+    let inner = pane_block(buf, area, app, engine);
     let Some(engine) = engine else {
         no_selection(buf, inner, &app.theme);
         return;
@@ -597,9 +607,7 @@ pub(crate) fn render_compact(
     if area.width == 0 || area.height == 0 {
         return;
     }
-    let block = pane_block(app, engine);
-    let inner = block.inner(area);
-    block.render(area, buf);
+    let inner = pane_block(buf, area, app, engine);
     let Some(engine) = engine else {
         no_selection(buf, inner, &app.theme);
         return;
