@@ -111,36 +111,27 @@ fn render(c: &mut Criterion) {
         })
     });
 
-    let mut terminal = match Terminal::new(TestBackend::new(200, 60)) {
-        Ok(t) => t,
-        Err(e) => panic!("test terminal: {e}"),
-    };
-    let mut tick = 0.0;
-    c.bench_function("terminal.draw 1000 engines 200x60", |b| {
-        b.iter(|| {
-            // Alternate the clock second so every frame has a change to diff.
-            tick = 1.0 - tick;
-            let result = terminal.draw(|frame| kvtop::ui::draw(frame, black_box(&app), now + tick));
-            if let Err(e) = result {
-                panic!("draw: {e}");
-            }
-        })
-    });
+    whole_draws(c, "terminal.draw 1000 engines 200x60", &app, now, (200, 60));
 }
 
-/// The console of issue 17's table: 8 engines on a 160×45 terminal, a whole `Terminal::draw`
-/// (the clock second alternating so each frame has changes to diff).
+/// The console of issue 17's table: 8 engines on a 160×45 terminal, a whole `Terminal::draw`.
 fn small_fleet(c: &mut Criterion) {
     let (app, now) = app_of(8);
-    let mut terminal = match Terminal::new(TestBackend::new(160, 45)) {
+    whole_draws(c, "terminal.draw 8 engines 160x45", &app, now, (160, 45));
+}
+
+/// Time whole `Terminal::draw`s of `app` on a test terminal of `size`, the clock second
+/// alternating so every frame has a change to diff.
+fn whole_draws(c: &mut Criterion, name: &str, app: &App, now: Ts, (width, height): (u16, u16)) {
+    let mut terminal = match Terminal::new(TestBackend::new(width, height)) {
         Ok(t) => t,
         Err(e) => panic!("test terminal: {e}"),
     };
     let mut tick = 0.0;
-    c.bench_function("terminal.draw 8 engines 160x45", |b| {
+    c.bench_function(name, |b| {
         b.iter(|| {
             tick = 1.0 - tick;
-            let result = terminal.draw(|frame| kvtop::ui::draw(frame, black_box(&app), now + tick));
+            let result = terminal.draw(|frame| kvtop::ui::draw(frame, black_box(app), now + tick));
             if let Err(e) = result {
                 panic!("draw: {e}");
             }
