@@ -6,8 +6,8 @@
 //! `set_style` locates every cell afresh, with a bounds check, one at a time. Nearly all the
 //! console's text is ASCII (figures, names, labels; outside text is sanitised first), where a
 //! byte is a cell: that text is written a byte per cell, and anything else goes through ratatui
-//! unchanged. A frame of 8 engines at 160×45 spends about a quarter of its time in `set_line`
-//! (`cargo bench --bench render`).
+//! unchanged. Before this, a frame of 8 engines at 160×45 spent about a quarter of its time in
+//! `set_line` (perf over `cargo bench --bench render`).
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;

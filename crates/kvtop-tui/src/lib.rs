@@ -1,5 +1,6 @@
-//! The ratatui items kvtop uses (add one here when a screen needs it), at the paths the `ratatui` crate gives them, built without
-//! the underline colour (see Cargo.toml): `size_of::<Cell>()` is 40 bytes, not 48.
+//! The ratatui items kvtop uses (add one here when a screen needs it), at the paths the
+//! `ratatui` crate gives them, built without the underline colour (see Cargo.toml):
+//! `size_of::<Cell>()` is 40 bytes, not 48.
 
 pub use ratatui_core::terminal::{Frame, Terminal, TerminalOptions, Viewport};
 pub use ratatui_core::{buffer, layout, style, symbols, text};
