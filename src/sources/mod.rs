@@ -6,6 +6,7 @@ pub mod kube;
 mod outbox;
 pub mod prometheus;
 pub mod scrape;
+mod tls;
 
 pub use decode::{decode_payload, decode_payload_within};
 pub use outbox::Outbox;

@@ -55,7 +55,14 @@ pub struct ScrapeSettings {
 
 /// The HTTP client shared by every worker.
 pub fn build_client(settings: &ScrapeSettings) -> Result<reqwest::Client, reqwest::Error> {
-    reqwest::Client::builder()
+    let builder = reqwest::Client::builder();
+    // The system's roots are read at the first HTTPS handshake (`tls.rs`); should rustls ever
+    // refuse that configuration, reqwest's own (which reads them now) does the same job.
+    let builder = match super::tls::scrape_tls_config() {
+        Ok(config) => builder.tls_backend_preconfigured(config),
+        Err(_) => builder,
+    };
+    builder
         .user_agent(settings.user_agent.clone())
         .gzip(true)
         .connect_timeout(settings.timeout)

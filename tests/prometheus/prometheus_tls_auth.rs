@@ -176,3 +176,89 @@ async fn a_bearer_token_is_sent_and_bad_servers_give_clear_errors() {
         .await;
     assert_eq!(err, Err(ScrapeError::Timeout { after_ms: 300 }));
 }
+
+/// `kvtop check` against `targets` with the system's root certificates taken from `ca_file`
+/// (read by the platform verifier as OpenSSL reads them): exit code and stdout.
+fn check_with_roots(targets: &[&str], ca_file: &std::path::Path) -> (Option<i32>, String) {
+    let home = tempfile::tempdir().expect("temp home");
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_kvtop"));
+    command.arg("check");
+    for target in targets {
+        command.args(["--target", target]);
+    }
+    command
+        .args(["--interval", "250ms", "--duration", "1s"])
+        .env("SSL_CERT_FILE", ca_file)
+        .env("SSL_CERT_DIR", home.path().join("no-such-dir"));
+    common::isolate_home(&mut command, home.path());
+    let out = command.output().expect("kvtop runs");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+/// The scrape client reads the system's root certificates at its first HTTPS handshake
+/// (`src/sources/tls.rs`), not when it is built: a target whose CA the system trusts is
+/// scraped, one it does not trust is refused for its certificate, and a system without any
+/// root certificate fails its HTTPS targets only, while plain HTTP targets are still scraped
+/// (building the client had failed, so kvtop scraped nothing).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scrapes_over_https_are_verified_against_the_system_roots_when_first_needed() {
+    if !common::have_program("prometheus") {
+        return;
+    }
+    let web = format!(
+        "tls_server_config:\n  cert_file: {}\n  key_file: {}\n",
+        fixture("server.pem").display(),
+        fixture("server.key").display()
+    );
+    let prom = PromServer::start_with("global:\n  scrape_interval: 1m\n", Some(&web), |_| {});
+    let https = format!("https://127.0.0.1:{}/metrics", prom.port);
+    let plain = BadServer::start(Behaviour::Ok(
+        b"# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running{model_name=\"m\"} 1\n"
+            .to_vec(),
+    ))
+    .await;
+    let plain_url = plain.url.clone();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let empty = dir.path().join("empty.pem");
+    std::fs::write(&empty, "").expect("write");
+    let other_ca = dir.path().join("server-only.pem");
+    // A certificate that is not the test CA: the system trusts something, but not this server.
+    std::fs::copy(fixture("server.pem"), &other_ca).expect("copy");
+    let ca = fixture("ca.pem");
+
+    let runs = tokio::task::spawn_blocking(move || {
+        [
+            check_with_roots(&[&https], &ca),
+            check_with_roots(&[&https], &other_ca),
+            check_with_roots(&[&https, &plain_url], &empty),
+        ]
+    })
+    .await
+    .expect("checks ran");
+    let [
+        (trusted_code, trusted),
+        (untrusted_code, untrusted),
+        (no_roots_code, no_roots),
+    ] = runs;
+
+    assert_eq!(trusted_code, Some(0), "{trusted}\n{}", prom.log());
+    assert!(trusted.contains("(1 up)"), "{trusted}");
+    assert_eq!(untrusted_code, Some(3), "{untrusted}");
+    assert!(
+        untrusted.contains("invalid peer certificate: UnknownIssuer"),
+        "{untrusted}"
+    );
+    let down = no_roots
+        .split("\nNot answering at the end:\n")
+        .nth(1)
+        .unwrap_or_default();
+    assert!(
+        down.contains("No CA certificates were loaded"),
+        "{no_roots}"
+    );
+    assert!(no_roots.contains("(1 up)"), "{no_roots}");
+    assert_ne!(no_roots_code, Some(3), "{no_roots}");
+}

@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 
 use super::super::observe::Observation;
 use super::{evidence, firing, headline, kind, pending};
+use kvtop_core::fleet::TargetState;
 use kvtop_core::format::age;
 use kvtop_core::rules::Severity;
 use kvtop_core::safe_text;
@@ -22,19 +23,7 @@ fn report(obs: &Observation) -> String {
     let _ = writeln!(out, "kvtop check: {}", headline(obs));
     if !obs.any_scraped {
         let _ = writeln!(out, "No target answered a scrape:");
-        for target in obs.fleet.targets() {
-            let reason = target
-                .last_error
-                .as_ref()
-                .map_or_else(|| "never tried".to_owned(), |(_, e)| e.to_string());
-            let _ = writeln!(
-                out,
-                "  {}  {}  {}",
-                safe_text::line(&target.spec.name),
-                safe_text::line(&target.spec.url),
-                safe_text::line(&reason)
-            );
-        }
+        target_lines(&mut out, obs.fleet.targets().iter());
         return out;
     }
     let firing = firing(&obs.findings);
@@ -76,6 +65,12 @@ fn report(obs: &Observation) -> String {
     }
     super::episodes::text(obs, &mut out);
     super::episodes::actions_text(obs, &mut out);
+    // Why a target is down, which the findings about it do not say.
+    let mut failing = obs.fleet.targets().iter().filter(|t| t.failing).peekable();
+    if failing.peek().is_some() {
+        let _ = writeln!(out, "\nNot answering at the end:");
+        target_lines(&mut out, failing);
+    }
     let pending = pending(&obs.findings);
     if !pending.is_empty() {
         let _ = writeln!(
@@ -96,4 +91,21 @@ fn report(obs: &Observation) -> String {
         }
     }
     out
+}
+
+/// One line per target: its name, URL and why its last scrape failed.
+fn target_lines<'a>(out: &mut String, targets: impl Iterator<Item = &'a TargetState>) {
+    for target in targets {
+        let reason = target
+            .last_error
+            .as_ref()
+            .map_or_else(|| "never tried".to_owned(), |(_, e)| e.to_string());
+        let _ = writeln!(
+            out,
+            "  {}  {}  {}",
+            safe_text::line(&target.spec.name),
+            safe_text::line(&target.spec.url),
+            safe_text::line(&reason)
+        );
+    }
 }
