@@ -23,6 +23,17 @@ fn fixture(name: &str) -> PathBuf {
         .join(name)
 }
 
+/// Prometheus serving HTTPS with the test CA's server certificate, `more` appended to its web
+/// config (e.g. basic auth users).
+fn https_prometheus(more: &str) -> PromServer {
+    let web = format!(
+        "tls_server_config:\n  cert_file: {}\n  key_file: {}\n{more}",
+        fixture("server.pem").display(),
+        fixture("server.key").display()
+    );
+    PromServer::start_with("global:\n  scrape_interval: 1m\n", Some(&web), |_| {})
+}
+
 fn settings(timeout: Duration) -> ClientSettings {
     ClientSettings {
         timeout,
@@ -47,12 +58,8 @@ async fn https_with_a_custom_ca_and_basic_auth() {
     if !common::have_program("prometheus") {
         return;
     }
-    let web = format!(
-        "tls_server_config:\n  cert_file: {}\n  key_file: {}\nbasic_auth_users:\n  kvtop: {PASSWORD_HASH}\n",
-        fixture("server.pem").display(),
-        fixture("server.key").display()
-    );
-    let prom = PromServer::start_with("global:\n  scrape_interval: 1m\n", Some(&web), |_| {});
+    let auth = format!("basic_auth_users:\n  kvtop: {PASSWORD_HASH}\n");
+    let prom = https_prometheus(&auth);
     let url = format!("https://127.0.0.1:{}", prom.port);
     let ca_path = fixture("ca.pem");
     let ca = std::fs::read(&ca_path).expect("CA fixture");
@@ -208,12 +215,7 @@ async fn scrapes_over_https_are_verified_against_the_system_roots_when_first_nee
     if !common::have_program("prometheus") {
         return;
     }
-    let web = format!(
-        "tls_server_config:\n  cert_file: {}\n  key_file: {}\n",
-        fixture("server.pem").display(),
-        fixture("server.key").display()
-    );
-    let prom = PromServer::start_with("global:\n  scrape_interval: 1m\n", Some(&web), |_| {});
+    let prom = https_prometheus("");
     let https = format!("https://127.0.0.1:{}/metrics", prom.port);
     let plain = BadServer::start(Behaviour::Ok(
         b"# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running{model_name=\"m\"} 1\n"
