@@ -20,8 +20,13 @@ interval=${3:-1s}
 
 ulimit -n "$(ulimit -Hn)"
 export PATH="$PATH:/opt/kvtop-ci/prometheus/usr/bin"
-cargo build --release --quiet --bin kvtop
-bin=$PWD/target/release/kvtop
+# KVTOP_BIN=PATH measures that build (e.g. the shipped one) instead of building the release one.
+if [ -n "${KVTOP_BIN:-}" ]; then
+  bin=$(realpath "$KVTOP_BIN")
+else
+  cargo build --release --quiet --bin kvtop
+  bin=$PWD/target/release/kvtop
+fi
 work=$(mktemp -d)
 sock="kvtop-fleet-bench-$$"
 cleanup() {
