@@ -17,14 +17,13 @@ import collections
 import os
 import re
 import shutil
-import struct
 import subprocess
 import sys
 
 # The map reader is symbol_order.py's; no __pycache__ is left in benches/.
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from symbol_order import text_sections  # noqa: E402
+from symbol_order import exec_load_segments, text_sections  # noqa: E402
 
 SAMPLE_ROW = re.compile(r"^\s*(\d+)\s+\[\.\]\s+0x([0-9a-f]+)")
 RUST_HASH = re.compile(r"::h[0-9a-f]{16}$")
@@ -32,22 +31,10 @@ RUST_HASH = re.compile(r"::h[0-9a-f]{16}$")
 
 def exec_segment_shifts(binary):
     """(p_offset, p_filesz, p_vaddr - p_offset) of each executable PT_LOAD of a 64-bit ELF."""
-    with open(binary, "rb") as f:
-        header = f.read(64)
-        if header[:4] != b"\x7fELF" or header[4] != 2:
-            sys.exit(f"{binary}: not a 64-bit ELF")
-        (phoff,) = struct.unpack_from("<Q", header, 32)
-        phentsize, phnum = struct.unpack_from("<HH", header, 54)
-        f.seek(phoff)
-        table = f.read(phentsize * phnum)
-    segments = []
-    for i in range(phnum):
-        p_type, p_flags, offset, vaddr, _paddr, filesz, _memsz, _align = struct.unpack_from(
-            "<IIQQQQQQ", table, i * phentsize
-        )
-        if p_type == 1 and p_flags & 1:
-            segments.append((offset, filesz, vaddr - offset))
-    return segments
+    return [
+        (offset, filesz, vaddr - offset)
+        for offset, vaddr, filesz, _memsz in exec_load_segments(binary)
+    ]
 
 
 def samples_by_offset(perf_data, binary_name):

@@ -76,8 +76,8 @@ def text_sections(map_path):
     return named
 
 
-def exec_segments(binary):
-    """(vaddr, memsz) of each executable PT_LOAD of a 64-bit little-endian ELF."""
+def exec_load_segments(binary):
+    """(p_offset, p_vaddr, p_filesz, p_memsz) of each executable PT_LOAD of a 64-bit ELF."""
     with open(binary, "rb") as f:
         header = f.read(64)
         if header[:4] != b"\x7fELF" or header[4] != 2:
@@ -88,27 +88,17 @@ def exec_segments(binary):
         table = f.read(phentsize * phnum)
     segments = []
     for i in range(phnum):
-        p_type, p_flags, _off, vaddr, _paddr, _filesz, memsz, _align = struct.unpack_from(
+        p_type, p_flags, offset, vaddr, _paddr, filesz, memsz, _align = struct.unpack_from(
             "<IIQQQQQQ", table, i * phentsize
         )
         if p_type == 1 and p_flags & 1:
-            segments.append((vaddr, memsz))
+            segments.append((offset, vaddr, filesz, memsz))
     return segments
 
 
-def executed_addresses(profile, binary_name):
-    """Instruction addresses callgrind counted in the object whose path ends in BINARY_NAME."""
-    addresses = collections.Counter()
-    ours = False
-    with open(profile, encoding="utf-8", errors="replace") as f:
-        for line in f:
-            if line.startswith("ob="):
-                ours = os.path.basename(line[3:].strip()) == binary_name
-            elif ours and line.startswith("0x"):
-                fields = line.split()
-                cost = int(fields[-1]) if len(fields) > 1 and fields[-1].isdigit() else 1
-                addresses[int(fields[0], 16)] += cost
-    return addresses
+def exec_segments(binary):
+    """(vaddr, memsz) of each executable PT_LOAD of a 64-bit little-endian ELF."""
+    return [(vaddr, memsz) for _offset, vaddr, _filesz, memsz in exec_load_segments(binary)]
 
 
 def check(map_path, order_path):
