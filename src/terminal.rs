@@ -9,10 +9,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use crossterm::{cursor, event, execute, terminal};
 use ratatui::backend::CrosstermBackend;
 use ratatui::layout::Rect;
-use ratatui::{Terminal, TerminalOptions, Viewport};
 
-/// The terminal the console draws on. Output is buffered so a frame leaves in one write.
-pub(crate) type ConsoleTerminal = Terminal<CrosstermBackend<BufWriter<Stdout>>>;
+use crate::screen::Screen;
+
+/// The terminal the console draws on (see `screen.rs`). Output is buffered so a frame leaves in
+/// one write.
+pub(crate) type ConsoleTerminal = Screen<CrosstermBackend<BufWriter<Stdout>>>;
 
 static ACTIVE: AtomicBool = AtomicBool::new(false);
 
@@ -51,10 +53,8 @@ pub(crate) fn enter() -> io::Result<ConsoleTerminal> {
     // The screen's size is asked once here and then follows the resize events (`fit`):
     // crossterm opens, queries and closes /dev/tty each time it is asked, which ratatui's
     // full-screen viewport would do before every frame.
-    let opened = terminal::size().and_then(|(width, height)| {
-        let viewport = Viewport::Fixed(Rect::new(0, 0, width, height));
-        Terminal::with_options(backend, TerminalOptions { viewport })
-    });
+    let opened = terminal::size()
+        .map(|(width, height)| Screen::new(backend, Rect::new(0, 0, width, height)));
     match opened {
         Ok(t) => Ok(t),
         Err(err) => {
@@ -77,9 +77,8 @@ pub(crate) fn is_gone(err: &io::Error) -> bool {
 }
 
 /// Let go of the console's terminal. When the terminal is gone (a dropped SSH session)
-/// showing the cursor fails, and ratatui's own drop would then print that failure to the
-/// equally gone stderr, which panics: the terminal is then forgotten instead, since there is
-/// nothing left to restore on it.
+/// showing the cursor fails, and what the writer still buffers has nowhere to go: the terminal
+/// is then forgotten rather than flushed on drop, since there is nothing left to restore on it.
 pub(crate) fn leave(mut terminal: ConsoleTerminal) {
     if terminal.show_cursor().is_err() {
         std::mem::forget(terminal);

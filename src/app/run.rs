@@ -71,15 +71,15 @@ impl Executor for () {
     fn execute(&mut self, _: Command) {}
 }
 
-/// How a frame is drawn: the console's views (`ui::draw`), handed in by the caller so the
+/// How a frame is drawn: the console's views (`ui::draw_into`), handed in by the caller so the
 /// state machine does not depend on the views that read it.
-pub(crate) type Draw = fn(&mut ratatui::Frame<'_>, &App, Ts);
+pub(crate) type Draw = fn(&mut ratatui::buffer::Buffer, ratatui::layout::Rect, &App, Ts);
 
 /// Run the console until the user quits or a signal arrives: frames drawn with `draw`, every
 /// command other than `Quit` handed to `workers`, and the quantile window the operator picks
 /// (`w`) published on `window` for workers that compute windowed signals themselves (a
 /// Prometheus source).
-pub async fn run_with(
+pub(crate) async fn run_with(
     app: &mut App,
     terminal: &mut ConsoleTerminal,
     mut events: mpsc::Receiver<Event>,
@@ -299,7 +299,7 @@ fn run_commands(commands: Vec<Command>, workers: &mut dyn Executor) -> bool {
 }
 
 fn render(app: &mut App, terminal: &mut ConsoleTerminal, draw: Draw, now: Ts) -> io::Result<()> {
-    terminal.draw(|frame| draw(frame, app, now))?;
+    terminal.draw(|buffer, area| draw(buffer, area, app, now))?;
     if let Some(text) = app.copy_out.take() {
         use std::io::Write;
         let backend = terminal.backend_mut();

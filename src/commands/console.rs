@@ -341,7 +341,7 @@ pub async fn run_console_with(
         config.max_fps,
         Some(window_tx),
         &mut workers,
-        crate::ui::draw,
+        crate::ui::draw_into,
     )
     .await;
     // An action still running is stopped and its interrupted line written before leaving.

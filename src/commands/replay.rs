@@ -332,7 +332,7 @@ pub(crate) async fn console(
             max_fps,
             None,
             &mut workers,
-            crate::ui::draw,
+            crate::ui::draw_into,
         )
         .await;
         drop(terminal);

@@ -7,7 +7,7 @@ pub use ratatui_core::{buffer, layout, style, symbols, text};
 
 /// Where a terminal draws: the real one through crossterm, or a test's buffer.
 pub mod backend {
-    pub use ratatui_core::backend::TestBackend;
+    pub use ratatui_core::backend::{Backend, ClearType, TestBackend};
     pub use ratatui_crossterm::CrosstermBackend;
 }
 
