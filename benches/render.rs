@@ -1,6 +1,8 @@
 //! Drawing the console for a 1,000-engine fleet at 200×60: `ui::draw_into` a buffer (our cost),
 //! and a whole `Terminal::draw` on a test backend (ours plus ratatui's frame diff); the same
-//! whole draw for 8 engines at 160×45, the console of issue 17's table.
+//! whole draw for 8 engines at 160×45, the console of issue 17's table, through ratatui's
+//! `Terminal` and through the console's own `Screen` (one buffer and a compact copy of what the
+//! terminal shows, `src/screen.rs`).
 //!
 //! Every engine has two minutes of history at a 1 s interval, with latency histograms, so the
 //! detail charts of the selected engine have data; the table is sorted by KV usage (the
@@ -11,6 +13,7 @@ use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use kvtop::app::{App, Event, SortColumn, update};
+use kvtop::screen::Screen;
 
 use kvtop_core::engine::{EngineFlavor, EngineId, EngineSample};
 use kvtop_core::fleet::{ScrapePayload, ScrapeReport, Ts};
@@ -114,10 +117,23 @@ fn render(c: &mut Criterion) {
     whole_draws(c, "terminal.draw 1000 engines 200x60", &app, now, (200, 60));
 }
 
-/// The console of issue 17's table: 8 engines on a 160×45 terminal, a whole `Terminal::draw`.
+/// The console of issue 17's table: 8 engines on a 160×45 terminal, a whole `Terminal::draw`,
+/// and the same frames through the console's `Screen`.
 fn small_fleet(c: &mut Criterion) {
     let (app, now) = app_of(8);
     whole_draws(c, "terminal.draw 8 engines 160x45", &app, now, (160, 45));
+    let mut screen = Screen::new(TestBackend::new(160, 45), Rect::new(0, 0, 160, 45));
+    let mut tick = 0.0;
+    c.bench_function("screen.draw 8 engines 160x45", |b| {
+        b.iter(|| {
+            tick = 1.0 - tick;
+            let result = screen
+                .draw(|buf, area| kvtop::ui::draw_into(buf, area, black_box(&app), now + tick));
+            if let Err(e) = result {
+                panic!("draw: {e}");
+            }
+        })
+    });
 }
 
 /// Time whole `Terminal::draw`s of `app` on a test terminal of `size`, the clock second

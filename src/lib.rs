@@ -14,7 +14,7 @@ pub mod config;
 pub mod diagnose;
 pub mod logging;
 pub mod record;
-mod screen;
+pub mod screen;
 pub mod sources;
 pub mod terminal;
 mod terminal_input;

@@ -17,7 +17,7 @@ use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier};
 
 /// A terminal backend and the frame drawn on it.
-pub(crate) struct Screen<B: Backend> {
+pub struct Screen<B: Backend> {
     backend: B,
     frame: Buffer,
     shown: Shown,
@@ -27,7 +27,7 @@ pub(crate) struct Screen<B: Backend> {
 
 impl<B: Backend> Screen<B> {
     /// A screen of `area` on a terminal that shows nothing yet (just cleared).
-    pub(crate) fn new(backend: B, area: Rect) -> Self {
+    pub fn new(backend: B, area: Rect) -> Self {
         Screen {
             backend,
             frame: Buffer::empty(area),
@@ -38,7 +38,7 @@ impl<B: Backend> Screen<B> {
 
     /// Draw one frame with `draw` (into a buffer reset to blanks) and send the terminal the
     /// cells that changed, then hide the cursor and flush, as ratatui's `Terminal::draw` does.
-    pub(crate) fn draw(&mut self, draw: impl FnOnce(&mut Buffer, Rect)) -> Result<(), B::Error> {
+    pub fn draw(&mut self, draw: impl FnOnce(&mut Buffer, Rect)) -> Result<(), B::Error> {
         let area = self.frame.area;
         draw(&mut self.frame, area);
         diff(&self.shown, &self.frame.content, &mut self.updates);
@@ -59,7 +59,7 @@ impl<B: Backend> Screen<B> {
     }
 
     /// Follow the terminal to a new size: clear it, and draw the next frame whole.
-    pub(crate) fn resize(&mut self, area: Rect) -> Result<(), B::Error> {
+    pub fn resize(&mut self, area: Rect) -> Result<(), B::Error> {
         self.backend.clear_region(ClearType::All)?;
         self.frame.resize(area);
         self.frame.reset();
@@ -67,11 +67,11 @@ impl<B: Backend> Screen<B> {
         Ok(())
     }
 
-    pub(crate) fn backend_mut(&mut self) -> &mut B {
+    pub fn backend_mut(&mut self) -> &mut B {
         &mut self.backend
     }
 
-    pub(crate) fn show_cursor(&mut self) -> Result<(), B::Error> {
+    pub fn show_cursor(&mut self) -> Result<(), B::Error> {
         self.backend.show_cursor()
     }
 }
