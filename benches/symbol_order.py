@@ -101,6 +101,21 @@ def exec_segments(binary):
     return [(vaddr, memsz) for _offset, vaddr, _filesz, memsz in exec_load_segments(binary)]
 
 
+def executed_addresses(profile, binary_name):
+    """Instruction addresses callgrind counted in the object whose path ends in BINARY_NAME."""
+    addresses = collections.Counter()
+    ours = False
+    with open(profile, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            if line.startswith("ob="):
+                ours = os.path.basename(line[3:].strip()) == binary_name
+            elif ours and line.startswith("0x"):
+                fields = line.split()
+                cost = int(fields[-1]) if len(fields) > 1 and fields[-1].isdigit() else 1
+                addresses[int(fields[0], 16)] += cost
+    return addresses
+
+
 def check(map_path, order_path):
     """How much of ORDER the build of MAP still has: the order goes stale as the code changes
     (a name the build no longer has is skipped by the linker, silently)."""

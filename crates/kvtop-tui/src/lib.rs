@@ -25,9 +25,10 @@ pub mod widgets {
 mod tests {
     use super::buffer::Cell;
 
-    /// Two cells a screen position (the frame drawn and the one before): 7,200 positions at
-    /// 160x45. With ratatui's default features a cell is 48 bytes; a dependency that turned
-    /// `underline-color` back on would make it so again.
+    /// A cell a screen position in the frame being drawn (the console's `Screen` keeps what
+    /// the terminal shows in 16 bytes beside it): 7,200 positions at 160x45. With ratatui's
+    /// default features a cell is 48 bytes; a dependency that turned `underline-color` back on
+    /// would make it so again.
     #[test]
     fn a_screen_cell_takes_40_bytes() {
         assert_eq!(std::mem::size_of::<Cell>(), 40);
