@@ -21,8 +21,10 @@ pub struct Screen<B: Backend> {
     backend: B,
     frame: Buffer,
     shown: Shown,
-    /// Indices of the cells the last diff sent, kept to spare an allocation a frame.
+    /// Indices of the cells the last diff sent, and of those it did not find shown already,
+    /// kept to spare two allocations a frame.
     updates: Vec<usize>,
+    unsure: Vec<usize>,
 }
 
 impl<B: Backend> Screen<B> {
@@ -33,6 +35,7 @@ impl<B: Backend> Screen<B> {
             frame: Buffer::empty(area),
             shown: Shown::blank(area),
             updates: Vec::new(),
+            unsure: Vec::new(),
         }
     }
 
@@ -41,7 +44,12 @@ impl<B: Backend> Screen<B> {
     pub fn draw(&mut self, draw: impl FnOnce(&mut Buffer, Rect)) -> Result<(), B::Error> {
         let area = self.frame.area;
         draw(&mut self.frame, area);
-        diff(&self.shown, &self.frame.content, &mut self.updates);
+        diff(
+            &self.shown,
+            &self.frame.content,
+            &mut self.updates,
+            &mut self.unsure,
+        );
         let width = usize::from(area.width.max(1));
         let cells = &self.frame.content;
         let updates = self.updates.iter().filter_map(|&i| {
@@ -51,7 +59,7 @@ impl<B: Backend> Screen<B> {
             Some((x, y, cell))
         });
         self.backend.draw(updates)?;
-        self.shown.take(&self.frame.content);
+        self.shown.take(&self.frame.content, &self.unsure);
         self.backend.hide_cursor()?;
         self.backend.flush()?;
         self.frame.reset();
@@ -145,11 +153,18 @@ fn color_code(color: Color) -> Option<u32> {
 /// `cell` in 16 bytes, when its symbol is one character and its width not forced.
 fn pack(cell: &Cell) -> Option<Packed> {
     let symbol = cell.symbol();
-    let mut chars = symbol.chars();
-    let first = chars.next()?;
-    if chars.next().is_some() {
-        return None;
-    }
+    Some(Packed {
+        symbol: only_char(symbol)?,
+        fg: color_code(cell.fg)?,
+        bg: color_code(cell.bg)?,
+        modifier: cell.modifier.bits(),
+        flags: flags_of(cell)?,
+        width: u8::try_from(symbol.cell_width()).ok()?,
+    })
+}
+
+/// The cell's diff option and skip flag as `Packed::flags`; `None` for a forced width.
+fn flags_of(cell: &Cell) -> Option<u8> {
     let option = match cell.diff_option {
         CellDiffOption::None => 0,
         CellDiffOption::Skip => 1,
@@ -158,14 +173,27 @@ fn pack(cell: &Cell) -> Option<Packed> {
     };
     #[allow(deprecated)]
     let skip = if cell.skip { SKIP } else { 0 };
-    Some(Packed {
-        symbol: u32::from(first),
-        fg: color_code(cell.fg)?,
-        bg: color_code(cell.bg)?,
-        modifier: cell.modifier.bits(),
-        flags: option | skip,
-        width: u8::try_from(symbol.cell_width()).ok()?,
-    })
+    Some(option | skip)
+}
+
+/// The symbol's one character; `None` for none or several.
+fn only_char(symbol: &str) -> Option<u32> {
+    if let [byte] = symbol.as_bytes() {
+        return Some(u32::from(*byte));
+    }
+    let mut chars = symbol.chars();
+    let first = chars.next()?;
+    chars.next().is_none().then_some(u32::from(first))
+}
+
+/// Whether `shown` (packed) is `cell`: `pack(cell) == Some(shown)` without measuring the width,
+/// which follows from the symbol.
+fn same(cell: &Cell, shown: &Packed) -> bool {
+    flags_of(cell) == Some(shown.flags)
+        && cell.modifier.bits() == shown.modifier
+        && color_code(cell.fg) == Some(shown.fg)
+        && color_code(cell.bg) == Some(shown.bg)
+        && only_char(cell.symbol()) == Some(shown.symbol)
 }
 
 impl Shown {
@@ -189,12 +217,11 @@ impl Shown {
 
     /// Whether the terminal shows `cell` at `i` (ratatui's `Cell` equality).
     fn shows(&self, i: usize, cell: &Cell) -> bool {
-        if let Some(whole) = self.whole(i) {
-            return whole == cell;
+        match self.cells.get(i) {
+            Some(shown) if shown.flags & WHOLE != 0 => self.whole.get(&i) == Some(cell),
+            Some(shown) => same(cell, shown),
+            None => false,
         }
-        self.cells
-            .get(i)
-            .is_some_and(|shown| pack(cell) == Some(*shown))
     }
 
     fn width(&self, i: usize) -> usize {
@@ -231,9 +258,13 @@ impl Shown {
         }
     }
 
-    /// The terminal now shows `cells` (after their diff was sent).
-    fn take(&mut self, cells: &[Cell]) {
-        for (i, cell) in cells.iter().enumerate() {
+    /// The terminal now shows `cells` (after their diff was sent): the cells at `unsure`, the
+    /// only ones the diff did not find shown already, are taken.
+    fn take(&mut self, cells: &[Cell], unsure: &[usize]) {
+        for &i in unsure {
+            let Some(cell) = cells.get(i) else {
+                continue;
+            };
             if self.shows(i, cell) {
                 continue;
             }
@@ -265,9 +296,12 @@ fn is_skip(cell: &Cell) -> bool {
 }
 
 /// The indices of the cells of `next` to send to a terminal showing `shown`, in order: what
-/// ratatui's `Buffer::diff` yields from a buffer holding what `shown` shows to `next`.
-fn diff(shown: &Shown, next: &[Cell], out: &mut Vec<usize>) {
+/// ratatui's `Buffer::diff` yields from a buffer holding what `shown` shows to `next`. `unsure`
+/// gets every other index the diff did not find shown already (cells it passed over, covered
+/// by a wide character or marked skip), so that only those need taking afterwards.
+fn diff(shown: &Shown, next: &[Cell], out: &mut Vec<usize>, unsure: &mut Vec<usize>) {
     out.clear();
+    unsure.clear();
     let len = next.len().min(shown.len());
     let mut pos = 0usize;
     while pos < len {
@@ -277,20 +311,23 @@ fn diff(shown: &Shown, next: &[Cell], out: &mut Vec<usize>) {
             break;
         };
         if is_skip(current) {
+            unsure.push(i);
             continue;
         }
         match current.diff_option {
-            CellDiffOption::Skip => {}
+            CellDiffOption::Skip => unsure.push(i),
             CellDiffOption::ForcedWidth(width) => {
                 pos = pos.saturating_add(usize::from(width.get().saturating_sub(1)));
                 if !shown.shows(i, current) {
                     out.push(i);
                 }
+                unsure.extend(i..pos.min(len));
             }
             CellDiffOption::None | CellDiffOption::AlwaysUpdate => {
                 let cell_width = usize::from(current.cell_width());
                 if matches!(current.diff_option, CellDiffOption::None) && shown.shows(i, current) {
                     pos += cell_width.saturating_sub(1);
+                    unsure.extend(i + 1..pos.min(len));
                     continue;
                 }
                 let previous_width = shown.width(i);
@@ -307,6 +344,7 @@ fn diff(shown: &Shown, next: &[Cell], out: &mut Vec<usize>) {
                     // is sent again.
                     pos = trailing(shown, next, i, i + previous_width, true, len, out);
                 }
+                unsure.extend(i..pos.min(len));
             }
         }
     }
@@ -426,15 +464,16 @@ mod tests {
             let mut shown = Shown::blank(Rect::new(0, 0, 7, 3));
             let mut before = Buffer::empty(Rect::new(0, 0, 7, 3));
             let mut ours = Vec::new();
+            let mut unsure = Vec::new();
             for cells in &frames {
                 let next = buffer_of(cells);
                 let theirs: Vec<(u16, u16)> =
                     before.diff(&next).into_iter().map(|(x, y, _)| (x, y)).collect();
-                diff(&shown, &next.content, &mut ours);
+                diff(&shown, &next.content, &mut ours, &mut unsure);
                 let ours_xy: Vec<(u16, u16)> =
                     ours.iter().map(|&i| ((i % 7) as u16, (i / 7) as u16)).collect();
                 prop_assert_eq!(ours_xy, theirs);
-                shown.take(&next.content);
+                shown.take(&next.content, &unsure);
                 for (i, cell) in next.content.iter().enumerate() {
                     prop_assert!(shown.shows(i, cell));
                 }
