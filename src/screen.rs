@@ -95,9 +95,9 @@ struct Shown {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Packed {
     symbol: u32,
-    fg: u32,
-    bg: u32,
-    modifier: u16,
+    fg: Color,
+    bg: Color,
+    modifier: Modifier,
     /// The `CellDiffOption` (0 none, 1 skip, 2 always update), `SKIP`, or `WHOLE`.
     flags: u8,
     width: u8,
@@ -111,9 +111,9 @@ const WHOLE: u8 = 0x80;
 /// What a blank cell shows (`Cell::EMPTY`, as a reset buffer holds).
 const BLANK: Packed = Packed {
     symbol: ' ' as u32,
-    fg: 0,
-    bg: 0,
-    modifier: 0,
+    fg: Color::Reset,
+    bg: Color::Reset,
+    modifier: Modifier::empty(),
     flags: 0,
     width: 1,
 };
@@ -125,39 +125,14 @@ const VISIBLE_ON_BLANK: Modifier = Modifier::REVERSED
     .union(Modifier::RAPID_BLINK)
     .union(Modifier::CROSSED_OUT);
 
-/// A colour as a number, distinct for each colour; `None` for one this does not know.
-fn color_code(color: Color) -> Option<u32> {
-    Some(match color {
-        Color::Reset => 0,
-        Color::Black => 1,
-        Color::Red => 2,
-        Color::Green => 3,
-        Color::Yellow => 4,
-        Color::Blue => 5,
-        Color::Magenta => 6,
-        Color::Cyan => 7,
-        Color::Gray => 8,
-        Color::DarkGray => 9,
-        Color::LightRed => 10,
-        Color::LightGreen => 11,
-        Color::LightYellow => 12,
-        Color::LightBlue => 13,
-        Color::LightMagenta => 14,
-        Color::LightCyan => 15,
-        Color::White => 16,
-        Color::Rgb(r, g, b) => 0x0100_0000 | u32::from(r) << 16 | u32::from(g) << 8 | u32::from(b),
-        Color::Indexed(i) => 0x0200_0000 | u32::from(i),
-    })
-}
-
 /// `cell` in 16 bytes, when its symbol is one character and its width not forced.
 fn pack(cell: &Cell) -> Option<Packed> {
     let symbol = cell.symbol();
     Some(Packed {
         symbol: only_char(symbol)?,
-        fg: color_code(cell.fg)?,
-        bg: color_code(cell.bg)?,
-        modifier: cell.modifier.bits(),
+        fg: cell.fg,
+        bg: cell.bg,
+        modifier: cell.modifier,
         flags: flags_of(cell)?,
         width: u8::try_from(symbol.cell_width()).ok()?,
     })
@@ -190,9 +165,9 @@ fn only_char(symbol: &str) -> Option<u32> {
 /// which follows from the symbol.
 fn same(cell: &Cell, shown: &Packed) -> bool {
     flags_of(cell) == Some(shown.flags)
-        && cell.modifier.bits() == shown.modifier
-        && color_code(cell.fg) == Some(shown.fg)
-        && color_code(cell.bg) == Some(shown.bg)
+        && cell.modifier == shown.modifier
+        && cell.fg == shown.fg
+        && cell.bg == shown.bg
         && only_char(cell.symbol()) == Some(shown.symbol)
 }
 
@@ -240,8 +215,7 @@ impl Shown {
                 whole.bg != Color::Reset || whole.modifier.intersects(VISIBLE_ON_BLANK)
             }
             (None, Some(shown)) => {
-                shown.bg != 0
-                    || Modifier::from_bits_truncate(shown.modifier).intersects(VISIBLE_ON_BLANK)
+                shown.bg != Color::Reset || shown.modifier.intersects(VISIBLE_ON_BLANK)
             }
             (None, None) => false,
         }
