@@ -159,7 +159,7 @@ fn push_cache(out: &mut Vec<StoryLine>, cache: Option<&CacheConfig>) {
     out.push(line(StoryKind::Heading, "cache_config_info"));
     match cache {
         Some(c) if !c.fields.is_empty() => {
-            for (name, value) in &c.fields {
+            for (name, value) in c.fields.iter() {
                 out.push(line(StoryKind::Fact, &format!("{name}=\"{value}\"")));
             }
         }
@@ -214,7 +214,7 @@ mod tests {
     #[test]
     fn every_argument_event_and_log_line_is_there_and_safe() {
         let cache = CacheConfig {
-            fields: vec![("block_size".into(), "16".into())],
+            fields: [("block_size", "16")].into_iter().collect(),
             ..CacheConfig::default()
         };
         let lines = story(Some(&pod()), Some(&cache));

@@ -488,10 +488,7 @@ fn agreed_cache_config<'c>(
     let mut disputed = false;
     for other in configs.filter(|c| c.fields != first.fields) {
         disputed = true;
-        kvtop_core::engine::keep_agreed_cache_fields(
-            &mut fields,
-            other.fields.iter().map(|(n, v)| (n.as_str(), v.as_str())),
-        );
+        kvtop_core::engine::keep_agreed_cache_fields(&mut fields, other.fields.iter());
     }
     if disputed {
         Some(kvtop_core::engine::cache_config_from_fields(fields))
@@ -502,10 +499,9 @@ fn agreed_cache_config<'c>(
 
 fn cache_config(labels: &LabelMap, item: &super::decode::Item<'_>) -> CacheConfig {
     let identity = labels.names();
-    let fields: Vec<(String, String)> = item
+    let fields = item
         .labels()
         .filter(|(name, _)| !NOT_CACHE_FIELDS.contains(name) && !identity.contains(name))
-        .map(|(name, value)| (name.to_owned(), value.to_owned()))
         .collect();
     kvtop_core::engine::cache_config_from_fields(fields)
 }

@@ -13,7 +13,7 @@
 use std::collections::HashMap;
 
 use super::cache_info::{CacheInfoSeries, cache_config_for};
-use super::series::{HistogramParts, SeriesKey, SeriesSet};
+use super::series::{HistogramParts, SCAN_LIMIT, SeriesKey, SeriesSet};
 use super::{EngineId, EngineSample};
 use crate::metrics::number::parse_f64;
 use crate::metrics::parser::unescape;
@@ -193,17 +193,37 @@ fn label_value<'a>(raw: &'a str, name: &str) -> Option<&'a str> {
 #[derive(Default)]
 struct ByLabel<'a> {
     sets: Vec<(&'a str, SeriesSet<'a>)>,
-    /// Position in `sets` by raw value.
-    index: HashMap<&'a str, usize>,
+    /// Position in `sets` by raw value, built once `sets` outgrows a short scan (as in
+    /// [`SeriesSet`]): an engine has five finish reasons, a hostile payload 100,000. Until
+    /// then no map is allocated, at every scrape of every engine.
+    #[allow(clippy::box_collection)]
+    index: Option<Box<HashMap<&'a str, usize>>>,
 }
 
 impl<'a> ByLabel<'a> {
     fn record(&mut self, value: &'a str, key: SeriesKey<'a>, reading: f64) {
-        let sets = &mut self.sets;
-        let slot = *self.index.entry(value).or_insert_with(|| {
-            sets.push((value, SeriesSet::default()));
-            sets.len() - 1
-        });
+        let found = match &self.index {
+            None => self.sets.iter().position(|(v, _)| *v == value),
+            Some(index) => index.get(value).copied(),
+        };
+        let slot = match found {
+            Some(slot) => slot,
+            None => {
+                self.sets.push((value, SeriesSet::default()));
+                let slot = self.sets.len() - 1;
+                match &mut self.index {
+                    Some(index) => {
+                        index.insert(value, slot);
+                    }
+                    None if self.sets.len() > SCAN_LIMIT => {
+                        let index = self.sets.iter().enumerate().map(|(i, (v, _))| (*v, i));
+                        self.index = Some(Box::new(index.collect()));
+                    }
+                    None => {}
+                }
+                slot
+            }
+        };
         if let Some((_, set)) = self.sets.get_mut(slot) {
             set.record(key, reading);
         }
@@ -471,6 +491,30 @@ mod tests {
             ]
         );
         assert_eq!(e.requests_finished_total(), Some(9.0));
+    }
+
+    /// Past the short scan the reasons are found through the map built for them: sums and
+    /// order stay those of the scan, and a repeated series still replaces its reading.
+    #[test]
+    fn many_reasons_sum_alike_below_and_above_the_scan_limit() {
+        for reasons in [SCAN_LIMIT, SCAN_LIMIT + 1, 40] {
+            let mut payload = String::new();
+            for pass in 0..2 {
+                for r in 0..reasons {
+                    for pid in 0..2 {
+                        payload.push_str(&format!(
+                            "vllm:request_success_total{{finished_reason=\"r{r}\",model_name=\"m\",pid=\"{pid}\"}} {}\n",
+                            r * 10 + pass
+                        ));
+                    }
+                }
+            }
+            let e = one(&payload);
+            let expected: Vec<(String, f64)> = (0..reasons)
+                .map(|r| (format!("r{r}"), 2.0 * (r * 10 + 1) as f64))
+                .collect();
+            assert_eq!(e.request_success_total, expected, "{reasons} reasons");
+        }
     }
 
     #[test]

@@ -7,7 +7,7 @@
 //! which belongs to which model: only the fields on which all of them agree are kept, so a
 //! disputed `num_gpu_blocks` stays unknown instead of showing another model's capacity.
 
-use crate::engine::CacheConfig;
+use crate::engine::{CacheConfig, CacheFields};
 use crate::metrics::LabelIter;
 
 /// One `cache_config_info` series as found in the payload (raw, still-escaped label values).
@@ -40,9 +40,12 @@ pub(super) fn cache_config_for(
         .filter(|s| s.applies_to(model, engine))
         .map(|s| s.labels_raw);
     let first = candidates.next()?;
-    let mut fields: Vec<(String, String)> = LabelIter { rest: first }
-        .map(|(name, value)| (name.to_string(), value.into_owned()))
-        .collect();
+    let mut fields = CacheFields::default();
+    // Sized once: the values' escapes only ever shorten them.
+    fields.reserve(first.len(), first.bytes().filter(|b| *b == b'=').count());
+    for (name, value) in (LabelIter { rest: first }) {
+        fields.push(name, &value);
+    }
     for other in candidates.filter(|raw| *raw != first) {
         let other_fields: Vec<_> = LabelIter { rest: other }.collect();
         keep_agreed(
@@ -57,20 +60,15 @@ pub(super) fn cache_config_for(
 /// configurations apply to one engine, only what they agree on is known (both paths, direct
 /// and Prometheus, resolve it so).
 pub fn keep_agreed<'o>(
-    fields: &mut Vec<(String, String)>,
+    fields: &mut CacheFields,
     other: impl Iterator<Item = (&'o str, &'o str)> + Clone,
 ) {
-    fields.retain(|(name, value)| other.clone().any(|(n, v)| n == name && v == value));
+    fields.retain(|name, value| other.clone().any(|(n, v)| n == name && v == value));
 }
 
 /// The typed configuration from `cache_config_info` label pairs (also used for Prometheus answers).
-pub fn typed(fields: Vec<(String, String)>) -> CacheConfig {
-    let field = |name: &str| {
-        fields
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, v)| v.as_str())
-    };
+pub fn typed(fields: CacheFields) -> CacheConfig {
+    let field = |name: &str| fields.get(name);
     let whole = |name: &str| field(name).and_then(|v| v.parse::<u64>().ok());
     CacheConfig {
         block_size: whole("block_size"),
@@ -119,8 +117,8 @@ mod tests {
         assert_eq!(config.kv_capacity_tokens(), Some(116_496));
         assert_eq!(config.fields.len(), 7);
         assert_eq!(
-            config.fields[6],
-            ("num_gpu_blocks_override".to_string(), "None".to_string())
+            config.fields.iter().nth(6),
+            Some(("num_gpu_blocks_override", "None"))
         );
     }
 
@@ -161,13 +159,8 @@ mod tests {
         assert_eq!(config.block_size, Some(16));
         assert_eq!(config.num_gpu_blocks, None);
         assert_eq!(config.kv_capacity_tokens(), None);
-        assert_eq!(
-            config.fields,
-            vec![
-                ("block_size".to_string(), "16".to_string()),
-                ("engine".to_string(), "0".to_string())
-            ]
-        );
+        let fields: Vec<(&str, &str)> = config.fields.iter().collect();
+        assert_eq!(fields, [("block_size", "16"), ("engine", "0")]);
     }
 
     #[test]

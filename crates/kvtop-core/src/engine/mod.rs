@@ -13,4 +13,4 @@ pub use cache_info::keep_agreed as keep_agreed_cache_fields;
 pub use cache_info::typed as cache_config_from_fields;
 pub use dcgm::{GpuSample, extract_gpus};
 pub use limits::PayloadLimits;
-pub use sample::{CacheConfig, EngineFlavor, EngineId, EngineSample, Histogram};
+pub use sample::{CacheConfig, CacheFields, EngineFlavor, EngineId, EngineSample, Histogram};

@@ -37,7 +37,7 @@ pub(super) struct SeriesSet<'a> {
 }
 
 /// Up to this many extra series a linear scan beats hashing.
-const SCAN_LIMIT: usize = 8;
+pub(super) const SCAN_LIMIT: usize = 8;
 
 impl<'a> SeriesSet<'a> {
     /// Record a reading; a repeated series replaces its earlier reading.

@@ -8,7 +8,7 @@ use super::DecodeError;
 use super::values;
 use super::wire::{Dec, Enc};
 use crate::engine::EngineFlavor;
-use crate::engine::{CacheConfig, EngineId, EngineSample, GpuSample, Histogram};
+use crate::engine::{CacheConfig, CacheFields, EngineId, EngineSample, GpuSample, Histogram};
 use crate::fleet::{InstanceKey, ScrapeError, ScrapePayload, ScrapeReport, TargetId};
 use crate::metrics::Bucket;
 use crate::metrics::number::as_int;
@@ -337,7 +337,7 @@ fn encode_config(enc: &mut Enc<'_>, c: &CacheConfig) {
     );
     enc.opt_str(c.cache_dtype.as_deref());
     enc.varint(c.fields.len() as u64);
-    for (name, value) in &c.fields {
+    for (name, value) in c.fields.iter() {
         enc.str(name);
         enc.str(value);
     }
@@ -685,9 +685,9 @@ fn decode_config(dec: &mut Dec<'_>) -> Result<CacheConfig, DecodeError> {
     let int = |v: Option<f64>| v.filter(|v| *v >= 0.0).map(|v| v as u64);
     let cache_dtype = dec.opt_str()?;
     let count = dec.count()?;
-    let mut fields = Vec::with_capacity(count);
+    let mut fields = CacheFields::default();
     for _ in 0..count {
-        fields.push((dec.str()?, dec.str()?));
+        fields.push(&dec.str()?, &dec.str()?);
     }
     Ok(CacheConfig {
         block_size: int(get(0)),

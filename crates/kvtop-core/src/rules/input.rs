@@ -129,8 +129,7 @@ impl<'a> EngineInput<'a> {
     /// The `cache_config_info` label `field`, as a number (`True`/`False` as 1/0).
     pub(crate) fn cache_field(&self, field: &str) -> Option<f64> {
         let config = self.sample?.cache_config.as_ref()?;
-        let (_, text) = config.fields.iter().find(|(k, _)| k == field)?;
-        parse_fact(text)
+        parse_fact(config.fields.get(field)?)
     }
 }
 

@@ -194,11 +194,7 @@ fn v0_era_engine() {
     assert_eq!(config.enable_prefix_caching, Some(false));
     assert_eq!(config.num_cpu_blocks, Some(0));
     assert_eq!(config.fields.len(), 10);
-    assert!(
-        config
-            .fields
-            .contains(&("swap_space_bytes".to_string(), "4294967296".to_string()))
-    );
+    assert_eq!(config.fields.get("swap_space_bytes"), Some("4294967296"));
 }
 
 #[test]

@@ -179,7 +179,7 @@ fn config_signals_read_cache_config_and_facts() {
         cache_config: Some(CacheConfig {
             gpu_memory_utilization: Some(0.95),
             enable_prefix_caching: Some(false),
-            fields: vec![("swap_space".into(), "4".into())],
+            fields: [("swap_space", "4")].into_iter().collect(),
             ..CacheConfig::default()
         }),
         ..EngineSample::default()

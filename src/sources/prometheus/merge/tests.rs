@@ -175,12 +175,13 @@ fn cache_config_fields_exclude_target_labels_and_give_the_capacity() {
     // Engine 0 has no cache_config_info series of its own.
     assert_eq!(engines[0].sample.cache_config, None);
     let config = engines[1].sample.cache_config.clone().unwrap_or_default();
+    let fields: Vec<(&str, &str)> = config.fields.iter().collect();
     assert_eq!(
-        config.fields,
+        fields,
         [
-            ("block_size".to_string(), "16".to_string()),
-            ("num_gpu_blocks".to_string(), "1000".to_string()),
-            ("enable_prefix_caching".to_string(), "True".to_string()),
+            ("block_size", "16"),
+            ("num_gpu_blocks", "1000"),
+            ("enable_prefix_caching", "True"),
         ]
     );
     // 1000 blocks × 16 tokens.
