@@ -12,6 +12,7 @@
 # CPU per 1,000 successful scrapes: on a machine too busy for the simulator to answer every
 # scrape within the interval, that is the figure to compare. The simulator's CPU is shown for
 # reference. Needs tmux, curl and prometheus (PATH or /opt/kvtop-ci/prometheus/usr/bin).
+# PROMETHEUS=0 measures the console alone, with both cores left to it and the simulator.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 engines=${1:-1000}
@@ -20,7 +21,8 @@ interval=${3:-1s}
 
 ulimit -n "$(ulimit -Hn)"
 export PATH="$PATH:/opt/kvtop-ci/prometheus/usr/bin"
-# KVTOP_BIN=PATH measures that build (e.g. the shipped one) instead of building the release one.
+# KVTOP_BIN=PATH measures that build (e.g. the shipped one) instead of building the release one;
+# SIM_BIN=PATH runs the simulator from another build (an old console against today's simulator).
 if [ -n "${KVTOP_BIN:-}" ]; then
   bin=$(realpath "$KVTOP_BIN")
 else
@@ -41,11 +43,13 @@ trap cleanup EXIT
 . benches/fleet_lib.sh
 
 # With a --scenario the baseline is healthy: every engine serves (none is down by design).
-start_sim "$engines" --engines "$engines" --scenario healthy@0
+cp "${SIM_BIN:-$bin}" "$work/kvtop-sim"
+run_sim "$engines" --engines "$engines" --scenario healthy@0
 engine_urls | write_console_config "$interval"
-engine_urls | write_prometheus_config "$interval"
+with_prometheus=${PROMETHEUS:-1}
+[ "$with_prometheus" = 1 ] && engine_urls | write_prometheus_config "$interval"
 
-start_prometheus
+[ "$with_prometheus" = 1 ] && start_prometheus
 export HOME=$work XDG_STATE_HOME=$work/state XDG_CONFIG_HOME=$work/config
 tmux -L "$sock" new-session -d -s bench -x 200 -y 60 "exec $bin --config $work/kvtop.toml"
 sleep 1
@@ -58,7 +62,7 @@ console_up() {
 sleep 20 # start-up, first scrapes of every target, Prometheus' first head block
 load0=$(load1)
 k0=$(cpu_ticks "$pid")
-p0=$(cpu_ticks "$prom_pid")
+[ "$with_prometheus" = 1 ] && p0=$(cpu_ticks "$prom_pid")
 s0=$(cpu_ticks "$sim_pid")
 up_sum=0
 up_reads=0
@@ -71,10 +75,10 @@ while [ "$elapsed" -lt "$seconds" ]; do
   up_reads=$((up_reads + 1))
 done
 k1=$(cpu_ticks "$pid")
-p1=$(cpu_ticks "$prom_pid")
+[ "$with_prometheus" = 1 ] && p1=$(cpu_ticks "$prom_pid")
 s1=$(cpu_ticks "$sim_pid")
 load1_end=$(load1)
-prom_up=$(prometheus_value "sum(avg_over_time(up[${seconds}s]))")
+[ "$with_prometheus" = 1 ] && prom_up=$(prometheus_value "sum(avg_over_time(up[${seconds}s]))")
 kv_up=$(awk -v s="$up_sum" -v n="$up_reads" 'BEGIN { printf "%.0f", s / n }')
 tck=$(getconf CLK_TCK)
 iv_s=$(awk -v i="$interval" 'BEGIN { v = i + 0; if (i ~ /ms$/) v /= 1000; print v }')
@@ -88,6 +92,8 @@ echo "engines=$engines interval=$interval window=${seconds}s load1=$load0..$load
 printf '%-12s %8s %14s %12s %22s\n' process cores peak_rss_mib avg_up cpu_ms_per_1k_scrapes
 printf '%-12s %8s %14s %12s %22s\n' kvtop "$(cores $((k1 - k0)))" "$(mib "$(status_kib "$pid" VmHWM)")" \
   "$kv_up/$engines" "$(per_k $((k1 - k0)) "$kv_up")"
-printf '%-12s %8s %14s %12s %22s\n' prometheus "$(cores $((p1 - p0)))" "$(mib "$(status_kib "$prom_pid" VmHWM)")" \
-  "$(printf %.0f "$prom_up")/$engines" "$(per_k $((p1 - p0)) "$prom_up")"
+if [ "$with_prometheus" = 1 ]; then
+  printf '%-12s %8s %14s %12s %22s\n' prometheus "$(cores $((p1 - p0)))" "$(mib "$(status_kib "$prom_pid" VmHWM)")" \
+    "$(printf %.0f "$prom_up")/$engines" "$(per_k $((p1 - p0)) "$prom_up")"
+fi
 printf '%-12s %8s %14s %12s %22s\n' "(simulator)" "$(cores $((s1 - s0)))" "$(mib "$(status_kib "$sim_pid" VmHWM)")" - -

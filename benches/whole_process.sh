@@ -9,7 +9,7 @@
 # (PROFILE=dist measures the shipping build: fat LTO, one codegen unit; CARGO_FLAGS, e.g.
 # --no-default-features, builds the measured console differently, in target/variant, while the
 # simulator still runs from the default build; KVTOP_BIN=PATH measures that binary and builds
-# nothing). Prints one line of figures.
+# nothing; SIM_BIN=PATH runs the simulator from another build). Prints one line of figures.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 engines=${1:-8}
@@ -19,13 +19,15 @@ size=${3:-160x45}
 profile=${PROFILE:-release}
 if [ -n "${KVTOP_BIN:-}" ]; then
   # A binary built earlier (e.g. a copy of the build before a change): measured as it is,
-  # nothing is built; it also runs the simulator.
-  sim_bin=$KVTOP_BIN
+  # nothing is built; it also runs the simulator, unless SIM_BIN names another build (an old
+  # console measured against today's simulator, side by side with today's console).
+  sim_bin=${SIM_BIN:-$KVTOP_BIN}
+  bin=$KVTOP_BIN
 else
   cargo build --profile "$profile" --quiet --bin kvtop
   sim_bin=$PWD/target/$profile/kvtop
+  bin=$sim_bin
 fi
-bin=$sim_bin
 if [ -n "${CARGO_FLAGS:-}" ]; then
   # shellcheck disable=SC2086 # CARGO_FLAGS is a list of words
   cargo build --profile "$profile" --quiet --bin kvtop --target-dir target/variant $CARGO_FLAGS
