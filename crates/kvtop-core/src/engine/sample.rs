@@ -44,8 +44,8 @@ impl CacheConfig {
 
 /// `cache_config_info`'s label pairs in the order exported, names and values kept in one
 /// string: an engine's configuration is built again at every scrape, and two allocations for
-/// it instead of two per label took a sixth of the console's allocations off a 1,000-engine
-/// fleet.
+/// it instead of two per label took 14 % of the console's allocations off a 1,000-engine
+/// fleet (the previous scrape's labels, freed a second later, cost the most).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct CacheFields {
     text: String,
