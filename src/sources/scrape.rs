@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use crate::sources::Outbox;
-use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_ENCODING, HeaderValue};
+use reqwest::header::{ACCEPT, ACCEPT_ENCODING, AUTHORIZATION, CONTENT_ENCODING, HeaderValue};
 use tokio::task::JoinHandle;
 use tokio::time::{Instant, MissedTickBehavior};
 
@@ -15,9 +15,14 @@ use super::decode::decode_payload_within;
 use kvtop_core::clock::unix_now;
 use kvtop_core::engine::PayloadLimits;
 use kvtop_core::fleet::{ScrapeError, ScrapePayload, ScrapeReport, TargetId};
+use kvtop_core::metrics::gzip::{GunzipError, gunzip_capped};
 
 /// What the Accept header asks for: the plain text format, which every exporter serves.
 pub(crate) const ACCEPT_TEXT: &str = "text/plain;version=0.0.4;q=1,*/*;q=0.1";
+
+/// The one content coding asked for (`Accept-Encoding`), as Prometheus asks: [`read_capped`]
+/// inflates it.
+pub(crate) const GZIP: &str = "gzip";
 
 /// One endpoint to scrape.
 #[derive(Clone)]
@@ -64,7 +69,6 @@ pub fn build_client(settings: &ScrapeSettings) -> Result<reqwest::Client, reqwes
     };
     builder
         .user_agent(settings.user_agent.clone())
-        .gzip(true)
         .connect_timeout(settings.timeout)
         .redirect(reqwest::redirect::Policy::limited(5))
         .pool_max_idle_per_host(2)
@@ -131,7 +135,8 @@ fn scrape_request(
 ) -> Result<reqwest::Request, ScrapeError> {
     let mut request = client
         .get(&target.url)
-        .header(ACCEPT, HeaderValue::from_static(ACCEPT_TEXT));
+        .header(ACCEPT, HeaderValue::from_static(ACCEPT_TEXT))
+        .header(ACCEPT_ENCODING, HeaderValue::from_static(GZIP));
     if let Some(token) = &target.bearer_token {
         let value = HeaderValue::from_str(&format!("Bearer {token}"))
             .map_err(|_| ScrapeError::Other("bearer token is not a valid header value".into()))?;
@@ -194,14 +199,19 @@ async fn fetch_body(
 /// grows as its bytes arrive past this.
 const MAX_RESERVE: usize = 1 << 20;
 
-/// Read a response body, decompressed, up to `limit` bytes: past it the read stops with
-/// [`ScrapeError::TooLarge`] (so a gzip bomb costs at most `limit` bytes of memory).
+/// Read a response body up to `limit` bytes, inflated when it came gzip-encoded: past the cap
+/// (on the wire or once inflated) the read stops with [`ScrapeError::TooLarge`], so a gzip
+/// bomb costs at most `limit` bytes of memory.
 pub(crate) async fn read_capped(
     response: &mut reqwest::Response,
     limit: usize,
 ) -> Result<Vec<u8>, ScrapeError> {
+    let gzipped = match response.headers().get(CONTENT_ENCODING) {
+        None => false,
+        Some(coding) => gzip_coding(coding.as_bytes())?,
+    };
     let claimed = response.content_length().unwrap_or(64 * 1024);
-    if claimed > limit as u64 && response.headers().get(CONTENT_ENCODING).is_none() {
+    if claimed > limit as u64 {
         return Err(ScrapeError::TooLarge { limit });
     }
     let mut body = Vec::with_capacity(
@@ -213,7 +223,51 @@ pub(crate) async fn read_capped(
         }
         body.extend_from_slice(&chunk);
     }
-    Ok(body)
+    if !gzipped {
+        return Ok(body);
+    }
+    inflate(body, limit).await
+}
+
+/// Whether a `Content-Encoding` is gzip; identity is plain, and any other coding (never asked
+/// for) is refused by name rather than parsed as text.
+fn gzip_coding(coding: &[u8]) -> Result<bool, ScrapeError> {
+    let coding = coding.trim_ascii();
+    if coding.eq_ignore_ascii_case(b"gzip") || coding.eq_ignore_ascii_case(b"x-gzip") {
+        return Ok(true);
+    }
+    if coding.is_empty() || coding.eq_ignore_ascii_case(b"identity") {
+        return Ok(false);
+    }
+    let shown = match std::str::from_utf8(coding) {
+        Ok(name) if name.len() <= 32 && name.bytes().all(|b| b.is_ascii_graphic()) => {
+            format!(" {name}")
+        }
+        _ => String::new(),
+    };
+    Err(ScrapeError::Body(format!(
+        "unsupported Content-Encoding{shown} (only gzip is asked for)"
+    )))
+}
+
+/// Inflate a gzip body within `limit`: on the runtime when its trailer says it is small (as a
+/// payload is, see [`INLINE_DECODE_MAX`]) and it keeps its word, else on the blocking pool, so a
+/// bomb or a large answer never holds up the other targets.
+async fn inflate(raw: Vec<u8>, limit: usize) -> Result<Vec<u8>, ScrapeError> {
+    let gunzip_error = |error| match error {
+        GunzipError::TooLarge => ScrapeError::TooLarge { limit },
+        GunzipError::Corrupt(why) => ScrapeError::Body(format!("gzip decoding failed: {why}")),
+    };
+    let claimed = kvtop_core::metrics::gzip::claimed_len(&raw);
+    if claimed <= INLINE_DECODE_MAX {
+        match gunzip_capped(&raw, limit.min(INLINE_DECODE_MAX)) {
+            Err(GunzipError::TooLarge) if limit > INLINE_DECODE_MAX => {}
+            inline => return inline.map_err(gunzip_error),
+        }
+    }
+    off_runtime(usize::MAX, move || gunzip_capped(&raw, limit))
+        .await?
+        .map_err(gunzip_error)
 }
 
 /// Map a transport error onto the reasons the console shows.
@@ -223,20 +277,6 @@ pub(crate) fn classify(err: reqwest::Error) -> ScrapeError {
     }
     if err.is_redirect() {
         return ScrapeError::TooManyRedirects;
-    }
-    // Decompression failures carry an I/O error too; they are the endpoint's bytes, not the
-    // connection, unless the connection itself broke under the decoder. Only gzip is accepted
-    // (`build_client`).
-    let connection_broke = find_io_error(&err).is_some_and(|io| {
-        matches!(
-            io.kind(),
-            std::io::ErrorKind::ConnectionReset
-                | std::io::ErrorKind::ConnectionAborted
-                | std::io::ErrorKind::BrokenPipe
-        )
-    });
-    if err.is_decode() && !connection_broke {
-        return ScrapeError::Body(format!("gzip decoding failed: {}", root_cause(&err)));
     }
     if let Some(io) = find_io_error(&err) {
         return match io.kind() {
@@ -403,6 +443,31 @@ impl Drop for Scrapers {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_gzip_is_inflated_and_other_codings_are_named_safely() {
+        for gzip in [&b"gzip"[..], b"GZIP", b" x-gzip ", b"X-Gzip"] {
+            assert_eq!(gzip_coding(gzip), Ok(true));
+        }
+        for plain in [&b""[..], b"identity", b" Identity"] {
+            assert_eq!(gzip_coding(plain), Ok(false));
+        }
+        let refused = |coding: &[u8]| match gzip_coding(coding) {
+            Err(ScrapeError::Body(why)) => why,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            refused(b"br"),
+            "unsupported Content-Encoding br (only gzip is asked for)"
+        );
+        // Outside text with controls, or long, is not repeated.
+        for hostile in [&b"br\x1b]52;c;ZWNobw==\x07"[..], b"\x1b[2J", &[b'z'; 200]] {
+            assert_eq!(
+                refused(hostile),
+                "unsupported Content-Encoding (only gzip is asked for)"
+            );
+        }
+    }
 
     fn slots_of(targets: usize) -> Vec<(Duration, usize)> {
         let mut slots: Vec<(Duration, usize)> = Vec::new();

@@ -3,10 +3,10 @@
 
 use std::time::Duration;
 
-use reqwest::header::{ACCEPT, HeaderValue};
+use reqwest::header::{ACCEPT, ACCEPT_ENCODING, HeaderValue};
 
 use crate::config::{PrometheusAuth, PrometheusConfig};
-use crate::sources::scrape::{classify, read_capped};
+use crate::sources::scrape::{GZIP, classify, read_capped};
 use kvtop_core::fleet::ScrapeError;
 
 /// Why a client could not be built.
@@ -77,7 +77,6 @@ impl PromClient {
 
         let mut builder = reqwest::Client::builder()
             .user_agent(settings.user_agent.clone())
-            .gzip(true)
             .connect_timeout(settings.timeout)
             .redirect(reqwest::redirect::Policy::limited(5))
             .pool_max_idle_per_host(32)
@@ -190,7 +189,8 @@ impl PromClient {
         let mut request = self
             .http
             .get(url)
-            .header(ACCEPT, HeaderValue::from_static("application/json"));
+            .header(ACCEPT, HeaderValue::from_static("application/json"))
+            .header(ACCEPT_ENCODING, HeaderValue::from_static(GZIP));
         request = match &self.auth {
             Some(PrometheusAuth::Bearer(token)) => request.bearer_auth(token),
             Some(PrometheusAuth::Basic { username, password }) => {

@@ -3,6 +3,7 @@
 //! Nothing here touches I/O, clocks or the terminal: callers pass bytes and timestamps in and get data back.
 
 pub mod counter;
+pub mod gzip;
 pub mod histogram;
 pub(crate) mod number;
 pub mod parser;

@@ -21,9 +21,6 @@ use crate::fleet::{TargetId, Ts};
 /// A finding's identity across cycles.
 type FindingKey = (Arc<str>, Arc<Subject>);
 
-/// An engine's identity across cycles.
-type EngineKey = (TargetId, EngineId);
-
 /// Changes of one thing, oldest first: `None` from the instant it left the list.
 #[derive(Debug, Clone)]
 struct Track<T> {
@@ -76,7 +73,9 @@ impl<T: Clone> Track<T> {
 pub struct Timeline {
     retention: f64,
     findings: HashMap<FindingKey, Track<Finding>>,
-    health: HashMap<EngineKey, Track<EngineHealth>>,
+    /// By target, then engine: an engine seen before is found by reference, so a cycle copies
+    /// no engine ids (a thousand engines, every cycle).
+    health: HashMap<TargetId, HashMap<EngineId, Track<EngineHealth>>>,
     /// Cycles shown so far.
     cycles: u64,
     /// The first and the last cycle's time, once one was shown.
@@ -128,7 +127,11 @@ impl Timeline {
             track.cycle = cycle;
         }
         for ((target, id), health) in health {
-            let track = self.health.entry((target, id.clone())).or_default();
+            let engines = self.health.entry(target).or_default();
+            let track = match engines.get_mut(id) {
+                Some(track) => track,
+                None => engines.entry(id.clone()).or_default(),
+            };
             if track.last() != Some(&health) {
                 track.record(now, Some(health));
             }
@@ -139,7 +142,7 @@ impl Timeline {
                 track.record(now, None);
             }
         }
-        for track in self.health.values_mut() {
+        for track in self.health.values_mut().flat_map(HashMap::values_mut) {
             if track.cycle != cycle && track.last().is_some() {
                 track.record(now, None);
             }
@@ -160,7 +163,10 @@ impl Timeline {
         let mut health: Vec<_> = self
             .health
             .iter()
-            .filter_map(|(key, track)| Some((key.clone(), *track.at(t)?)))
+            .flat_map(|(target, engines)| {
+                engines.iter().map(move |(id, track)| (*target, id, track))
+            })
+            .filter_map(|(target, id, track)| Some(((target, id.clone()), *track.at(t)?)))
             .collect();
         health.sort_by(|a, b| a.0.cmp(&b.0));
         health
@@ -177,7 +183,12 @@ impl Timeline {
         self.findings
             .values()
             .map(|t| t.changes.len())
-            .chain(self.health.values().map(|t| t.changes.len()))
+            .chain(
+                self.health
+                    .values()
+                    .flat_map(HashMap::values)
+                    .map(|t| t.changes.len()),
+            )
             .sum()
     }
 
@@ -188,7 +199,10 @@ impl Timeline {
 
     fn prune(&mut self, horizon: Ts) {
         self.findings.retain(|_, track| !track.prune(horizon));
-        self.health.retain(|_, track| !track.prune(horizon));
+        self.health.retain(|_, engines| {
+            engines.retain(|_, track| !track.prune(horizon));
+            !engines.is_empty()
+        });
     }
 }
 
