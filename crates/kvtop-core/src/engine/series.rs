@@ -96,10 +96,6 @@ impl<'a> SeriesSet<'a> {
     }
 }
 
-/// Bucket readings room is made for at a histogram's first: reallocating from 4 to 8, 16 and
-/// 32 was the most frequent allocation of a scrape.
-const BUCKETS_AHEAD: usize = 32;
-
 /// The `_bucket`, `_sum` and `_count` series of one histogram of one engine.
 #[derive(Debug, Default)]
 pub(super) struct HistogramParts<'a> {
@@ -112,10 +108,6 @@ impl<'a> HistogramParts<'a> {
     /// One `_bucket` sample: `le` already parsed as a number.
     pub(super) fn record_bucket(&mut self, key: SeriesKey<'a>, le: f64, count: f64) {
         if !le.is_nan() && !count.is_nan() {
-            if self.buckets.capacity() == 0 {
-                // Room for a whole vLLM histogram (up to ~30 bounds) at once, not in doublings.
-                self.buckets.reserve(BUCKETS_AHEAD);
-            }
             // `+ 0.0` folds -0 into 0 so both spellings land in one bucket.
             self.buckets.push((key, le + 0.0, count));
         }

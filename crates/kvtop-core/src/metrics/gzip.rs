@@ -3,7 +3,7 @@
 //! A scrape asks for gzip as Prometheus does (`Accept-Encoding: gzip`): a vLLM payload of
 //! 48-120 KB travels as 5-12 KB. Inflating the whole body at once, into a buffer sized from the
 //! gzip trailer, costs less than a streaming decoder's chunks and window copies (benches/README.md,
-//! 30 November), and the cap holds for the inflated bytes, so a gzip bomb stops at `limit`.
+//! 29 November (9)), and the cap holds for the inflated bytes, so a gzip bomb stops at `limit`.
 
 use flate2::{Decompress, FlushDecompress, Status};
 
