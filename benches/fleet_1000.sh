@@ -23,6 +23,10 @@ ulimit -n "$(ulimit -Hn)"
 export PATH="$PATH:/opt/kvtop-ci/prometheus/usr/bin"
 # KVTOP_BIN=PATH measures that build (e.g. the shipped one) instead of building the release one;
 # SIM_BIN=PATH runs the simulator from another build (an old console against today's simulator).
+# BESIDE=PATH runs that build as a second console in the same run, against the same simulator and
+# on its own state directory: two builds compared under the same conditions (this machine's
+# speed drifts by 20 % between runs a minute apart; see benches/README.md, 29 November (9)). Run
+# it again with the two builds swapped.
 if [ -n "${KVTOP_BIN:-}" ]; then
   bin=$(realpath "$KVTOP_BIN")
 else
@@ -54,6 +58,13 @@ export HOME=$work XDG_STATE_HOME=$work/state XDG_CONFIG_HOME=$work/config
 tmux -L "$sock" new-session -d -s bench -x 200 -y 60 "exec $bin --config $work/kvtop.toml"
 sleep 1
 pid=$(tmux -L "$sock" list-panes -t bench -F '#{pane_pid}')
+beside=${BESIDE:+$(realpath "$BESIDE")}
+if [ -n "$beside" ]; then
+  tmux -L "$sock" new-session -d -s beside -x 200 -y 60 \
+    "exec env XDG_STATE_HOME=$work/state-beside XDG_CONFIG_HOME=$work/config-beside $beside --config $work/kvtop.toml"
+  sleep 1
+  beside_pid=$(tmux -L "$sock" list-panes -t beside -F '#{pane_pid}')
+fi
 
 console_up() {
   tmux -L "$sock" capture-pane -p -t bench | head -1 | grep -o '[0-9]* up' | grep -o '[0-9]*' || echo 0
@@ -62,6 +73,7 @@ console_up() {
 sleep 20 # start-up, first scrapes of every target, Prometheus' first head block
 load0=$(load1)
 k0=$(cpu_ticks "$pid")
+[ -n "$beside" ] && b0=$(cpu_ticks "$beside_pid")
 [ "$with_prometheus" = 1 ] && p0=$(cpu_ticks "$prom_pid")
 s0=$(cpu_ticks "$sim_pid")
 up_sum=0
@@ -75,6 +87,7 @@ while [ "$elapsed" -lt "$seconds" ]; do
   up_reads=$((up_reads + 1))
 done
 k1=$(cpu_ticks "$pid")
+[ -n "$beside" ] && b1=$(cpu_ticks "$beside_pid")
 [ "$with_prometheus" = 1 ] && p1=$(cpu_ticks "$prom_pid")
 s1=$(cpu_ticks "$sim_pid")
 load1_end=$(load1)
@@ -92,6 +105,9 @@ echo "engines=$engines interval=$interval window=${seconds}s load1=$load0..$load
 printf '%-12s %8s %14s %12s %22s\n' process cores peak_rss_mib avg_up cpu_ms_per_1k_scrapes
 printf '%-12s %8s %14s %12s %22s\n' kvtop "$(cores $((k1 - k0)))" "$(mib "$(status_kib "$pid" VmHWM)")" \
   "$kv_up/$engines" "$(per_k $((k1 - k0)) "$kv_up")"
+if [ -n "$beside" ]; then
+  printf '%-12s %8s %14s\n' "beside" "$(cores $((b1 - b0)))" "$(mib "$(status_kib "$beside_pid" VmHWM)")"
+fi
 if [ "$with_prometheus" = 1 ]; then
   printf '%-12s %8s %14s %12s %22s\n' prometheus "$(cores $((p1 - p0)))" "$(mib "$(status_kib "$prom_pid" VmHWM)")" \
     "$(printf %.0f "$prom_up")/$engines" "$(per_k $((p1 - p0)) "$prom_up")"

@@ -30,6 +30,11 @@ pub enum Behaviour {
     Stream { line: Arc<[u8]>, len: usize },
     /// 200 with these bytes as a gzip-encoded body (already compressed, e.g. [`gzip_bomb`]).
     GzipBytes(Arc<[u8]>),
+    /// 200 with this body gzip-compressed if the request's `Accept-Encoding` names gzip, else
+    /// 406 (as a server that only sends compressed bodies would).
+    GzipIfAsked(Vec<u8>),
+    /// 200 with these bytes under this `Content-Encoding`.
+    Encoded(&'static str, Vec<u8>),
     /// 200 with the bodies in turn, one per request; the last one is repeated.
     Sequence(Arc<Sequence>),
 }
@@ -142,23 +147,33 @@ pub fn gzip_bomb(len: usize) -> Arc<[u8]> {
     enc.finish().expect("gzip").into()
 }
 
-async fn read_request(stream: &mut TcpStream) -> std::io::Result<()> {
+/// The request's head, as read.
+async fn read_request(stream: &mut TcpStream) -> std::io::Result<Vec<u8>> {
     let mut buf = [0u8; 4096];
     let mut seen = Vec::new();
     loop {
         let n = stream.read(&mut buf).await?;
         if n == 0 {
-            return Ok(());
+            return Ok(seen);
         }
         seen.extend_from_slice(&buf[..n]);
         if seen.windows(4).any(|w| w == b"\r\n\r\n") {
-            return Ok(());
+            return Ok(seen);
         }
     }
 }
 
+/// Whether a request head has an `Accept-Encoding` header naming gzip.
+fn asks_for_gzip(head: &[u8]) -> bool {
+    String::from_utf8_lossy(head).lines().any(|line| {
+        let line = line.to_ascii_lowercase();
+        line.strip_prefix("accept-encoding:")
+            .is_some_and(|codings| codings.split(',').any(|c| c.trim() == "gzip"))
+    })
+}
+
 async fn serve(mut stream: TcpStream, behaviour: Behaviour) -> std::io::Result<()> {
-    read_request(&mut stream).await?;
+    let head = read_request(&mut stream).await?;
     match behaviour {
         Behaviour::Ok(body) => respond(&mut stream, 200, &[], &body).await,
         Behaviour::Gzip(body) => {
@@ -203,6 +218,14 @@ async fn serve(mut stream: TcpStream, behaviour: Behaviour) -> std::io::Result<(
             respond(&mut stream, 200, &[("Content-Encoding", "gzip")], &bytes).await
         }
         Behaviour::Sequence(sequence) => respond(&mut stream, 200, &[], &sequence.next()).await,
+        Behaviour::GzipIfAsked(body) if asks_for_gzip(&head) => {
+            let encoding = [("Content-Encoding", "gzip")];
+            respond(&mut stream, 200, &encoding, &gzip(&body)).await
+        }
+        Behaviour::GzipIfAsked(_) => respond(&mut stream, 406, &[], b"gzip only\n").await,
+        Behaviour::Encoded(coding, bytes) => {
+            respond(&mut stream, 200, &[("Content-Encoding", coding)], &bytes).await
+        }
     }
 }
 

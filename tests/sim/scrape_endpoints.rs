@@ -61,6 +61,32 @@ async fn gzip_payload_is_decompressed() {
     assert_eq!(payload.bytes, GOOD.len());
 }
 
+/// The scrape asks for gzip as Prometheus does, and inflates what comes back.
+#[tokio::test]
+async fn gzip_is_asked_for() {
+    let payload = scrape(Behaviour::GzipIfAsked(GOOD.into()), &settings(2000))
+        .await
+        .expect("payload");
+    assert_eq!(payload.engines[0].kv_usage, Some(0.5));
+    assert_eq!(payload.bytes, GOOD.len());
+}
+
+/// A coding never asked for is named, not parsed as text.
+#[tokio::test]
+async fn another_content_encoding_is_refused_by_name() {
+    let err = scrape(Behaviour::Encoded("br", GOOD.into()), &settings(2000))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err,
+        ScrapeError::Body("unsupported Content-Encoding br (only gzip is asked for)".into())
+    );
+    let plain = scrape(Behaviour::Encoded("identity", GOOD.into()), &settings(2000))
+        .await
+        .expect("identity is plain");
+    assert_eq!(plain.bytes, GOOD.len());
+}
+
 #[tokio::test]
 async fn hung_endpoint_times_out() {
     let err = scrape(Behaviour::Hang, &settings(300)).await.unwrap_err();
