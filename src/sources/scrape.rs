@@ -265,7 +265,8 @@ async fn inflate(raw: Vec<u8>, limit: usize) -> Result<Vec<u8>, ScrapeError> {
             inline => return inline.map_err(gunzip_error),
         }
     }
-    off_runtime(usize::MAX, move || gunzip_capped(&raw, limit))
+    // Sized past the inline bound, so it runs on the blocking pool.
+    off_runtime(INLINE_DECODE_MAX + 1, move || gunzip_capped(&raw, limit))
         .await?
         .map_err(gunzip_error)
 }
