@@ -15,7 +15,8 @@ use super::decode::decode_payload_within;
 use kvtop_core::clock::unix_now;
 use kvtop_core::engine::PayloadLimits;
 use kvtop_core::fleet::{ScrapeError, ScrapePayload, ScrapeReport, TargetId};
-use kvtop_core::metrics::gzip::{GunzipError, gunzip_capped};
+use kvtop_core::metrics::gzip::{Gunzip, GunzipError, claimed_len, gunzip_capped};
+use std::cell::RefCell;
 
 /// What the Accept header asks for: the plain text format, which every exporter serves.
 pub(crate) const ACCEPT_TEXT: &str = "text/plain;version=0.0.4;q=1,*/*;q=0.1";
@@ -124,7 +125,14 @@ impl PreparedScrape {
             Ok(Err(ScrapeError::Timeout { .. })) | Err(_) => return Err(timed_out),
             Ok(result) => result?,
         };
-        decode_off_runtime(body, settings.limits).await
+        let limits = settings.limits;
+        if !body.gzipped {
+            return decode_off_runtime(body.bytes, limits).await;
+        }
+        with_inflated(body.bytes, settings.body_limit, move |text| {
+            decode_payload_within(text, limits)
+        })
+        .await
     }
 }
 
@@ -183,7 +191,7 @@ async fn fetch_body(
     client: &reqwest::Client,
     request: reqwest::Request,
     limit: usize,
-) -> Result<Vec<u8>, ScrapeError> {
+) -> Result<RawBody, ScrapeError> {
     let mut response = client.execute(request).await.map_err(classify)?;
     let status = response.status();
     if !status.is_success() {
@@ -192,7 +200,7 @@ async fn fetch_body(
             reason: status.canonical_reason().map(str::to_owned),
         });
     }
-    read_capped(&mut response, limit).await
+    read_raw(&mut response, limit).await
 }
 
 /// Most bytes reserved ahead of the data: `Content-Length` is the endpoint's claim, so a body
@@ -206,6 +214,22 @@ pub(crate) async fn read_capped(
     response: &mut reqwest::Response,
     limit: usize,
 ) -> Result<Vec<u8>, ScrapeError> {
+    let body = read_raw(response, limit).await?;
+    if !body.gzipped {
+        return Ok(body.bytes);
+    }
+    with_inflated(body.bytes, limit, |text| Ok(text.to_vec())).await
+}
+
+/// A response body as it came, up to the cap.
+struct RawBody {
+    bytes: Vec<u8>,
+    /// `Content-Encoding: gzip`.
+    gzipped: bool,
+}
+
+/// Read a response body as it came, up to `limit` bytes.
+async fn read_raw(response: &mut reqwest::Response, limit: usize) -> Result<RawBody, ScrapeError> {
     let gzipped = match response.headers().get(CONTENT_ENCODING) {
         None => false,
         Some(coding) => gzip_coding(coding.as_bytes())?,
@@ -223,10 +247,10 @@ pub(crate) async fn read_capped(
         }
         body.extend_from_slice(&chunk);
     }
-    if !gzipped {
-        return Ok(body);
-    }
-    inflate(body, limit).await
+    Ok(RawBody {
+        bytes: body,
+        gzipped,
+    })
 }
 
 /// Whether a `Content-Encoding` is gzip; identity is plain, and any other coding (never asked
@@ -250,25 +274,49 @@ fn gzip_coding(coding: &[u8]) -> Result<bool, ScrapeError> {
     )))
 }
 
-/// Inflate a gzip body within `limit`: on the runtime when its trailer says it is small (as a
-/// payload is, see [`INLINE_DECODE_MAX`]) and it keeps its word, else on the blocking pool, so a
-/// bomb or a large answer never holds up the other targets.
-async fn inflate(raw: Vec<u8>, limit: usize) -> Result<Vec<u8>, ScrapeError> {
-    let gunzip_error = |error| match error {
+thread_local! {
+    /// The inflater and buffer of every small gzip body inflated on this thread (the console's
+    /// runtime has one): a scrape then makes no large allocation to inflate, where a fresh 46 KB
+    /// inflater and 48 KB buffer per scrape, made between the payloads' small allocations, raised
+    /// peak heap at 100 engines (benches/README.md, 29 November (9)). The buffer stays within
+    /// [`INLINE_DECODE_MAX`].
+    static GUNZIP: RefCell<Gunzip> = RefCell::new(Gunzip::new());
+}
+
+/// Inflate a gzip body within `limit` and `read` the text: on the runtime with the thread's
+/// kept inflater when the trailer says the body is small (as a payload is, see
+/// [`INLINE_DECODE_MAX`]) and it keeps its word, else on the blocking pool, so a bomb or a large
+/// answer never holds up the other targets.
+async fn with_inflated<T: Send + 'static>(
+    raw: Vec<u8>,
+    limit: usize,
+    read: impl FnOnce(&[u8]) -> Result<T, ScrapeError> + Send + 'static,
+) -> Result<T, ScrapeError> {
+    let gunzip_error = move |error| match error {
         GunzipError::TooLarge => ScrapeError::TooLarge { limit },
         GunzipError::Corrupt(why) => ScrapeError::Body(format!("gzip decoding failed: {why}")),
     };
-    let claimed = kvtop_core::metrics::gzip::claimed_len(&raw);
-    if claimed <= INLINE_DECODE_MAX {
-        match gunzip_capped(&raw, limit.min(INLINE_DECODE_MAX)) {
-            Err(GunzipError::TooLarge) if limit > INLINE_DECODE_MAX => {}
-            inline => return inline.map_err(gunzip_error),
+    let read = if claimed_len(&raw) <= INLINE_DECODE_MAX {
+        let inline = GUNZIP.with_borrow_mut(|gunzip| {
+            match gunzip.inflate(&raw, limit.min(INLINE_DECODE_MAX)) {
+                Ok(text) => Ok(read(text)),
+                // It broke its word: inflated again below, without the inline bound.
+                Err(GunzipError::TooLarge) if limit > INLINE_DECODE_MAX => Err(read),
+                Err(error) => Ok(Err(gunzip_error(error))),
+            }
+        });
+        match inline {
+            Ok(result) => return result,
+            Err(read) => read,
         }
-    }
+    } else {
+        read
+    };
     // Sized past the inline bound, so it runs on the blocking pool.
-    off_runtime(INLINE_DECODE_MAX + 1, move || gunzip_capped(&raw, limit))
-        .await?
-        .map_err(gunzip_error)
+    off_runtime(INLINE_DECODE_MAX + 1, move || {
+        read(&gunzip_capped(&raw, limit).map_err(gunzip_error)?)
+    })
+    .await?
 }
 
 /// Map a transport error onto the reasons the console shows.

@@ -1,9 +1,12 @@
 //! A gzip-encoded body (RFC 1952) inflated in one pass into one buffer, within a size cap.
 //!
 //! A scrape asks for gzip as Prometheus does (`Accept-Encoding: gzip`): a vLLM payload of
-//! 48-120 KB travels as 5-12 KB. Inflating the whole body at once, into a buffer sized from the
-//! gzip trailer, costs less than a streaming decoder's chunks and window copies (benches/README.md,
-//! 29 November (9)), and the cap holds for the inflated bytes, so a gzip bomb stops at `limit`.
+//! 48-120 KB travels as 5-12 KB. Inflating the whole body at once into one buffer costs less than
+//! a streaming decoder's chunks and window copies (benches/README.md, 29 November (9)), and the
+//! cap holds for the inflated bytes, so a gzip bomb stops at `limit`. A [`Gunzip`] kept from body
+//! to body also keeps its inflater and buffer, so a scrape makes no large allocation at all:
+//! the gzip header and trailer are read here, around a raw deflate stream, because only a raw
+//! stream keeps its state across a reset.
 
 use flate2::{Decompress, FlushDecompress, Status};
 
@@ -22,9 +25,7 @@ pub enum GunzipError {
 /// past this the buffer grows as bytes come out.
 const MAX_RESERVE: usize = 1 << 20;
 
-/// Inflate `input`, one gzip member or several in a row (as `gzip -c a b` writes them), into at
-/// most `limit` bytes. Anything after the last member other than another member is an error,
-/// as it is to Prometheus.
+/// Inflate `input` (see [`Gunzip::inflate`]) into a buffer of its own.
 ///
 /// ```
 /// use kvtop_core::metrics::gzip::{GunzipError, gunzip_capped};
@@ -37,16 +38,9 @@ const MAX_RESERVE: usize = 1 << 20;
 /// assert_eq!(gunzip_capped(&body, 4), Err(GunzipError::TooLarge));
 /// ```
 pub fn gunzip_capped(input: &[u8], limit: usize) -> Result<Vec<u8>, GunzipError> {
-    let mut out = Vec::with_capacity(first_reserve(input, limit));
-    let mut member = 0usize;
-    loop {
-        member += inflate_member(input.get(member..).unwrap_or_default(), limit, &mut out)?;
-        match input.get(member..) {
-            None | Some([]) => return Ok(out),
-            Some([0x1f, 0x8b, ..]) => {}
-            Some(_) => return Err(corrupt("bytes after the end of the gzip stream")),
-        }
-    }
+    let mut gunzip = Gunzip::new();
+    gunzip.inflate(input, limit)?;
+    Ok(std::mem::take(&mut gunzip.out))
 }
 
 /// What the last member's trailer says it holds (its length modulo 2^32): the sender's claim,
@@ -67,36 +61,150 @@ fn first_reserve(input: &[u8], limit: usize) -> usize {
         .min(limit.saturating_add(1))
 }
 
-/// Inflate the member at the start of `input`, appending to `out`; returns the bytes it took.
-fn inflate_member(input: &[u8], limit: usize, out: &mut Vec<u8>) -> Result<usize, GunzipError> {
-    let mut stream = Decompress::new_gzip(15);
-    loop {
-        if out.len() > limit {
-            return Err(GunzipError::TooLarge);
-        }
-        if out.len() == out.capacity() {
-            // Double, up to one byte past the cap.
-            let room = out.len().max(4096).min(limit.saturating_add(1) - out.len());
-            out.reserve_exact(room);
-        }
-        let taken = stream.total_in() as usize;
-        let produced = out.len();
-        let rest = input.get(taken..).unwrap_or_default();
-        let status = stream
-            .decompress_vec(rest, out, FlushDecompress::Finish)
-            .map_err(|e| corrupt(e.message().unwrap_or("not a gzip stream")))?;
-        match status {
-            Status::StreamEnd if out.len() > limit => return Err(GunzipError::TooLarge),
-            Status::StreamEnd => return Ok(stream.total_in() as usize),
-            // Out of room: grow and go on. Neither room nor input used up: the input ended
-            // inside the member.
-            Status::Ok | Status::BufError
-                if out.len() == out.capacity()
-                    || stream.total_in() as usize > taken
-                    || out.len() > produced => {}
-            Status::Ok | Status::BufError => return Err(corrupt("the gzip stream is cut short")),
+/// An inflater and its output buffer, kept from body to body.
+pub struct Gunzip {
+    stream: Decompress,
+    out: Vec<u8>,
+}
+
+impl Default for Gunzip {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl std::fmt::Debug for Gunzip {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Gunzip")
+            .field("buffer", &self.out.capacity())
+            .finish()
+    }
+}
+
+impl Gunzip {
+    pub fn new() -> Self {
+        Gunzip {
+            stream: Decompress::new(false),
+            out: Vec::new(),
         }
     }
+
+    /// Inflate `input`, one gzip member or several in a row (as `gzip -c a b` writes them),
+    /// into at most `limit` bytes, each member's CRC-32 and length checked. Anything after the
+    /// last member other than another member is an error, as it is to Prometheus. The buffer is
+    /// kept for the next body (at most [`MAX_RESERVE`] of it past a larger one).
+    pub fn inflate(&mut self, input: &[u8], limit: usize) -> Result<&[u8], GunzipError> {
+        if self.out.capacity() > MAX_RESERVE {
+            self.out = Vec::new();
+        }
+        self.out.clear();
+        self.out.reserve(first_reserve(input, limit));
+        let mut at = 0usize;
+        loop {
+            let rest = input.get(at..).unwrap_or_default();
+            at += header_len(rest)?;
+            let start = self.out.len();
+            self.stream.reset(false);
+            at += self.inflate_raw(input.get(at..).unwrap_or_default(), limit)?;
+            let trailer = input
+                .get(at..at + 8)
+                .ok_or_else(|| corrupt("the gzip stream is cut short"))?;
+            let member = self.out.get(start..).unwrap_or_default();
+            if trailer[..4] != crc32fast::hash(member).to_le_bytes() {
+                return Err(corrupt("incorrect data check"));
+            }
+            if trailer[4..] != (member.len() as u32).to_le_bytes() {
+                return Err(corrupt("incorrect length check"));
+            }
+            at += 8;
+            match input.get(at..) {
+                None | Some([]) => return Ok(&self.out),
+                Some([0x1f, 0x8b, ..]) => {}
+                Some(_) => return Err(corrupt("bytes after the end of the gzip stream")),
+            }
+        }
+    }
+
+    /// Inflate the raw deflate stream at the start of `input`, appending to the buffer; returns
+    /// the bytes it took.
+    fn inflate_raw(&mut self, input: &[u8], limit: usize) -> Result<usize, GunzipError> {
+        let out = &mut self.out;
+        loop {
+            if out.len() > limit {
+                return Err(GunzipError::TooLarge);
+            }
+            if out.len() == out.capacity() {
+                // Double, up to one byte past the cap.
+                let room = out.len().max(4096).min(limit.saturating_add(1) - out.len());
+                out.reserve_exact(room);
+            }
+            let taken = self.stream.total_in() as usize;
+            let produced = out.len();
+            let rest = input.get(taken..).unwrap_or_default();
+            let status = self
+                .stream
+                .decompress_vec(rest, out, FlushDecompress::Finish)
+                .map_err(|e| corrupt(e.message().unwrap_or("invalid deflate data")))?;
+            match status {
+                Status::StreamEnd if out.len() > limit => return Err(GunzipError::TooLarge),
+                Status::StreamEnd => return Ok(self.stream.total_in() as usize),
+                // Out of room: grow and go on. Neither room nor input used up: the input ended
+                // inside the member.
+                Status::Ok | Status::BufError
+                    if out.len() == out.capacity()
+                        || self.stream.total_in() as usize > taken
+                        || out.len() > produced => {}
+                Status::Ok | Status::BufError => {
+                    return Err(corrupt("the gzip stream is cut short"));
+                }
+            }
+        }
+    }
+}
+
+/// The length of the gzip member header at the start of `input` (RFC 1952 2.3): the fixed ten
+/// bytes, then the optional extra field, name, comment and header CRC its flags announce.
+fn header_len(input: &[u8]) -> Result<usize, GunzipError> {
+    const FHCRC: u8 = 0x02;
+    const FEXTRA: u8 = 0x04;
+    const FNAME: u8 = 0x08;
+    const FCOMMENT: u8 = 0x10;
+    const RESERVED: u8 = 0xe0;
+    let cut = || corrupt("the gzip stream is cut short");
+    let fixed = input.first_chunk::<10>().ok_or_else(cut)?;
+    if fixed[..2] != [0x1f, 0x8b] {
+        return Err(corrupt("incorrect header check"));
+    }
+    if fixed[2] != 8 {
+        return Err(corrupt("unknown compression method"));
+    }
+    let flags = fixed[3];
+    if flags & RESERVED != 0 {
+        return Err(corrupt("unknown header flags set"));
+    }
+    let mut at = 10usize;
+    if flags & FEXTRA != 0 {
+        let len = input.get(at..at + 2).ok_or_else(cut)?;
+        at += 2 + usize::from(u16::from_le_bytes([len[0], len[1]]));
+    }
+    for flag in [FNAME, FCOMMENT] {
+        if flags & flag != 0 {
+            let tail = input.get(at..).ok_or_else(cut)?;
+            at += tail.iter().position(|b| *b == 0).ok_or_else(cut)? + 1;
+        }
+    }
+    if flags & FHCRC != 0 {
+        let (head, stored) = (input.get(..at).ok_or_else(cut)?, input.get(at..at + 2));
+        let stored = stored.ok_or_else(cut)?;
+        if stored != &(crc32fast::hash(head) as u16).to_le_bytes()[..] {
+            return Err(corrupt("header crc mismatch"));
+        }
+        at += 2;
+    }
+    if at > input.len() {
+        return Err(cut());
+    }
+    Ok(at)
 }
 
 fn corrupt(why: &str) -> GunzipError {
@@ -199,6 +307,79 @@ mod tests {
             gunzip_capped(&[], 1 << 20),
             Err(GunzipError::Corrupt(_))
         ));
+    }
+
+    #[test]
+    fn optional_header_fields_are_skipped_and_the_header_crc_checked() {
+        let mut encoder = flate2::GzBuilder::new()
+            .filename("metrics.txt")
+            .comment("scraped")
+            .extra(vec![1, 2, 3, 4])
+            .write(Vec::new(), Compression::default());
+        encoder.write_all(b"up 1\n").expect("writing to a Vec");
+        let packed = encoder.finish().expect("writing to a Vec");
+        assert_eq!(gunzip_capped(&packed, 64).as_deref(), Ok(&b"up 1\n"[..]));
+
+        // The same member with a header CRC (flag 2) after the fixed header.
+        let plain = gzip(b"up 2\n");
+        let mut with_crc = plain[..10].to_vec();
+        with_crc[3] |= 0x02;
+        let crc = crc32fast::hash(&with_crc) as u16;
+        with_crc.extend_from_slice(&crc.to_le_bytes());
+        with_crc.extend_from_slice(&plain[10..]);
+        assert_eq!(gunzip_capped(&with_crc, 64).as_deref(), Ok(&b"up 2\n"[..]));
+        with_crc[10] ^= 1;
+        assert_eq!(
+            gunzip_capped(&with_crc, 64),
+            Err(corrupt("header crc mismatch"))
+        );
+
+        let mut reserved = plain.clone();
+        reserved[3] |= 0x20;
+        assert_eq!(
+            gunzip_capped(&reserved, 64),
+            Err(corrupt("unknown header flags set"))
+        );
+        let mut method = plain.clone();
+        method[2] = 7;
+        assert_eq!(
+            gunzip_capped(&method, 64),
+            Err(corrupt("unknown compression method"))
+        );
+        // A name that never ends.
+        let mut endless = plain[..10].to_vec();
+        endless[3] |= 0x08;
+        endless.extend_from_slice(b"metrics.txt");
+        assert_eq!(
+            gunzip_capped(&endless, 64),
+            Err(corrupt("the gzip stream is cut short"))
+        );
+    }
+
+    #[test]
+    fn a_kept_inflater_reads_body_after_body_whatever_came_before() {
+        let mut gunzip = Gunzip::new();
+        let small = payload(10);
+        let large = payload(3_000);
+        let packed_small = gzip(&small);
+        let packed_large = gzip(&large);
+        assert_eq!(gunzip.inflate(&packed_large, 1 << 20), Ok(&large[..]));
+        assert_eq!(gunzip.inflate(&packed_small, 1 << 20), Ok(&small[..]));
+        let cut = &packed_large[..packed_large.len() / 3];
+        assert!(gunzip.inflate(cut, 1 << 20).is_err());
+        assert_eq!(
+            gunzip.inflate(&packed_large, 100),
+            Err(GunzipError::TooLarge)
+        );
+        assert_eq!(gunzip.inflate(&packed_large, 1 << 20), Ok(&large[..]));
+        // A body past the most kept does not stay.
+        let huge = vec![b'x'; 3 << 20];
+        assert_eq!(
+            gunzip.inflate(&gzip(&huge), 4 << 20).map(<[u8]>::len),
+            Ok(3 << 20)
+        );
+        assert_eq!(gunzip.inflate(&packed_small, 1 << 20), Ok(&small[..]));
+        assert!(gunzip.out.capacity() <= MAX_RESERVE);
     }
 
     proptest! {
