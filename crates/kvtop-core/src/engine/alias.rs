@@ -17,7 +17,7 @@ use super::series::{HistogramParts, SCAN_LIMIT, SeriesKey, SeriesSet};
 use super::{EngineId, EngineSample};
 use crate::metrics::number::parse_f64;
 use crate::metrics::parser::unescape;
-use crate::metrics::{Exposition, LabelIter, Sample};
+use crate::metrics::{Exposition, Sample};
 use crate::signals::routes::{Part, Route, Target, route_of};
 use crate::signals::{FlavorEvidence, HTTP_STATUS_LABEL, MetricId, Precedence, metric};
 
@@ -80,11 +80,11 @@ pub fn extract_engines_within(
             continue;
         }
         if metric == Some(MetricId::HttpRequests) {
-            let status = label_value(sample.labels_raw, HTTP_STATUS_LABEL).unwrap_or("");
+            let status = label_value(expo, sample, HTTP_STATUS_LABEL).unwrap_or("");
             http.record(status, (sample.labels_raw, ""), sample.value);
             continue;
         }
-        let labels = SeriesLabels::scan(sample);
+        let labels = SeriesLabels::of(expo, sample);
         // Configuration labels, attached to engines at the end.
         if metric == Some(MetricId::CacheConfig) {
             cache_infos.push(CacheInfoSeries {
@@ -144,7 +144,8 @@ struct SeriesLabels<'a> {
 }
 
 impl<'a> SeriesLabels<'a> {
-    fn scan(sample: &Sample<'a>) -> Self {
+    /// The labels that matter, from the spans the parser kept: nothing is scanned again.
+    fn of(expo: &Exposition<'a>, sample: &Sample<'a>) -> Self {
         let raw = sample.labels_raw;
         let mut labels = SeriesLabels {
             model: None,
@@ -152,14 +153,12 @@ impl<'a> SeriesLabels<'a> {
             finished_reason: None,
             le: None,
         };
-        let mut iter = LabelIter { rest: raw };
-        while let Some(label) = iter.next_raw() {
+        for label in expo.raw_labels(sample) {
             // An if-chain rather than a `match`: a string `match` compiles to a jump table on
             // the length, an indirect branch the CPU mispredicts on almost every label.
             let name = label.name;
             if name == "le" {
-                let start = raw.len().saturating_sub(label.tail_len);
-                let end = raw.len().saturating_sub(iter.rest.len());
+                let (start, end) = label.pair;
                 let key = (
                     raw.get(..start).unwrap_or_default(),
                     raw.get(end..).unwrap_or_default(),
@@ -177,15 +176,11 @@ impl<'a> SeriesLabels<'a> {
     }
 }
 
-/// The raw value of one label of a series.
-fn label_value<'a>(raw: &'a str, name: &str) -> Option<&'a str> {
-    let mut iter = LabelIter { rest: raw };
-    while let Some(label) = iter.next_raw() {
-        if label.name == name {
-            return Some(label.value);
-        }
-    }
-    None
+/// The raw value of one label of a sample.
+fn label_value<'a>(expo: &Exposition<'a>, sample: &Sample<'a>, name: &str) -> Option<&'a str> {
+    expo.raw_labels(sample)
+        .find(|label| label.name == name)
+        .map(|label| label.value)
 }
 
 /// Readings of one counter per raw value of a label (`finished_reason`, `status`), in order

@@ -43,11 +43,11 @@ pub(super) fn cache_config_for(
     let mut fields = CacheFields::default();
     // Sized once: the values' escapes only ever shorten them.
     fields.reserve(first.len(), first.bytes().filter(|b| *b == b'=').count());
-    for (name, value) in (LabelIter { rest: first }) {
+    for (name, value) in LabelIter::new(first) {
         fields.push(name, &value);
     }
     for other in candidates.filter(|raw| *raw != first) {
-        let other_fields: Vec<_> = LabelIter { rest: other }.collect();
+        let other_fields: Vec<_> = LabelIter::new(other).collect();
         keep_agreed(
             &mut fields,
             other_fields.iter().map(|(n, v)| (*n, v.as_ref())),

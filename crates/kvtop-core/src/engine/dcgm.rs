@@ -98,7 +98,7 @@ struct GpuLabels<'a> {
 impl<'a> GpuLabels<'a> {
     fn scan(labels_raw: &'a str) -> Self {
         let mut labels = GpuLabels::default();
-        let mut iter = LabelIter { rest: labels_raw };
+        let mut iter = LabelIter::new(labels_raw);
         while let Some(label) = iter.next_raw() {
             let slot = match label.name {
                 "gpu" => &mut labels.gpu,

@@ -2,9 +2,11 @@
 //! prometheus_client emits. Names may contain ':'; label values are unescaped lazily.
 //!
 //! The parser walks the payload line by line on bytes. A sample line borrows its name and label
-//! text from the input; label sets are validated once here and re-scanned on demand by
-//! [`LabelIter`], which allocates only for values that contain escapes. A malformed line is
-//! counted and skipped; nothing in here can fail or panic, whatever the input.
+//! text from the input; label sets are validated once here, and where each label's name and
+//! value lie is kept ([`Exposition::raw_labels`]), so reading them costs no second scan.
+//! [`LabelIter`] scans any label text on demand and allocates only for values that contain
+//! escapes. A malformed line is counted and skipped; nothing in here can fail or panic,
+//! whatever the input.
 
 use std::borrow::Cow;
 
@@ -37,6 +39,25 @@ pub struct Sample<'a> {
     pub labels_raw: &'a str,
     pub value: f64,
     pub timestamp_ms: Option<i64>,
+    /// Where this sample's labels lie in [`Exposition::label_spans`].
+    pub(crate) spans: SpanRange,
+}
+
+/// A run of [`Exposition::label_spans`]: the labels of one sample, in the order written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct SpanRange {
+    start: u32,
+    len: u32,
+}
+
+/// One label of a sample as the parser found it: byte offsets into the sample's `labels_raw`
+/// of the name's start and end, and of the value between its quotes (still escaped).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct LabelSpan {
+    start: u32,
+    name_end: u32,
+    value_start: u32,
+    value_end: u32,
 }
 
 /// A malformed line: its 1-based number and why it was rejected.
@@ -57,11 +78,15 @@ pub struct Exposition<'a> {
     pub malformed: usize,
     /// True when an OpenMetrics `# EOF` marker was seen.
     pub saw_eof: bool,
+    /// The labels of every sample, found while validating them (see [`Exposition::raw_labels`]).
+    pub(crate) label_spans: Vec<LabelSpan>,
 }
 
 /// Iterator over `(name, value)` label pairs of a sample.
 pub struct LabelIter<'a> {
-    pub(crate) rest: &'a str,
+    rest: &'a str,
+    /// Bytes of the text already consumed.
+    scanned: usize,
 }
 
 /// How many malformed lines keep their [`LineError`]; the rest are only counted.
@@ -69,6 +94,10 @@ pub(crate) const MAX_RECORDED_ERRORS: usize = 16;
 
 /// Rough bytes per sample line in real payloads, used to reserve the sample vector once.
 const BYTES_PER_SAMPLE_ESTIMATE: usize = 96;
+
+/// Rough bytes per label in real payloads (three or four labels per sample line), used to
+/// reserve the span vector once.
+const BYTES_PER_LABEL_ESTIMATE: usize = 32;
 
 /// Parse a whole payload. Never fails and never panics: malformed lines are counted in
 /// [`Exposition::malformed`] and skipped.
@@ -92,6 +121,7 @@ pub fn parse(input: &str) -> Exposition<'_> {
     let bytes = input.as_bytes();
     let mut expo = Exposition {
         samples: Vec::with_capacity(bytes.len() / BYTES_PER_SAMPLE_ESTIMATE + 1),
+        label_spans: Vec::with_capacity(bytes.len() / BYTES_PER_LABEL_ESTIMATE + 1),
         ..Exposition::default()
     };
     let mut pos = 0usize;
@@ -110,7 +140,7 @@ pub fn parse(input: &str) -> Exposition<'_> {
                 pos = end + 1;
                 parse_comment(input.get(start..end).unwrap_or_default().trim_ascii_end())
             }
-            Some(_) => match parse_sample(input, start) {
+            Some(_) => match parse_sample(input, start, &mut expo.label_spans) {
                 Ok((sample, end)) => {
                     expo.samples.push(sample);
                     pos = end + 1;
@@ -202,8 +232,27 @@ fn split_word(text: &str) -> (&str, &str) {
 
 /// Parse `name[{labels}] value [timestamp] [# exemplar]` starting at `start` (the first
 /// non-blank byte of a line that is not a comment). Returns the sample and the index of the
-/// line's end (its newline, or the input length).
-fn parse_sample(input: &str, start: usize) -> Result<(Sample<'_>, usize), &'static str> {
+/// line's end (its newline, or the input length); the sample's labels are appended to `spans`,
+/// and nothing is left there when the line is malformed.
+fn parse_sample<'a>(
+    input: &'a str,
+    start: usize,
+    spans: &mut Vec<LabelSpan>,
+) -> Result<(Sample<'a>, usize), &'static str> {
+    let first_span = spans.len();
+    let parsed = parse_sample_spans(input, start, spans);
+    if parsed.is_err() {
+        spans.truncate(first_span);
+    }
+    parsed
+}
+
+fn parse_sample_spans<'a>(
+    input: &'a str,
+    start: usize,
+    spans: &mut Vec<LabelSpan>,
+) -> Result<(Sample<'a>, usize), &'static str> {
+    let first_span = spans.len();
     let bytes = input.as_bytes();
     let name_end = metric_name_end(bytes, start);
     if name_end == start {
@@ -214,7 +263,7 @@ fn parse_sample(input: &str, start: usize) -> Result<(Sample<'_>, usize), &'stat
     let mut pos = skip_blanks(bytes, name_end);
     let labels_raw = if bytes.get(pos) == Some(&b'{') {
         let open = pos + 1;
-        let close = label_set_end(bytes, open)?;
+        let close = label_set_end(bytes, open, spans)?;
         pos = close + 1;
         input.get(open..close).ok_or("bad label set")?
     } else {
@@ -255,12 +304,22 @@ fn parse_sample(input: &str, start: usize) -> Result<(Sample<'_>, usize), &'stat
         labels_raw,
         value,
         timestamp_ms,
+        spans: SpanRange {
+            start: u32::try_from(first_span).map_err(|_| "too many labels in the payload")?,
+            len: u32::try_from(spans.len() - first_span).map_err(|_| "too many labels")?,
+        },
     };
     Ok((sample, end))
 }
 
 /// Validate `name="value", ...}` starting just after `{`; returns the index of the closing `}`.
-fn label_set_end(bytes: &[u8], open: usize) -> Result<usize, &'static str> {
+/// Each label is appended to `spans`, its offsets counted from `open`.
+fn label_set_end(
+    bytes: &[u8],
+    open: usize,
+    spans: &mut Vec<LabelSpan>,
+) -> Result<usize, &'static str> {
+    let offset = |at: usize| u32::try_from(at - open).map_err(|_| "label set too long");
     let mut i = open;
     loop {
         i = skip_blanks(bytes, i);
@@ -269,6 +328,7 @@ fn label_set_end(bytes: &[u8], open: usize) -> Result<usize, &'static str> {
             None | Some(b'\n') => return Err("unterminated label set"),
             Some(_) => {}
         }
+        let name_start = i;
         let name_end = label_name_end(bytes, i);
         if name_end == i {
             return Err("bad label name");
@@ -281,8 +341,15 @@ fn label_set_end(bytes: &[u8], open: usize) -> Result<usize, &'static str> {
         if bytes.get(i) != Some(&b'"') {
             return Err("label value not quoted");
         }
-        i = quoted_end(bytes, i + 1)?;
-        i = skip_blanks(bytes, i);
+        let value_start = i + 1;
+        let after = quoted_end(bytes, value_start)?;
+        spans.push(LabelSpan {
+            start: offset(name_start)?,
+            name_end: offset(name_end)?,
+            value_start: offset(value_start)?,
+            value_end: offset(after - 1)?,
+        });
+        i = skip_blanks(bytes, after);
         match bytes.get(i) {
             Some(b',') => i += 1,
             Some(b'}') => return Ok(i),
@@ -311,6 +378,30 @@ fn quoted_end(bytes: &[u8], start: usize) -> Result<usize, &'static str> {
 }
 
 impl<'a> Exposition<'a> {
+    /// The labels of `sample` (one of [`Exposition::samples`]) as the parser found them, in the
+    /// order written, escapes not resolved: nothing is scanned again.
+    pub(crate) fn raw_labels(
+        &self,
+        sample: &Sample<'a>,
+    ) -> impl Iterator<Item = RawLabel<'a>> + use<'a, '_> {
+        let SpanRange { start, len } = sample.spans;
+        let (start, len) = (start as usize, len as usize);
+        let spans = self.label_spans.get(start..start + len).unwrap_or_default();
+        let raw = sample.labels_raw;
+        spans.iter().map(move |span| {
+            let at = |offset: u32| offset as usize;
+            RawLabel {
+                name: raw
+                    .get(at(span.start)..at(span.name_end))
+                    .unwrap_or_default(),
+                value: raw
+                    .get(at(span.value_start)..at(span.value_end))
+                    .unwrap_or_default(),
+                pair: (at(span.start), at(span.value_end) + 1),
+            }
+        })
+    }
+
     /// The declared `# TYPE` of a family, if any.
     pub fn metric_type(&self, family: &str) -> Option<MetricType> {
         self.types
@@ -323,9 +414,7 @@ impl<'a> Exposition<'a> {
 impl<'a> Sample<'a> {
     /// Iterate the labels as `(name, value)` with escapes resolved.
     pub fn labels(&self) -> LabelIter<'a> {
-        LabelIter {
-            rest: self.labels_raw,
-        }
+        LabelIter::new(self.labels_raw)
     }
     /// The value of one label, if present.
     pub fn label(&self, name: &str) -> Option<Cow<'a, str>> {
@@ -340,12 +429,20 @@ pub(crate) struct RawLabel<'a> {
     /// The value between the quotes, escapes not resolved. Two raw values are equal exactly
     /// when their unescaped forms are (the escaping is canonical).
     pub value: &'a str,
-    /// Bytes from the start of the label's name to the end of the iterated text; with
-    /// `LabelIter::rest` after the call this locates the whole `name="value"` pair.
-    pub tail_len: usize,
+    /// Where the whole `name="value"` pair starts and ends (after its closing quote), as byte
+    /// offsets into the text scanned.
+    pub pair: (usize, usize),
 }
 
 impl<'a> LabelIter<'a> {
+    /// The labels of a label set's text (what lies between `{` and `}`).
+    pub fn new(labels_raw: &'a str) -> Self {
+        LabelIter {
+            rest: labels_raw,
+            scanned: 0,
+        }
+    }
+
     /// The next label without resolving escapes. Stops (returns `None`) at the end or at the
     /// first thing that is not a well-formed label, so arbitrary text cannot make it panic.
     pub(crate) fn next_raw(&mut self) -> Option<RawLabel<'a>> {
@@ -358,6 +455,7 @@ impl<'a> LabelIter<'a> {
 
     fn scan_one(&mut self) -> Option<RawLabel<'a>> {
         let text = self.rest;
+        let offset = self.scanned;
         let bytes = text.as_bytes();
         let start = skip_label_separators(bytes, 0);
         let name_end = label_name_end(bytes, start);
@@ -370,9 +468,10 @@ impl<'a> LabelIter<'a> {
         let label = RawLabel {
             name: text.get(start..name_end)?,
             value: text.get(quote + 1..after - 1)?,
-            tail_len: bytes.len() - start,
+            pair: (offset + start, offset + after),
         };
         self.rest = text.get(after..)?;
+        self.scanned = offset + after;
         Some(label)
     }
 }
@@ -700,6 +799,7 @@ mod tests {
                 labels_raw: raw,
                 value: 0.0,
                 timestamp_ms: None,
+                spans: SpanRange::default(),
             };
             let got: Vec<_> = s.labels().collect();
             assert!(got.len() <= 1, "{raw}: {got:?}");
@@ -709,8 +809,48 @@ mod tests {
             labels_raw: r#"a="x",b"#,
             value: 0.0,
             timestamp_ms: None,
+            spans: SpanRange::default(),
         };
         assert_eq!(labels_of(&s), vec![("a", "x".to_string())]);
+    }
+
+    fn kept_labels<'a>(expo: &Exposition<'a>, sample: &Sample<'a>) -> Vec<RawLabel<'a>> {
+        expo.raw_labels(sample).collect()
+    }
+
+    fn scanned_labels<'a>(sample: &Sample<'a>) -> Vec<RawLabel<'a>> {
+        let mut iter = sample.labels();
+        std::iter::from_fn(|| iter.next_raw()).collect()
+    }
+
+    /// The labels the parser keeps are those a fresh scan finds, also when a malformed line
+    /// (whose labels were read before its value failed) lies between two samples.
+    #[test]
+    fn kept_labels_are_the_scanned_ones_around_malformed_lines() {
+        let body = "a{x=\"1\",le=\"0.5\"} 1\n\
+                    b{y=\"2\",z=\"3\"} not-a-number\n\
+                    c{w=\"q\\\"\",v=\"\"} 2\n\
+                    d 3\n";
+        let expo = parse(body);
+        assert_eq!(expo.malformed, 1);
+        assert_eq!(expo.samples.len(), 3);
+        assert_eq!(
+            expo.label_spans.len(),
+            4,
+            "the malformed line's labels are dropped"
+        );
+        for sample in &expo.samples {
+            assert_eq!(kept_labels(&expo, sample), scanned_labels(sample));
+        }
+        let c = kept_labels(&expo, &expo.samples[1]);
+        assert_eq!((c[0].name, c[0].value), ("w", "q\\\""));
+        assert_eq!(c[1].pair, (8, 12));
+        let a = kept_labels(&expo, &expo.samples[0]);
+        assert_eq!(
+            &expo.samples[0].labels_raw[a[1].pair.0..a[1].pair.1],
+            "le=\"0.5\""
+        );
+        assert!(kept_labels(&expo, &expo.samples[2]).is_empty());
     }
 
     fn escape_label_value(value: &str) -> String {
@@ -734,7 +874,7 @@ mod tests {
             let lines = text.split('\n').count();
             prop_assert!(expo.samples.len() + expo.malformed <= lines);
             for sample in &expo.samples {
-                let _ = sample.labels().count();
+                prop_assert_eq!(kept_labels(&expo, sample), scanned_labels(sample));
             }
         }
 
@@ -744,7 +884,7 @@ mod tests {
             prop_assert!(expo.samples.len() + expo.malformed <= text.split('\n').count());
             prop_assert!(expo.errors.len() <= MAX_RECORDED_ERRORS);
             for sample in &expo.samples {
-                let _ = sample.labels().count();
+                prop_assert_eq!(kept_labels(&expo, sample), scanned_labels(sample));
             }
         }
 
@@ -790,6 +930,7 @@ mod tests {
                 .map(|(n, v)| (n.to_string(), v.into_owned()))
                 .collect();
             prop_assert_eq!(got, labels);
+            prop_assert_eq!(kept_labels(&expo, &sample), scanned_labels(&sample));
         }
     }
 }
