@@ -4,6 +4,7 @@
 pub mod decode;
 pub mod kube;
 mod outbox;
+mod plain_http;
 pub mod prometheus;
 pub mod scrape;
 mod tls;

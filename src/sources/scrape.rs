@@ -12,6 +12,7 @@ use tokio::task::JoinHandle;
 use tokio::time::{Instant, MissedTickBehavior};
 
 use super::decode::decode_payload_within;
+use super::plain_http::{Fetched, PlainScrape, http_status};
 use kvtop_core::clock::unix_now;
 use kvtop_core::engine::PayloadLimits;
 use kvtop_core::fleet::{ScrapeError, ScrapePayload, ScrapeReport, TargetId};
@@ -85,22 +86,30 @@ pub async fn scrape_once(
     target: &ScrapeTarget,
     settings: &ScrapeSettings,
 ) -> Result<ScrapePayload, ScrapeError> {
-    PreparedScrape::new(client, target)
+    PreparedScrape::new(client, target, settings)
         .scrape(client, settings)
         .await
 }
 
 /// A target's scrape request, built once (its URL parsed, its headers set) and copied for
-/// each scrape: parsing the URL again every second costs more than the copy.
+/// each scrape: parsing the URL again every second costs more than the copy. A plain-HTTP
+/// target is scraped on a connection of its own (`plain_http.rs`).
 pub(crate) struct PreparedScrape {
     request: Result<reqwest::Request, ScrapeError>,
+    plain: Option<PlainScrape>,
 }
 
 impl PreparedScrape {
-    pub(crate) fn new(client: &reqwest::Client, target: &ScrapeTarget) -> Self {
-        PreparedScrape {
-            request: scrape_request(client, target),
-        }
+    pub(crate) fn new(
+        client: &reqwest::Client,
+        target: &ScrapeTarget,
+        settings: &ScrapeSettings,
+    ) -> Self {
+        let request = scrape_request(client, target);
+        let plain = request.as_ref().ok().and_then(|request| {
+            PlainScrape::new(request.url(), request.headers(), &settings.user_agent)
+        });
+        PreparedScrape { request, plain }
     }
 
     /// Scrape once, within the timeout and the body cap.
@@ -109,17 +118,10 @@ impl PreparedScrape {
         client: &reqwest::Client,
         settings: &ScrapeSettings,
     ) -> Result<ScrapePayload, ScrapeError> {
-        let request = match &self.request {
-            // A GET has no body, so it always copies.
-            Ok(request) => request.try_clone().ok_or_else(|| {
-                ScrapeError::Other("the scrape request cannot be repeated".into())
-            })?,
-            Err(error) => return Err(error.clone()),
-        };
         let timed_out = ScrapeError::Timeout {
             after_ms: settings.timeout.as_millis() as u64,
         };
-        let fetch = fetch_body(client, request, settings.body_limit);
+        let fetch = self.fetch(client, settings.body_limit);
         let body = match tokio::time::timeout(settings.timeout, fetch).await {
             // The connect timeout inside the client is the same bound: report it the same way.
             Ok(Err(ScrapeError::Timeout { .. })) | Err(_) => return Err(timed_out),
@@ -133,6 +135,24 @@ impl PreparedScrape {
             decode_payload_within(text, limits)
         })
         .await
+    }
+}
+
+impl PreparedScrape {
+    /// The body as it came: on the target's own connection when it is plain HTTP and has not
+    /// redirected, else through reqwest.
+    async fn fetch(&self, client: &reqwest::Client, limit: usize) -> Result<RawBody, ScrapeError> {
+        let request = self.request.as_ref().map_err(Clone::clone)?;
+        if let Some(plain) = self.plain.as_ref().filter(|plain| !plain.redirects()) {
+            if let Fetched::Body(body) = plain.fetch(limit).await? {
+                return Ok(body);
+            }
+        }
+        // A GET has no body, so it always copies.
+        let request = request
+            .try_clone()
+            .ok_or_else(|| ScrapeError::Other("the scrape request cannot be repeated".into()))?;
+        fetch_body(client, request, limit).await
     }
 }
 
@@ -192,15 +212,12 @@ async fn fetch_body(
     request: reqwest::Request,
     limit: usize,
 ) -> Result<RawBody, ScrapeError> {
-    let mut response = client.execute(request).await.map_err(classify)?;
+    let response = client.execute(request).await.map_err(classify)?;
     let status = response.status();
     if !status.is_success() {
-        return Err(ScrapeError::Http {
-            status: status.as_u16(),
-            reason: status.canonical_reason().map(str::to_owned),
-        });
+        return Err(http_status(status));
     }
-    read_raw(&mut response, limit).await
+    read_raw(response, limit).await
 }
 
 /// Most bytes reserved ahead of the data: `Content-Length` is the endpoint's claim, so a body
@@ -211,7 +228,7 @@ const MAX_RESERVE: usize = 1 << 20;
 /// (on the wire or once inflated) the read stops with [`ScrapeError::TooLarge`], so a gzip
 /// bomb costs at most `limit` bytes of memory.
 pub(crate) async fn read_capped(
-    response: &mut reqwest::Response,
+    response: reqwest::Response,
     limit: usize,
 ) -> Result<Vec<u8>, ScrapeError> {
     let body = read_raw(response, limit).await?;
@@ -222,35 +239,50 @@ pub(crate) async fn read_capped(
 }
 
 /// A response body as it came, up to the cap.
-struct RawBody {
-    bytes: Vec<u8>,
+pub(crate) struct RawBody {
+    pub(crate) bytes: Vec<u8>,
     /// `Content-Encoding: gzip`.
-    gzipped: bool,
+    pub(crate) gzipped: bool,
 }
 
-/// Read a response body as it came, up to `limit` bytes.
-async fn read_raw(response: &mut reqwest::Response, limit: usize) -> Result<RawBody, ScrapeError> {
-    let gzipped = match response.headers().get(CONTENT_ENCODING) {
+/// Read a reqwest response's body as it came, up to `limit` bytes.
+async fn read_raw(response: reqwest::Response, limit: usize) -> Result<RawBody, ScrapeError> {
+    let (parts, body) = http::Response::<reqwest::Body>::from(response).into_parts();
+    read_body(&parts.headers, body, limit, classify).await
+}
+
+/// Read a body as it came, up to `limit` bytes, with the response's `headers`; `error` names a
+/// transport error.
+pub(crate) async fn read_body<B: http_body::Body<Data = bytes::Bytes>>(
+    headers: &http::HeaderMap,
+    body: B,
+    limit: usize,
+    error: impl Fn(B::Error) -> ScrapeError,
+) -> Result<RawBody, ScrapeError> {
+    use http_body_util::BodyExt;
+    let gzipped = match headers.get(CONTENT_ENCODING) {
         None => false,
         Some(coding) => gzip_coding(coding.as_bytes())?,
     };
-    let claimed = response.content_length().unwrap_or(64 * 1024);
+    // The Content-Length, when the endpoint sent one.
+    let claimed = body.size_hint().exact().unwrap_or(64 * 1024);
     if claimed > limit as u64 {
         return Err(ScrapeError::TooLarge { limit });
     }
-    let mut body = Vec::with_capacity(
+    let mut bytes = Vec::with_capacity(
         usize::try_from(claimed).map_or(MAX_RESERVE, |n| n.min(limit).min(MAX_RESERVE)),
     );
-    while let Some(chunk) = response.chunk().await.map_err(classify)? {
-        if body.len() + chunk.len() > limit {
+    let mut body = std::pin::pin!(body);
+    while let Some(frame) = body.frame().await {
+        let Ok(chunk) = frame.map_err(&error)?.into_data() else {
+            continue; // trailers
+        };
+        if bytes.len() + chunk.len() > limit {
             return Err(ScrapeError::TooLarge { limit });
         }
-        body.extend_from_slice(&chunk);
+        bytes.extend_from_slice(&chunk);
     }
-    Ok(RawBody {
-        bytes: body,
-        gzipped,
-    })
+    Ok(RawBody { bytes, gzipped })
 }
 
 /// Whether a `Content-Encoding` is gzip; identity is plain, and any other coding (never asked
@@ -328,13 +360,7 @@ pub(crate) fn classify(err: reqwest::Error) -> ScrapeError {
         return ScrapeError::TooManyRedirects;
     }
     if let Some(io) = find_io_error(&err) {
-        return match io.kind() {
-            std::io::ErrorKind::ConnectionRefused => ScrapeError::Refused,
-            std::io::ErrorKind::ConnectionReset | std::io::ErrorKind::UnexpectedEof => {
-                ScrapeError::Body("connection reset".into())
-            }
-            _ => ScrapeError::Connect(io.to_string()),
-        };
+        return io_error(io);
     }
     if err.is_connect() {
         return ScrapeError::Connect(root_cause(&err));
@@ -345,7 +371,20 @@ pub(crate) fn classify(err: reqwest::Error) -> ScrapeError {
     ScrapeError::Other(root_cause(&err))
 }
 
-fn find_io_error<'e>(err: &'e (dyn std::error::Error + 'static)) -> Option<&'e std::io::Error> {
+/// An I/O error under a transport error: refused, reset, or a connection that failed.
+pub(crate) fn io_error(io: &std::io::Error) -> ScrapeError {
+    match io.kind() {
+        std::io::ErrorKind::ConnectionRefused => ScrapeError::Refused,
+        std::io::ErrorKind::ConnectionReset | std::io::ErrorKind::UnexpectedEof => {
+            ScrapeError::Body("connection reset".into())
+        }
+        _ => ScrapeError::Connect(io.to_string()),
+    }
+}
+
+pub(crate) fn find_io_error<'e>(
+    err: &'e (dyn std::error::Error + 'static),
+) -> Option<&'e std::io::Error> {
     let mut source: Option<&'e (dyn std::error::Error + 'static)> = Some(err);
     while let Some(e) = source {
         if let Some(io) = e.downcast_ref::<std::io::Error>() {
@@ -356,7 +395,7 @@ fn find_io_error<'e>(err: &'e (dyn std::error::Error + 'static)) -> Option<&'e s
     None
 }
 
-fn root_cause(err: &(dyn std::error::Error + 'static)) -> String {
+pub(crate) fn root_cause(err: &(dyn std::error::Error + 'static)) -> String {
     let mut current = err;
     while let Some(next) = current.source() {
         current = next;
@@ -459,7 +498,7 @@ impl Scrapers {
         let settings = self.settings.clone();
         let events = self.events.clone();
         let handle = tokio::spawn(async move {
-            let prepared = PreparedScrape::new(&client, &target);
+            let prepared = PreparedScrape::new(&client, &target, &settings);
             let mut ticker = tokio::time::interval_at(Instant::now() + offset, settings.interval);
             ticker.set_missed_tick_behavior(MissedTickBehavior::Delay);
             loop {

@@ -202,7 +202,7 @@ impl Worker {
                 url,
                 bearer_token: None,
             };
-            PreparedScrape::new(&self.http, &target)
+            PreparedScrape::new(&self.http, &target, &self.settings)
         });
         let proxy_path = self
             .scrape

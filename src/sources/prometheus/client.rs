@@ -198,9 +198,9 @@ impl PromClient {
             }
             None => request,
         };
-        let mut response = request.send().await.map_err(classify)?;
+        let response = request.send().await.map_err(classify)?;
         let status = response.status().as_u16();
-        let body = read_capped(&mut response, self.settings.body_limit).await?;
+        let body = read_capped(response, self.settings.body_limit).await?;
         Ok(RawAnswer { status, body })
     }
 }
