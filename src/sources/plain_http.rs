@@ -80,7 +80,7 @@ impl PlainScrape {
         all.insert(HOST, HeaderValue::try_from(authority).ok()?);
         all.insert(USER_AGENT, HeaderValue::try_from(user_agent).ok()?);
         for (name, value) in headers {
-            all.insert(name, value.clone());
+            all.append(name, value.clone());
         }
         Some(PlainScrape {
             ip,

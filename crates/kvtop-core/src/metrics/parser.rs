@@ -50,6 +50,13 @@ pub(crate) struct SpanRange {
     len: u32,
 }
 
+impl SpanRange {
+    /// The index past the run's last span.
+    fn end(self) -> usize {
+        self.start as usize + self.len as usize
+    }
+}
+
 /// One label of a sample as the parser found it: byte offsets into the sample's `labels_raw`
 /// of the name's start and end, and of the value between its quotes (still escaped).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -147,6 +154,9 @@ pub fn parse(input: &str) -> Exposition<'_> {
                     continue;
                 }
                 Err(reason) => {
+                    // The labels read before the line failed are not a sample's.
+                    let kept = expo.samples.last().map_or(0, |s| s.spans.end());
+                    expo.label_spans.truncate(kept);
                     pos = line_end(input, start) + 1;
                     Comment::Malformed(reason)
                 }
@@ -232,22 +242,9 @@ fn split_word(text: &str) -> (&str, &str) {
 
 /// Parse `name[{labels}] value [timestamp] [# exemplar]` starting at `start` (the first
 /// non-blank byte of a line that is not a comment). Returns the sample and the index of the
-/// line's end (its newline, or the input length); the sample's labels are appended to `spans`,
-/// and nothing is left there when the line is malformed.
+/// line's end (its newline, or the input length); the sample's labels are appended to `spans`
+/// (a malformed line may leave some there: the caller drops them).
 fn parse_sample<'a>(
-    input: &'a str,
-    start: usize,
-    spans: &mut Vec<LabelSpan>,
-) -> Result<(Sample<'a>, usize), &'static str> {
-    let first_span = spans.len();
-    let parsed = parse_sample_spans(input, start, spans);
-    if parsed.is_err() {
-        spans.truncate(first_span);
-    }
-    parsed
-}
-
-fn parse_sample_spans<'a>(
     input: &'a str,
     start: usize,
     spans: &mut Vec<LabelSpan>,
@@ -384,9 +381,10 @@ impl<'a> Exposition<'a> {
         &self,
         sample: &Sample<'a>,
     ) -> impl Iterator<Item = RawLabel<'a>> + use<'a, '_> {
-        let SpanRange { start, len } = sample.spans;
-        let (start, len) = (start as usize, len as usize);
-        let spans = self.label_spans.get(start..start + len).unwrap_or_default();
+        let range = sample.spans;
+        let spans = (self.label_spans)
+            .get(range.start as usize..range.end())
+            .unwrap_or_default();
         let raw = sample.labels_raw;
         spans.iter().map(move |span| {
             let at = |offset: u32| offset as usize;
