@@ -136,9 +136,7 @@ impl PreparedScrape {
         })
         .await
     }
-}
 
-impl PreparedScrape {
     /// The body as it came: on the target's own connection when it is plain HTTP and has not
     /// redirected, else through reqwest.
     async fn fetch(&self, client: &reqwest::Client, limit: usize) -> Result<RawBody, ScrapeError> {
