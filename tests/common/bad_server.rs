@@ -37,6 +37,32 @@ pub enum Behaviour {
     Encoded(&'static str, Vec<u8>),
     /// 200 with the bodies in turn, one per request; the last one is repeated.
     Sequence(Arc<Sequence>),
+    /// This body at `/metrics/`, and a 307 to it from `/metrics` (how a Starlette `Mount`
+    /// answers, as vLLM's `/metrics` did), counting the redirects.
+    MountedWithSlash(Arc<Mounted>),
+}
+
+/// What [`Behaviour::MountedWithSlash`] serves, and how often it redirected.
+#[derive(Debug)]
+pub struct Mounted {
+    body: Vec<u8>,
+    redirected: AtomicUsize,
+}
+
+/// Serve `body` at `/metrics/`, redirecting `/metrics` there.
+pub fn mounted_with_slash(body: Vec<u8>) -> (Behaviour, Arc<Mounted>) {
+    let mounted = Arc::new(Mounted {
+        body,
+        redirected: AtomicUsize::new(0),
+    });
+    (Behaviour::MountedWithSlash(Arc::clone(&mounted)), mounted)
+}
+
+impl Mounted {
+    /// How many requests were redirected so far.
+    pub fn redirected(&self) -> usize {
+        self.redirected.load(Ordering::SeqCst)
+    }
 }
 
 /// Bodies served one per request by [`Behaviour::Sequence`].
@@ -226,6 +252,11 @@ async fn serve(mut stream: TcpStream, behaviour: Behaviour) -> std::io::Result<(
         Behaviour::Encoded(coding, bytes) => {
             respond(&mut stream, 200, &[("Content-Encoding", coding)], &bytes).await
         }
+        Behaviour::MountedWithSlash(mounted) if head.starts_with(b"GET /metrics ") => {
+            mounted.redirected.fetch_add(1, Ordering::SeqCst);
+            respond(&mut stream, 307, &[("Location", "/metrics/")], b"").await
+        }
+        Behaviour::MountedWithSlash(mounted) => respond(&mut stream, 200, &[], &mounted.body).await,
     }
 }
 

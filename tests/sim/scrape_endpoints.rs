@@ -4,7 +4,7 @@ use crate::common;
 
 use std::time::Duration;
 
-use common::bad_server::{BadServer, Behaviour, refused_url};
+use common::bad_server::{BadServer, Behaviour, mounted_with_slash, refused_url};
 use kvtop::app::Event;
 use kvtop::sources::{ScrapeSettings, ScrapeTarget, Scrapers, build_client, scrape_once};
 use kvtop_core::fleet::{ScrapeError, TargetId};
@@ -189,6 +189,38 @@ async fn redirect_loop_is_cut() {
         .await
         .unwrap_err();
     assert_eq!(err, ScrapeError::TooManyRedirects);
+}
+
+/// A redirecting endpoint (vLLM's `/metrics` answered 307 to `/metrics/`) is followed, and
+/// once it has redirected its scrapes go straight to the client that follows redirects: each
+/// later scrape costs one redirect, not two.
+#[tokio::test]
+async fn a_redirecting_endpoint_is_followed_and_remembered() {
+    let (behaviour, mounted) = mounted_with_slash(GOOD.into());
+    let server = BadServer::start(behaviour).await;
+    let s = ScrapeSettings {
+        interval: Duration::from_millis(100),
+        ..settings(2000)
+    };
+    let client = build_client(&s).expect("client");
+    let (tx, mut rx) = tokio::sync::mpsc::channel(64);
+    let targets = vec![target(&server.url)];
+    let scrapers = Scrapers::start(client, s, targets, kvtop::sources::Outbox::new(tx));
+    for _ in 0..4 {
+        let Some(Event::Scrape(report)) = rx.recv().await else {
+            panic!("channel closed")
+        };
+        let payload = report.outcome.expect("a payload through the redirect");
+        assert_eq!(payload.engines.len(), 1);
+    }
+    drop(scrapers);
+    // The first scrape was redirected twice (its own connection, then the client that
+    // follows), each later one once; a fifth may have started before the workers stopped.
+    let redirected = mounted.redirected();
+    assert!(
+        (5..=6).contains(&redirected),
+        "{redirected} redirects for 4 scrapes"
+    );
 }
 
 #[tokio::test]
