@@ -293,13 +293,21 @@ mod tests {
         }
     }
 
-    #[tokio::test]
-    async fn one_connection_carries_every_scrape_with_the_headers_a_client_sends() {
-        let endpoint = endpoint(After::KeepAlive).await;
+    /// Three scrapes of one target, `pause` apart, each giving the body; the endpoint, to count
+    /// its connections.
+    async fn three_scrapes(after: After, pause: Duration) -> Endpoint {
+        let endpoint = endpoint(after).await;
         let scrape = scrape_of(&endpoint.url);
         for _ in 0..3 {
             assert_eq!(body_of(&scrape).await.expect("scrape"), BODY.as_bytes());
+            tokio::time::sleep(pause).await;
         }
+        endpoint
+    }
+
+    #[tokio::test]
+    async fn one_connection_carries_every_scrape_with_the_headers_a_client_sends() {
+        let endpoint = three_scrapes(After::KeepAlive, Duration::ZERO).await;
         assert_eq!(endpoint.connections.load(Ordering::SeqCst), 1);
         let heads = endpoint.heads.lock().expect("heads").clone();
         assert_eq!(heads.len(), 3);
@@ -318,11 +326,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_connection_the_endpoint_closes_is_made_again() {
-        let endpoint = endpoint(After::Close).await;
-        let scrape = scrape_of(&endpoint.url);
-        for _ in 0..3 {
-            assert_eq!(body_of(&scrape).await.expect("scrape"), BODY.as_bytes());
-        }
+        let endpoint = three_scrapes(After::Close, Duration::ZERO).await;
         assert_eq!(endpoint.connections.load(Ordering::SeqCst), 3);
     }
 
@@ -330,12 +334,8 @@ mod tests {
     /// must not fail for it.
     #[tokio::test]
     async fn an_idle_connection_closed_unannounced_costs_no_scrape() {
-        let endpoint = endpoint(After::IdleClose(Duration::from_millis(50))).await;
-        let scrape = scrape_of(&endpoint.url);
-        for _ in 0..3 {
-            assert_eq!(body_of(&scrape).await.expect("scrape"), BODY.as_bytes());
-            tokio::time::sleep(Duration::from_millis(150)).await;
-        }
+        let idle = After::IdleClose(Duration::from_millis(50));
+        let endpoint = three_scrapes(idle, Duration::from_millis(150)).await;
         assert_eq!(endpoint.connections.load(Ordering::SeqCst), 3);
     }
 
