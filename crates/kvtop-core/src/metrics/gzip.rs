@@ -194,9 +194,9 @@ fn header_len(input: &[u8]) -> Result<usize, GunzipError> {
         }
     }
     if flags & FHCRC != 0 {
-        let (head, stored) = (input.get(..at).ok_or_else(cut)?, input.get(at..at + 2));
-        let stored = stored.ok_or_else(cut)?;
-        if stored != &(crc32fast::hash(head) as u16).to_le_bytes()[..] {
+        let stored = input.get(at..at + 2).ok_or_else(cut)?;
+        let head = input.get(..at).ok_or_else(cut)?;
+        if stored != (crc32fast::hash(head) as u16).to_le_bytes() {
             return Err(corrupt("header crc mismatch"));
         }
         at += 2;

@@ -1,7 +1,7 @@
 //! Full exported names (prefix, name, histogram suffix) → what they carry, built once from the
 //! catalog. The direct scrape looks a name up once per family, so this is on the hot path: one
 //! hash of the name and one comparison, where a binary search over the 300-odd names made nine
-//! (a fifth of mapping a payload onto its engines).
+//! (about a seventh of mapping a vLLM payload onto its engines).
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
